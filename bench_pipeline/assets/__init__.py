@@ -1,0 +1,1 @@
+"""Software-defined assets, one module per stage of the chain."""

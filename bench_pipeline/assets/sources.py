@@ -1,0 +1,173 @@
+"""Ingestion assets: for every outside source, raw → staging → validated → live, with checks.
+
+Each asset only wires the source client and the warehouse to the plain functions of
+`bench_pipeline.ingest.engine`; a rejected run is a normal outcome, reported in metadata.
+"""
+
+import dagster as dg
+import polars as pl
+
+from bench_pipeline import settings
+from bench_pipeline.assets.metadata import table_metadata
+from bench_pipeline.ingest import engine
+from bench_pipeline.ingest.catalog import SourceDefinition
+from bench_pipeline.ingest.sources import PARSERS
+from bench_pipeline.ingest.tables import TABLES
+from bench_pipeline.ingest.validation import validate_records
+from bench_pipeline.warehouse import fetch_frame
+
+GROUP = "ingestion"
+CHECK_NON_EMPTY = "non_empty"
+CHECK_UNIQUE_KEY = "unique_key"
+CHECK_VALUES = "values_valid"
+
+def client_key(source: str) -> str:
+    return f"{source}_source"
+
+def live_key(source: str) -> dg.AssetKey:
+    return dg.AssetKey([source, "live"])
+
+def _run_metadata(run: engine.SourceRun) -> dict:
+    return {
+        "run_id": run.run_id,
+        "status": run.status,
+        "reason": run.reason or "",
+        "mode": run.mode,
+        "content_sha256": run.content_sha256 or "",
+        "rows_staged": dg.MetadataValue.json(run.rows_staged),
+        "rows_valid": dg.MetadataValue.json(run.rows_valid),
+        "rows_quarantined": run.rows_quarantined,
+    }
+
+def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
+    name = definition.name
+    owner = ["team:ingestion"]
+    tags = {"source": name}
+
+    @dg.asset(
+        key=[name, "raw"],
+        group_name=GROUP,
+        kinds={"python"},
+        owners=owner,
+        tags=tags,
+        required_resource_keys={client_key(name), "warehouse"},
+        description=f"{definition.title}: the payload as received, stored by SHA-256.",
+    )
+    def raw(context: dg.AssetExecutionContext) -> dg.Output[engine.SourceRun]:
+        client = getattr(context.resources, client_key(name))
+        with context.resources.warehouse.connection() as conn:
+            run = engine.fetch_and_store(
+                conn, definition, lambda: client.fetch(definition), settings.raw_dir(), client.mode
+            )
+        context.log.info(engine.describe(run) if run.status == "rejected" else run.run_id)
+        return dg.Output(run, metadata=_run_metadata(run))
+
+    @dg.asset(
+        key=[name, "staging"],
+        ins={"run": dg.AssetIn(key=[name, "raw"])},
+        group_name=GROUP,
+        kinds={"duckdb"},
+        owners=owner,
+        tags=tags,
+        required_resource_keys={"warehouse"},
+        description=f"{definition.title}: records parsed from the payload, values as sent.",
+    )
+    def staging(context: dg.AssetExecutionContext, run: engine.SourceRun) -> dg.Output:
+        with context.resources.warehouse.connection() as conn:
+            staged = engine.stage(conn, run, definition, PARSERS[name])
+        return dg.Output(staged, metadata=_run_metadata(staged))
+
+    @dg.asset(
+        key=[name, "validated"],
+        ins={"run": dg.AssetIn(key=[name, "staging"])},
+        group_name=GROUP,
+        kinds={"duckdb", "pandera"},
+        owners=owner,
+        tags=tags,
+        required_resource_keys={"warehouse"},
+        description=f"{definition.title}: records checked one by one; failures quarantined.",
+    )
+    def validated(context: dg.AssetExecutionContext, run: engine.SourceRun) -> dg.Output:
+        with context.resources.warehouse.connection() as conn:
+            checked = engine.validate(conn, run, definition)
+        return dg.Output(checked, metadata=_run_metadata(checked))
+
+    @dg.asset(
+        key=live_key(name),
+        ins={"run": dg.AssetIn(key=[name, "validated"])},
+        group_name=GROUP,
+        kinds={"duckdb"},
+        owners=owner,
+        tags=tags,
+        required_resource_keys={"warehouse"},
+        description=(
+            f"{definition.title}: live tables {', '.join(definition.tables)}, replaced in one "
+            f"transaction only when the run passes the sanity check. {definition.attribution}"
+        ),
+    )
+    def live(context: dg.AssetExecutionContext, run: engine.SourceRun) -> dg.MaterializeResult:
+        with context.resources.warehouse.connection() as conn:
+            published = engine.publish(conn, run, definition)
+            metadata = _run_metadata(published)
+            for table in definition.tables:
+                metadata |= table_metadata(conn, table)
+        context.log.info(engine.describe(published))
+        return dg.MaterializeResult(metadata=metadata)
+
+    return [raw, staging, validated, live]
+
+def live_table_checks(definition: SourceDefinition) -> list[dg.AssetChecksDefinition]:
+    """Non-empty (warning), unique keys and valid values (errors that block downstream)."""
+    checks = []
+    for table in definition.tables:
+        spec = TABLES[table]
+        checks.extend(
+            [
+                _check(definition.name, table, CHECK_NON_EMPTY, _non_empty, blocking=False),
+                _check(definition.name, table, CHECK_UNIQUE_KEY, _unique_key(spec.key)),
+                _check(definition.name, table, CHECK_VALUES, _values_valid(spec)),
+            ]
+        )
+    return checks
+
+def _check(source: str, table: str, what: str, evaluate, blocking: bool = True):
+    @dg.asset_check(
+        asset=live_key(source),
+        name=f"{table}_{what}",
+        blocking=blocking,
+        required_resource_keys={"warehouse"},
+        description=f"{table}: {what.replace('_', ' ')}.",
+    )
+    def check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+        with context.resources.warehouse.connection() as conn:
+            passed, detail = evaluate(conn, table)
+        return dg.AssetCheckResult(
+            passed=passed,
+            severity=dg.AssetCheckSeverity.ERROR if blocking else dg.AssetCheckSeverity.WARN,
+            metadata={"detail": detail},
+        )
+
+    return check
+
+def _non_empty(conn, table: str) -> tuple[bool, str]:
+    count = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    return count > 0, f"{count} rows"
+
+def _unique_key(key: tuple[str, ...]):
+    def evaluate(conn, table: str) -> tuple[bool, str]:
+        columns = ", ".join(key)
+        dupes = conn.execute(
+            f"SELECT count(*) FROM (SELECT {columns} FROM {table} GROUP BY ALL HAVING count(*) > 1)"
+        ).fetchone()[0]
+        return dupes == 0, f"{dupes} duplicated key(s) on ({columns})"
+
+    return evaluate
+
+def _values_valid(spec):
+    def evaluate(conn, table: str) -> tuple[bool, str]:
+        frame = fetch_frame(conn, f"SELECT * EXCLUDE (source_run_id) FROM {table}")
+        frame = frame.with_columns(pl.col(c).cast(pl.Utf8) for c in frame.columns)
+        result = validate_records(spec, frame)
+        return result.rows_quarantined == 0, f"{result.rows_quarantined} row(s) fail validation"
+
+    return evaluate

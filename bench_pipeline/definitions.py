@@ -1,0 +1,38 @@
+"""The one Definitions object: assets, checks, resources, jobs, schedules and sensors."""
+
+from __future__ import annotations
+
+import os
+
+import dagster as dg
+
+from bench_pipeline.assets.sources import client_key, live_table_checks, source_assets
+from bench_pipeline.ingest.catalog import source_definitions
+from bench_pipeline.resources.sources import LiveHttpClient, RecordedSnapshotClient, SourceClient
+from bench_pipeline.resources.warehouse import WarehouseResource
+from bench_pipeline.sensors.schedules import source_schedules
+
+SOURCE_MODES = ("recorded", "live")
+
+
+def source_clients(mode: str) -> dict[str, SourceClient]:
+    """One client per source: recorded snapshots (default) or live HTTP."""
+    if mode not in SOURCE_MODES:
+        raise ValueError(f"BENCH_SOURCE_MODE must be one of {SOURCE_MODES}, not {mode!r}")
+    make = LiveHttpClient if mode == "live" else RecordedSnapshotClient
+    return {client_key(name): make() for name in source_definitions()}
+
+
+def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
+    catalog = source_definitions()
+    return dg.Definitions(
+        assets=[asset for d in catalog.values() for asset in source_assets(d)],
+        asset_checks=[check for d in catalog.values() for check in live_table_checks(d)],
+        resources={"warehouse": WarehouseResource(), **source_clients(source_mode)},
+        schedules=source_schedules(catalog.values()),
+        executor=dg.in_process_executor,
+    )
+
+
+# The deployment chooses its sources when the code location loads, as Dagster projects do.
+defs = build_definitions(os.environ.get("BENCH_SOURCE_MODE", "recorded"))

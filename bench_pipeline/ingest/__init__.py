@@ -1,0 +1,1 @@
+"""Ingestion of outside sources: raw payload → staging → validation → live tables."""

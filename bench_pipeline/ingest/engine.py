@@ -1,0 +1,273 @@
+"""The transactional ingestion path, stage by stage, as plain functions over the warehouse.
+
+fetch+store raw → stage (parse into `staging.*`) → validate (typed rows into `validated.*`,
+failures into a pending quarantine) → publish (sanity check against the last accepted run,
+then one transaction that swaps every live table of the source, or a rejection that leaves
+them untouched). Every run, accepted or rejected, ends as one row of `source_runs`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+import duckdb
+import polars as pl
+
+from bench_pipeline.ingest.catalog import SourceDefinition
+from bench_pipeline.ingest.payload import FetchError, PayloadError, RawFile, content_sha256
+from bench_pipeline.ingest.tables import TABLES
+from bench_pipeline.ingest.validation import (
+    QUARANTINE_SCHEMA,
+    SchemaDriftError,
+    validate_records,
+)
+from bench_pipeline.warehouse import fetch_frame, transaction
+
+Parser = Callable[[Sequence[RawFile]], dict[str, pl.DataFrame]]
+Status = Literal["pending", "accepted", "rejected"]
+
+
+@dataclass(frozen=True)
+class SourceRun:
+    """A source run as it moves through the stages; small enough to pass between assets."""
+
+    source: str
+    run_id: str
+    mode: str
+    started_at: datetime
+    status: Status = "pending"
+    reason: str | None = None
+    content_sha256: str | None = None
+    rows_staged: dict[str, int] = field(default_factory=dict)
+    rows_valid: dict[str, int] = field(default_factory=dict)
+    rows_quarantined: int = 0
+    previous_rows: int | None = None
+
+    def rejected(self, reason: str) -> SourceRun:
+        return replace(self, status="rejected", reason=reason)
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def staging_table(source: str, table: str) -> str:
+    return f"staging.{source}__{table}"
+
+
+def validated_table(source: str, table: str) -> str:
+    return f"validated.{source}__{table}"
+
+
+def pending_quarantine(source: str) -> str:
+    return f"validated.{source}__quarantine"
+
+
+def _ensure_work_schemas(conn: duckdb.DuckDBPyConnection) -> None:
+    conn.execute("CREATE SCHEMA IF NOT EXISTS staging")
+    conn.execute("CREATE SCHEMA IF NOT EXISTS validated")
+
+
+def _write_frame(conn: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
+    conn.register("_frame", frame.to_arrow())
+    try:
+        conn.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM _frame")
+    finally:
+        conn.unregister("_frame")
+
+
+def fetch_and_store(
+    conn: duckdb.DuckDBPyConnection,
+    definition: SourceDefinition,
+    fetch: Callable[[], list[RawFile]],
+    raw_root: Path,
+    mode: str,
+) -> SourceRun:
+    """Fetch the payload and keep every file by content hash; a failed fetch is a rejected run."""
+    started = now_utc()
+    run_id = f"{definition.name}-{started:%Y%m%dT%H%M%S%f}"
+    run = SourceRun(source=definition.name, run_id=run_id, mode=mode, started_at=started)
+    try:
+        files = fetch()
+    except FetchError as error:
+        return run.rejected(f"fetch failed: {error}")
+    if not files:
+        return run.rejected("the source returned no files")
+    rows = []
+    for raw in files:
+        stored = raw_root / definition.name / raw.sha256[:2] / raw.sha256
+        if not stored.exists():
+            stored.parent.mkdir(parents=True, exist_ok=True)
+            partial = stored.with_suffix(".part")
+            partial.write_bytes(raw.content)
+            partial.replace(stored)
+        rows.append((run_id, definition.name, raw.name, raw.sha256, len(raw.content), str(stored)))
+    conn.executemany("INSERT INTO raw_files VALUES (?, ?, ?, ?, ?, ?)", rows)
+    return replace(run, content_sha256=content_sha256(files))
+
+
+def load_raw_files(conn: duckdb.DuckDBPyConnection, run_id: str) -> list[RawFile]:
+    rows = conn.execute(
+        "SELECT file_name, stored_path FROM raw_files WHERE run_id = ? ORDER BY file_name", [run_id]
+    ).fetchall()
+    return [RawFile(name=name, content=Path(path).read_bytes()) for name, path in rows]
+
+
+def stage(
+    conn: duckdb.DuckDBPyConnection, run: SourceRun, definition: SourceDefinition, parse: Parser
+) -> SourceRun:
+    """Parse the stored payload into one staging table per live table."""
+    if run.status == "rejected":
+        return run
+    try:
+        frames = parse(load_raw_files(conn, run.run_id))
+    except PayloadError as error:
+        return run.rejected(f"unreadable payload: {error}")
+    unexpected = set(frames) - set(definition.tables)
+    if unexpected:
+        raise ValueError(f"{definition.name}: parser produced undeclared tables {unexpected}")
+    _ensure_work_schemas(conn)
+    for table, frame in frames.items():
+        _write_frame(conn, staging_table(run.source, table), frame)
+    return replace(run, rows_staged={table: frame.height for table, frame in frames.items()})
+
+
+def validate(
+    conn: duckdb.DuckDBPyConnection, run: SourceRun, definition: SourceDefinition
+) -> SourceRun:
+    """Validate staged records; keep typed valid rows and a pending quarantine for publish."""
+    if run.status == "rejected":
+        return run
+    valid_counts: dict[str, int] = {}
+    quarantined = []
+    for table in definition.tables:
+        staged = fetch_frame(conn, f"SELECT * FROM {staging_table(run.source, table)}")
+        try:
+            result = validate_records(TABLES[table], staged)
+        except SchemaDriftError as error:
+            return run.rejected(f"schema drift: {error}")
+        _write_frame(conn, validated_table(run.source, table), result.valid)
+        valid_counts[table] = result.valid.height
+        quarantined.append(result.quarantined)
+    pending = pl.concat(quarantined) if quarantined else pl.DataFrame(schema=QUARANTINE_SCHEMA)
+    _write_frame(conn, pending_quarantine(run.source), pending)
+    distinct = pending.select(pl.struct("table_name", "file_name", "record_key").n_unique())
+    return replace(
+        run,
+        rows_valid=valid_counts,
+        rows_quarantined=distinct.item() if pending.height else 0,
+    )
+
+
+def last_accepted(conn: duckdb.DuckDBPyConnection, source: str) -> tuple[int, dict[str, int]] | None:
+    """Total and per-table valid rows of the source's last accepted run."""
+    row = conn.execute(
+        "SELECT run_id, rows_valid FROM source_runs WHERE source = ? AND status = 'accepted' "
+        "ORDER BY finished_at DESC, run_id DESC LIMIT 1",
+        [source],
+    ).fetchone()
+    if row is None:
+        return None
+    tables = conn.execute(
+        "SELECT table_name, rows_valid FROM source_run_tables WHERE run_id = ?", [row[0]]
+    ).fetchall()
+    return int(row[1]), dict(tables)
+
+
+def sanity_check(
+    run: SourceRun, previous: tuple[int, dict[str, int]] | None, min_row_ratio: float
+) -> str | None:
+    """Why this run must not replace the live tables, or None when it may."""
+    total = sum(run.rows_valid.values())
+    if total == 0:
+        return "no valid rows"
+    if previous is None:
+        return None
+    for table, rows in run.rows_valid.items():
+        before = previous[1].get(table, 0)
+        if before and rows < min_row_ratio * before:
+            return (
+                f"{table}: {rows} valid rows, fewer than {min_row_ratio:g} × the "
+                f"{before} of the last accepted run"
+            )
+    return None
+
+
+def publish(
+    conn: duckdb.DuckDBPyConnection,
+    run: SourceRun,
+    definition: SourceDefinition,
+    on_stage: Callable[[str], None] | None = None,
+) -> SourceRun:
+    """Swap the validated rows into the live tables in one transaction, or record a rejection.
+
+    `on_stage` is told "swapping" inside the open transaction and "committed" after it, so a
+    caller can report progress (tests use it to kill the process mid-swap).
+    """
+    previous = last_accepted(conn, run.source)
+    if run.status != "rejected":
+        problem = sanity_check(run, previous, definition.min_row_ratio)
+        run = run.rejected(problem) if problem else replace(run, status="accepted")
+    run = replace(run, previous_rows=previous[0] if previous else None)
+    with transaction(conn):
+        if run.status == "accepted":
+            if on_stage:
+                on_stage("swapping")
+            for table in definition.tables:
+                conn.execute(f"DELETE FROM main.{table}")
+                conn.execute(
+                    f"INSERT INTO main.{table} BY NAME "
+                    f"SELECT *, ? AS source_run_id FROM {validated_table(run.source, table)}",
+                    [run.run_id],
+                )
+            conn.executemany(
+                "INSERT INTO source_run_tables VALUES (?, ?, ?)",
+                [(run.run_id, table, rows) for table, rows in run.rows_valid.items()],
+            )
+        _record_quarantine(conn, run)
+        _record_run(conn, run)
+    if on_stage:
+        on_stage("committed")
+    return run
+
+
+def _record_quarantine(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
+    if not run.rows_valid:  # rejected before validation: nothing was checked record by record
+        return
+    conn.execute(
+        f"INSERT INTO quarantine SELECT ?, ?, table_name, file_name, record_number, record_key, "
+        f"field, reason, record, now()::TIMESTAMP FROM {pending_quarantine(run.source)}",
+        [run.run_id, run.source],
+    )
+
+
+def _record_run(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
+    conn.execute(
+        "INSERT INTO source_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            run.source,
+            run.run_id,
+            run.mode,
+            run.started_at,
+            now_utc(),
+            run.status,
+            sum(run.rows_valid.values()),
+            run.rows_quarantined,
+            run.previous_rows,
+            run.reason,
+            run.content_sha256,
+        ],
+    )
+
+
+def describe(run: SourceRun) -> str:
+    """One line for logs and the CLI summary."""
+    detail = json.dumps(run.rows_valid, sort_keys=True)
+    if run.status == "accepted":
+        return f"{run.source}: accepted {detail}, {run.rows_quarantined} quarantined"
+    return f"{run.source}: {run.status} ({run.reason})"

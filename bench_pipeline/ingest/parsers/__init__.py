@@ -1,0 +1,1 @@
+"""One parser per source: the source's own response format → staging frames per live table."""

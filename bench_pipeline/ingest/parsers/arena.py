@@ -1,0 +1,127 @@
+"""LMArena leaderboards.
+
+Two published shapes: the arena catalogue's `leaderboard-<arena>.json` ({category: {model:
+{rating, rating_q025, rating_q975}}}, no vote counts) and the public text table as CSV
+(rank, rank spread, rounded score, ± interval, votes, organisation, licence). The catalogue's
+`scatterplot-data.json` adds licence and price metadata per model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from bench_pipeline.ingest.payload import (
+    PayloadError,
+    RawFile,
+    load_json,
+    read_csv,
+    staged_frame,
+)
+from bench_pipeline.ingest.tables import ARENA_MODELS, ARENA_RATINGS
+
+LEADERBOARD_FILE = re.compile(r"^leaderboard-(?P<board>[a-z0-9-]+)\.json$")
+DATED = re.compile(r"(\d{4})_(\d{2})_(\d{2})")
+SPREAD = re.compile(r"^\s*(\d+)\s*\D+?\s*(\d+)\s*$")
+INTERVAL = re.compile(r"^\s*±\s*(\d+(?:\.\d+)?)\s*(\(Preliminary\))?\s*$")
+CSV_COLUMNS = ("Rank", "Rank Spread", "Model", "Score", "95% CI (±)", "Votes")
+
+
+def _catalogue_rows(raw: RawFile, board: str) -> list[tuple[str, int, dict]]:
+    document = load_json(raw)
+    if not isinstance(document, dict):
+        raise PayloadError(f"{raw.name}: expected {{category: {{model: rating}}}}")
+    rows, number = [], 0
+    for category, models in document.items():
+        if not isinstance(models, dict):
+            raise PayloadError(f"{raw.name}: category {category!r} is not an object")
+        for model_key, entry in models.items():
+            number += 1
+            entry = entry if isinstance(entry, dict) else {}
+            rows.append((raw.name, number, {
+                "leaderboard": board,
+                "category": category,
+                "model_key": model_key,
+                "rating": entry.get("rating"),
+                "rating_low": entry.get("rating_q025"),
+                "rating_high": entry.get("rating_q975"),
+                "source_file": raw.name,
+            }))
+    return rows
+
+
+def _bounds(score: str | None, interval: str | None) -> tuple[Any, Any, Any]:
+    """Score ± half-width → (low, high, preliminary); unreadable text passes through as is."""
+    match = INTERVAL.match(interval or "")
+    if not match or score is None:
+        return interval, interval, None
+    try:
+        value, half = float(score), float(match.group(1))
+    except ValueError:
+        return score, score, None
+    return value - half, value + half, match.group(2) is not None
+
+
+def _public_table_rows(raw: RawFile) -> list[tuple[str, int, dict]]:
+    dated = DATED.search(raw.name)
+    published = "-".join(dated.groups()) if dated else None
+    rows = []
+    for number, record in enumerate(read_csv(raw, CSV_COLUMNS), start=1):
+        spread = SPREAD.match(record.get("Rank Spread") or "")
+        low, high, preliminary = _bounds(record.get("Score"), record.get("95% CI (±)"))
+        votes = record.get("Votes")
+        rows.append((raw.name, number, {
+            "leaderboard": "text_public",
+            "category": "full",
+            "model_key": record.get("Model"),
+            "rating": record.get("Score"),
+            "rating_low": low,
+            "rating_high": high,
+            "votes": votes.replace(",", "") if votes else None,
+            "rank": record.get("Rank"),
+            "rank_best": spread.group(1) if spread else record.get("Rank Spread"),
+            "rank_worst": spread.group(2) if spread else record.get("Rank Spread"),
+            "preliminary": preliminary,
+            "organization": record.get("Organization"),
+            "licence": record.get("License"),
+            "published_on": published,
+            "source_file": raw.name,
+        }))
+    return rows
+
+
+def _model_rows(raw: RawFile) -> list[tuple[str, int, dict]]:
+    document = load_json(raw)
+    if not isinstance(document, list):
+        raise PayloadError(f"{raw.name}: expected a list of models")
+    return [
+        (raw.name, number, {
+            "model_key": entry.get("model_api_name"),
+            "name": entry.get("name"),
+            "organization": entry.get("organization"),
+            "licence": entry.get("license"),
+            "input_usd_per_m": entry.get("input_token_price"),
+            "output_usd_per_m": entry.get("output_token_price"),
+            "hidden": entry.get("hidden", False),
+        })
+        for number, entry in enumerate((e if isinstance(e, dict) else {} for e in document), 1)
+    ]
+
+
+def parse(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
+    ratings, models = [], []
+    for raw in files:
+        board = LEADERBOARD_FILE.match(raw.name)
+        if board:
+            ratings += _catalogue_rows(raw, board.group("board").replace("-", "_"))
+        elif raw.name.endswith(".csv"):
+            ratings += _public_table_rows(raw)
+        elif raw.name == "scatterplot-data.json":
+            models += _model_rows(raw)
+    return {
+        ARENA_RATINGS.name: staged_frame(list(ARENA_RATINGS.columns), ratings),
+        ARENA_MODELS.name: staged_frame(list(ARENA_MODELS.columns), models),
+    }

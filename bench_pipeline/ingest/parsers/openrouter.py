@@ -1,0 +1,141 @@
+"""OpenRouter: `GET /api/v1/models` and `GET /api/v1/models/{author}/{slug}/endpoints`.
+
+Prices arrive as USD per token in decimal strings; they are staged as USD per million tokens,
+computed exactly. A negative price ("-1") marks a router whose price varies per request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import polars as pl
+
+from bench_pipeline.ingest.payload import (
+    PayloadError,
+    RawFile,
+    load_json,
+    require_keys,
+    staged_frame,
+)
+from bench_pipeline.ingest.tables import OPENROUTER_ENDPOINTS, OPENROUTER_MODELS
+from bench_pipeline.pricing import per_token_to_per_million
+
+
+def per_million(value: Any) -> Any:
+    """USD per token → USD per 1M tokens as text; unreadable values pass through to validation."""
+    if value is None or value == "":
+        return None
+    try:
+        converted = per_token_to_per_million(str(value))
+    except (InvalidOperation, ValueError):
+        return value
+    return None if converted is None else str(converted)
+
+
+def is_variable_price(value: Any) -> bool:
+    try:
+        return value is not None and Decimal(str(value)) < 0
+    except InvalidOperation:
+        return False
+
+
+def _timestamp(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return value
+
+
+def _joined(values: Any) -> Any:
+    if isinstance(values, list):
+        return ",".join(str(v) for v in values)
+    return values
+
+
+def _model_row(model: Mapping[str, Any]) -> dict[str, Any]:
+    pricing = model.get("pricing") or {}
+    architecture = model.get("architecture") or {}
+    reasoning = model.get("reasoning") or {}
+    alias = model.get("alias_target") or {}
+    return {
+        "model_id": model.get("id"),
+        "canonical_slug": model.get("canonical_slug"),
+        "hugging_face_id": model.get("hugging_face_id") or None,
+        "name": model.get("name"),
+        "created_at": _timestamp(model.get("created")),
+        "context_length": model.get("context_length"),
+        "modality": architecture.get("modality"),
+        "input_modalities": _joined(architecture.get("input_modalities")),
+        "output_modalities": _joined(architecture.get("output_modalities")),
+        "tokenizer": architecture.get("tokenizer"),
+        "prompt_usd_per_m": per_million(pricing.get("prompt")),
+        "completion_usd_per_m": per_million(pricing.get("completion")),
+        "input_cache_read_usd_per_m": per_million(pricing.get("input_cache_read")),
+        "input_cache_write_usd_per_m": per_million(pricing.get("input_cache_write")),
+        "variable_pricing": any(
+            is_variable_price(pricing.get(k)) for k in ("prompt", "completion")
+        ),
+        "pricing_overrides": pricing.get("overrides"),
+        "supported_efforts": _joined(reasoning.get("supported_efforts")),
+        "alias_target": alias.get("slug"),
+        "knowledge_cutoff": model.get("knowledge_cutoff"),
+        "expiration_date": model.get("expiration_date"),
+    }
+
+
+def _records(raw: RawFile, document: Any, what: str) -> Any:
+    if not isinstance(document, dict) or "data" not in document:
+        raise PayloadError(f"{raw.name}: expected an object with 'data' ({what})")
+    return document["data"]
+
+
+def parse_models(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
+    rows = []
+    for raw in files:
+        models = _records(raw, load_json(raw), "a model listing")
+        if not isinstance(models, list):
+            raise PayloadError(f"{raw.name}: 'data' is not a list of models")
+        models = [m if isinstance(m, dict) else {} for m in models]
+        require_keys(raw, models, ("id", "name", "pricing"))
+        rows.extend((raw.name, n, _model_row(m)) for n, m in enumerate(models, start=1))
+    return {OPENROUTER_MODELS.name: staged_frame(list(OPENROUTER_MODELS.columns), rows)}
+
+
+def _p50(stats: Any) -> Any:
+    return stats.get("p50") if isinstance(stats, dict) else stats
+
+
+def _endpoint_row(endpoint: Mapping[str, Any]) -> dict[str, Any]:
+    pricing = endpoint.get("pricing") or {}
+    return {
+        "model_id": endpoint.get("model_id"),
+        "tag": endpoint.get("tag"),
+        "provider_name": endpoint.get("provider_name"),
+        "endpoint_name": endpoint.get("name"),
+        "context_length": endpoint.get("context_length"),
+        "max_completion_tokens": endpoint.get("max_completion_tokens"),
+        "quantization": endpoint.get("quantization"),
+        "prompt_usd_per_m": per_million(pricing.get("prompt")),
+        "completion_usd_per_m": per_million(pricing.get("completion")),
+        "input_cache_read_usd_per_m": per_million(pricing.get("input_cache_read")),
+        "discount": pricing.get("discount"),
+        "status": endpoint.get("status"),
+        "uptime_last_30m": endpoint.get("uptime_last_30m"),
+        "latency_p50_ms": _p50(endpoint.get("latency_last_30m")),
+        "throughput_p50_tps": _p50(endpoint.get("throughput_last_30m")),
+    }
+
+
+def parse_endpoints(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
+    rows = []
+    for raw in files:
+        data = _records(raw, load_json(raw), "an endpoint listing")
+        endpoints = data.get("endpoints") if isinstance(data, dict) else None
+        if not isinstance(endpoints, list):
+            raise PayloadError(f"{raw.name}: 'data.endpoints' is not a list")
+        endpoints = [e if isinstance(e, dict) else {} for e in endpoints]
+        require_keys(raw, endpoints, ("model_id", "tag", "pricing"))
+        rows.extend((raw.name, n, _endpoint_row(e)) for n, e in enumerate(endpoints, start=1))
+    return {OPENROUTER_ENDPOINTS.name: staged_frame(list(OPENROUTER_ENDPOINTS.columns), rows)}

@@ -1,0 +1,232 @@
+"""The shape of every live source table: typed columns, the record key, and value checks.
+
+Staged records hold values as the source sent them; validation casts them to these types and
+then runs the pandera checks, so a bad value is reported against its own record and field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandera.polars as pa
+import polars as pl
+
+MONEY = pl.Decimal(24, 12)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One live table: column types in order, the columns that identify a record, checks."""
+
+    name: str
+    columns: dict[str, pl.DataType]
+    key: tuple[str, ...]
+    checks: dict[str, list[pa.Check]] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+
+    def schema(self) -> pa.DataFrameSchema:
+        """The pandera schema run on the typed frame (types are already enforced by casting)."""
+        return pa.DataFrameSchema(
+            {
+                name: pa.Column(
+                    dtype,
+                    checks=self.checks.get(name, []),
+                    nullable=name not in self.key and name not in self.required,
+                )
+                for name, dtype in self.columns.items()
+            },
+            strict=False,
+        )
+
+
+def _non_negative() -> list[pa.Check]:
+    return [pa.Check.ge(0)]
+
+
+def _percent() -> list[pa.Check]:
+    return [pa.Check.in_range(0, 100)]
+
+
+OPENROUTER_MODELS = TableSpec(
+    name="openrouter_models",
+    columns={
+        "model_id": pl.Utf8,
+        "canonical_slug": pl.Utf8,
+        "hugging_face_id": pl.Utf8,
+        "name": pl.Utf8,
+        "created_at": pl.Datetime("us"),
+        "context_length": pl.Int64,
+        "modality": pl.Utf8,
+        "input_modalities": pl.Utf8,
+        "output_modalities": pl.Utf8,
+        "tokenizer": pl.Utf8,
+        "prompt_usd_per_m": MONEY,
+        "completion_usd_per_m": MONEY,
+        "input_cache_read_usd_per_m": MONEY,
+        "input_cache_write_usd_per_m": MONEY,
+        "variable_pricing": pl.Boolean,
+        "pricing_overrides": pl.Utf8,
+        "supported_efforts": pl.Utf8,
+        "alias_target": pl.Utf8,
+        "knowledge_cutoff": pl.Utf8,
+        "expiration_date": pl.Utf8,
+    },
+    key=("model_id",),
+    required=("name", "variable_pricing"),
+    checks={
+        "model_id": [pa.Check.str_matches(r"^~?[A-Za-z0-9._-]+/[^\s/]+$")],
+        "context_length": _non_negative(),
+        "prompt_usd_per_m": _non_negative(),
+        "completion_usd_per_m": _non_negative(),
+    },
+)
+
+OPENROUTER_ENDPOINTS = TableSpec(
+    name="openrouter_endpoints",
+    columns={
+        "model_id": pl.Utf8,
+        "tag": pl.Utf8,
+        "provider_name": pl.Utf8,
+        "endpoint_name": pl.Utf8,
+        "context_length": pl.Int64,
+        "max_completion_tokens": pl.Int64,
+        "quantization": pl.Utf8,
+        "prompt_usd_per_m": MONEY,
+        "completion_usd_per_m": MONEY,
+        "input_cache_read_usd_per_m": MONEY,
+        "discount": pl.Float64,
+        "status": pl.Int32,
+        "uptime_last_30m": pl.Float64,
+        "latency_p50_ms": pl.Float64,
+        "throughput_p50_tps": pl.Float64,
+    },
+    key=("model_id", "tag"),
+    required=("provider_name",),
+    checks={
+        "prompt_usd_per_m": _non_negative(),
+        "completion_usd_per_m": _non_negative(),
+        "discount": [pa.Check.in_range(0, 1)],
+        "uptime_last_30m": _percent(),
+        "latency_p50_ms": _non_negative(),
+        "throughput_p50_tps": _non_negative(),
+    },
+)
+
+MODELSDEV_MODELS = TableSpec(
+    name="modelsdev_models",
+    columns={
+        "provider_id": pl.Utf8,
+        "model_id": pl.Utf8,
+        "provider_name": pl.Utf8,
+        "name": pl.Utf8,
+        "family": pl.Utf8,
+        "release_date": pl.Utf8,
+        "open_weights": pl.Boolean,
+        "reasoning": pl.Boolean,
+        "tool_call": pl.Boolean,
+        "context_limit": pl.Int64,
+        "output_limit": pl.Int64,
+        "input_usd_per_m": MONEY,
+        "output_usd_per_m": MONEY,
+        "cache_read_usd_per_m": MONEY,
+        "cache_write_usd_per_m": MONEY,
+        "status": pl.Utf8,
+    },
+    key=("provider_id", "model_id"),
+    required=("name",),
+    checks={
+        "release_date": [pa.Check.str_matches(r"^\d{4}-\d{2}(-\d{2})?$")],
+        "context_limit": _non_negative(),
+        "input_usd_per_m": _non_negative(),
+        "output_usd_per_m": _non_negative(),
+    },
+)
+
+ARENA_RATINGS = TableSpec(
+    name="arena_ratings",
+    columns={
+        "leaderboard": pl.Utf8,
+        "category": pl.Utf8,
+        "model_key": pl.Utf8,
+        "rating": pl.Float64,
+        "rating_low": pl.Float64,
+        "rating_high": pl.Float64,
+        "votes": pl.Int64,
+        "rank": pl.Int32,
+        "rank_best": pl.Int32,
+        "rank_worst": pl.Int32,
+        "preliminary": pl.Boolean,
+        "organization": pl.Utf8,
+        "licence": pl.Utf8,
+        "published_on": pl.Date,
+        "source_file": pl.Utf8,
+    },
+    key=("leaderboard", "category", "model_key"),
+    required=("rating", "source_file"),
+    checks={
+        "rating": [pa.Check.in_range(0, 5000)],
+        "votes": _non_negative(),
+        "rank": [pa.Check.ge(1)],
+    },
+)
+
+ARENA_MODELS = TableSpec(
+    name="arena_models",
+    columns={
+        "model_key": pl.Utf8,
+        "name": pl.Utf8,
+        "organization": pl.Utf8,
+        "licence": pl.Utf8,
+        "input_usd_per_m": MONEY,
+        "output_usd_per_m": MONEY,
+        "hidden": pl.Boolean,
+    },
+    key=("model_key",),
+    checks={"input_usd_per_m": _non_negative(), "output_usd_per_m": _non_negative()},
+)
+
+EVALUATION_ROWS = TableSpec(
+    name="evaluation_rows",
+    columns={
+        "evaluation_id": pl.Utf8,
+        "row_key": pl.Utf8,
+        "model_version": pl.Utf8,
+        "agent": pl.Utf8,
+        "organization": pl.Utf8,
+        "release_date": pl.Utf8,
+        "run_date": pl.Utf8,
+        "score": pl.Float64,
+        "stderr": pl.Float64,
+        "source_file": pl.Utf8,
+    },
+    key=("evaluation_id", "row_key"),
+    required=("model_version", "score", "source_file"),
+    checks={"score": _percent(), "stderr": _non_negative()},
+)
+
+EPOCH_MODELS = TableSpec(
+    name="epoch_models",
+    columns={
+        "model_version": pl.Utf8,
+        "display_name": pl.Utf8,
+        "model_name": pl.Utf8,
+        "organization": pl.Utf8,
+        "accessibility": pl.Utf8,
+        "release_date": pl.Utf8,
+        "eci_score": pl.Float64,
+    },
+    key=("model_version",),
+)
+
+TABLES: dict[str, TableSpec] = {
+    spec.name: spec
+    for spec in (
+        OPENROUTER_MODELS,
+        OPENROUTER_ENDPOINTS,
+        MODELSDEV_MODELS,
+        ARENA_RATINGS,
+        ARENA_MODELS,
+        EVALUATION_ROWS,
+        EPOCH_MODELS,
+    )
+}

@@ -1,0 +1,171 @@
+"""Record-by-record validation: cast each field to its type, run the pandera checks, find
+duplicate keys; every failing record goes to quarantine with its file, number, field and reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandera.polars as pa
+import polars as pl
+
+from bench_pipeline.ingest.tables import TableSpec
+
+FILE_COLUMN = "_file"
+RECORD_COLUMN = "_record"
+ROW = "_row"
+
+QUARANTINE_SCHEMA = {
+    "table_name": pl.Utf8,
+    "file_name": pl.Utf8,
+    "record_number": pl.Int64,
+    "record_key": pl.Utf8,
+    "field": pl.Utf8,
+    "reason": pl.Utf8,
+    "record": pl.Utf8,
+}
+
+
+class SchemaDriftError(ValueError):
+    """The payload no longer has the columns we expect: the whole run must be rejected."""
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    """Valid rows with their final types, and one quarantine row per failing field."""
+
+    valid: pl.DataFrame
+    quarantined: pl.DataFrame
+
+    @property
+    def rows_quarantined(self) -> int:
+        if self.quarantined.is_empty():
+            return 0
+        return self.quarantined.select(
+            pl.struct("file_name", "record_number", "record_key").n_unique()
+        ).item()
+
+
+def _check_columns(spec: TableSpec, staged: pl.DataFrame) -> None:
+    missing = [name for name in spec.columns if name not in staged.columns]
+    if missing:
+        files = sorted(set(staged.get_column(FILE_COLUMN).to_list())) if FILE_COLUMN in staged else []
+        raise SchemaDriftError(
+            f"{spec.name}: column(s) {', '.join(missing)} missing from {', '.join(files) or 'payload'}"
+        )
+
+
+def _cast_failures(spec: TableSpec, staged: pl.DataFrame, typed: pl.DataFrame) -> pl.DataFrame:
+    """Rows whose value was present but could not be read as the column's type."""
+    parts = []
+    for name, dtype in spec.columns.items():
+        lost = staged.get_column(name).is_not_null() & typed.get_column(name).is_null()
+        if not lost.any():
+            continue
+        parts.append(
+            staged.filter(lost).select(
+                ROW,
+                pl.lit(name).alias("field"),
+                pl.format(
+                    "expected {}, got {}",
+                    pl.lit(str(dtype)),
+                    pl.col(name).cast(pl.Utf8, strict=False).fill_null("a value of another type"),
+                ).alias("reason"),
+            )
+        )
+    return pl.concat(parts) if parts else pl.DataFrame(schema={ROW: pl.UInt32, "field": pl.Utf8, "reason": pl.Utf8})
+
+
+def _check_failures(spec: TableSpec, typed: pl.DataFrame) -> pl.DataFrame:
+    """pandera's value checks, run lazily so that every failing record is reported."""
+    empty = pl.DataFrame(schema={ROW: pl.UInt32, "field": pl.Utf8, "reason": pl.Utf8})
+    if typed.is_empty():
+        return empty
+    try:
+        spec.schema().validate(typed, lazy=True)
+    except pa.errors.SchemaErrors as errors:
+        cases = errors.failure_cases
+        whole_frame = cases.filter(pl.col("index").is_null())
+        if not whole_frame.is_empty():
+            first = whole_frame.row(0, named=True)
+            raise SchemaDriftError(
+                f"{spec.name}: {first['column']} failed {first['check']} ({first['failure_case']})"
+            ) from errors
+        rows = typed.get_column(ROW)
+        return cases.select(
+            pl.col("index").map_elements(lambda i: rows[i], return_dtype=pl.UInt32).alias(ROW),
+            pl.col("column").alias("field"),
+            pl.when(pl.col("check") == "not_nullable")
+            .then(pl.lit("missing a required value"))
+            .otherwise(pl.format("failed {}: {}", pl.col("check"), pl.col("failure_case")))
+            .alias("reason"),
+        )
+    return empty
+
+
+def _duplicate_failures(spec: TableSpec, typed: pl.DataFrame) -> pl.DataFrame:
+    duplicated = typed.select(pl.struct(list(spec.key)).is_duplicated()).to_series()
+    return typed.filter(duplicated).select(
+        ROW,
+        pl.lit(",".join(spec.key)).alias("field"),
+        pl.lit("duplicate key: another record in this run has the same key").alias("reason"),
+    )
+
+
+def cast_column(column: pl.Series, dtype: pl.DataType) -> pl.Series:
+    """Read a staged column as `dtype`; a value that cannot be read becomes null (and is reported)."""
+    if column.dtype == pl.Utf8:
+        if dtype == pl.Boolean:
+            return column.str.to_lowercase().replace_strict(
+                {"true": True, "false": False}, default=None, return_dtype=pl.Boolean
+            )
+        if dtype == pl.Date:
+            return column.str.to_date("%Y-%m-%d", strict=False)
+        if isinstance(dtype, pl.Datetime):
+            return column.str.to_datetime(strict=False, time_unit="us", time_zone="UTC").dt.replace_time_zone(None)
+    return column.cast(dtype, strict=False)
+
+
+def validate_records(spec: TableSpec, staged: pl.DataFrame) -> ValidationResult:
+    """Split staged records into valid typed rows and quarantined ones (never dropped silently)."""
+    _check_columns(spec, staged)
+    staged = staged.with_row_index(ROW)
+    if FILE_COLUMN not in staged.columns:
+        staged = staged.with_columns(pl.lit(None, pl.Utf8).alias(FILE_COLUMN))
+    if RECORD_COLUMN not in staged.columns:
+        staged = staged.with_columns(pl.col(ROW).cast(pl.Int64).alias(RECORD_COLUMN))
+    typed = pl.DataFrame(
+        [staged.get_column(ROW)]
+        + [cast_column(staged.get_column(name), dtype) for name, dtype in spec.columns.items()]
+    )
+    bad_casts = _cast_failures(spec, staged, typed)
+    typed = typed.filter(~pl.col(ROW).is_in(bad_casts.get_column(ROW).implode()))
+    bad_checks = _check_failures(spec, typed)
+    typed = typed.filter(~pl.col(ROW).is_in(bad_checks.get_column(ROW).implode()))
+    bad_keys = _duplicate_failures(spec, typed)
+    failures = pl.concat([bad_casts, bad_checks, bad_keys])
+    valid = typed.filter(~pl.col(ROW).is_in(failures.get_column(ROW).implode())).drop(ROW)
+    return ValidationResult(valid=valid, quarantined=_quarantine_rows(spec, staged, failures))
+
+
+def _quarantine_rows(spec: TableSpec, staged: pl.DataFrame, failures: pl.DataFrame) -> pl.DataFrame:
+    if failures.is_empty():
+        return pl.DataFrame(schema=QUARANTINE_SCHEMA)
+    records = staged.filter(pl.col(ROW).is_in(failures.get_column(ROW).implode()))
+    data_columns = [c for c in staged.columns if c not in (ROW, FILE_COLUMN, RECORD_COLUMN)]
+    records = records.select(
+        ROW,
+        pl.col(FILE_COLUMN).alias("file_name"),
+        pl.col(RECORD_COLUMN).cast(pl.Int64).alias("record_number"),
+        pl.concat_str(
+            [pl.col(k).cast(pl.Utf8, strict=False).fill_null("∅") for k in spec.key], separator="/"
+        ).alias("record_key"),
+        pl.struct(data_columns).struct.json_encode().alias("record"),
+    )
+    return (
+        failures.join(records, on=ROW, how="left")
+        .with_columns(pl.lit(spec.name).alias("table_name"))
+        .sort(ROW, "field")
+        .select(list(QUARANTINE_SCHEMA))
+        .cast(QUARANTINE_SCHEMA)
+    )

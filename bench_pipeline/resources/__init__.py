@@ -1,0 +1,1 @@
+"""Dagster resources: one per outside system, each with a real and an offline implementation."""

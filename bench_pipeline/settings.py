@@ -1,0 +1,37 @@
+"""Where the pipeline keeps its files, read from the environment when asked (never at import)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def bench_home() -> Path:
+    """`BENCH_HOME`, default the repository root: holds the warehouse, build/ and inbox/."""
+    return Path(os.environ.get("BENCH_HOME") or REPO_ROOT).resolve()
+
+
+def snapshots_dir() -> Path:
+    """`BENCH_SNAPSHOTS`, default `sources/snapshots`: the recorded inputs, one folder per source."""
+    configured = os.environ.get("BENCH_SNAPSHOTS")
+    return Path(configured).resolve() if configured else REPO_ROOT / "sources" / "snapshots"
+
+
+def sources_dir() -> Path:
+    """Source definitions, the alias file and other hand-edited tables."""
+    return REPO_ROOT / "sources"
+
+
+def warehouse_path() -> Path:
+    return bench_home() / "warehouse" / "bench.duckdb"
+
+
+def raw_dir() -> Path:
+    """Raw payloads as received, stored by content hash."""
+    return bench_home() / "build" / "raw"
+
+
+def migrations_dir() -> Path:
+    return REPO_ROOT / "warehouse" / "migrations"

@@ -1,0 +1,117 @@
+"""The DuckDB warehouse: short-lived connections, versioned migrations, table checksums.
+
+DuckDB lets one process hold a read-write connection, and while it does every other open
+fails at once with a lock error. Writers therefore open late, close early, and retry a busy
+file for a bounded time instead of failing a run because an analyst briefly held the file.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+LOCK_MESSAGE = "Could not set lock on file"
+MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+class WarehouseBusyError(RuntimeError):
+    """Another process kept the warehouse file locked for longer than we were willing to wait."""
+
+
+@contextmanager
+def connect(
+    path: Path, *, read_only: bool = False, wait_seconds: float = 60.0
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Open the warehouse, retrying while another process holds its lock; always close it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_seconds
+    delay = 0.05
+    while True:
+        try:
+            conn = duckdb.connect(str(path), read_only=read_only)
+            break
+        except duckdb.IOException as error:
+            if LOCK_MESSAGE not in str(error):
+                raise
+            if time.monotonic() >= deadline:
+                raise WarehouseBusyError(f"{path} stayed locked for {wait_seconds:.0f}s") from error
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+@contextmanager
+def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """BEGIN … COMMIT that re-raises on failure.
+
+    DuckDB quietly turns COMMIT into a rollback after a failed statement, so the error must be
+    propagated explicitly or the caller would believe the work was saved.
+    """
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def migration_files(directory: Path) -> list[tuple[int, Path]]:
+    """The numbered `NNNN_name.sql` files of a migrations folder, in order."""
+    found = []
+    for path in sorted(directory.iterdir()):
+        match = MIGRATION_NAME.match(path.name)
+        if match:
+            found.append((int(match.group(1)), path))
+    versions = [version for version, _ in found]
+    if len(set(versions)) != len(versions):
+        raise ValueError(f"two migrations share a number in {directory}")
+    return found
+
+
+def migrate(conn: duckdb.DuckDBPyConnection, directory: Path) -> list[int]:
+    """Apply every migration not yet recorded in `schema_migrations`; return those applied."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations").fetchall()}
+    applied = []
+    for version, path in migration_files(directory):
+        if version in done:
+            continue
+        with transaction(conn):
+            conn.execute(path.read_text())
+            conn.execute(
+                "INSERT INTO schema_migrations VALUES (?, ?, now()::TIMESTAMP)",
+                [version, path.name],
+            )
+        applied.append(version)
+    return applied
+
+
+def table_checksum(conn: duckdb.DuckDBPyConnection, table: str) -> tuple[int, str]:
+    """Row count and an order-independent digest of every value in a table."""
+    count, digest = conn.execute(
+        f"SELECT count(*), coalesce(md5(string_agg(h, '' ORDER BY h)), '') "
+        f"FROM (SELECT md5(CAST(t AS VARCHAR)) AS h FROM {table} AS t)"
+    ).fetchone()
+    return int(count), str(digest)
+
+
+def fetch_frame(
+    conn: duckdb.DuckDBPyConnection, sql: str, params: list | None = None
+) -> pl.DataFrame:
+    """A query's result as a polars frame (through Arrow, keeping DECIMAL and dates)."""
+    result = pl.from_arrow(conn.sql(sql, params=params).to_arrow_table())
+    assert isinstance(result, pl.DataFrame)
+    return result

@@ -1,0 +1,190 @@
+"""Tests for licence classification and the openness score."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench_pipeline.openness import (
+    DEFAULT_LICENCE_TABLE_PATH,
+    LicenceTable,
+    classify_licence,
+    load_licence_table,
+    normalise_licence,
+    openness_score,
+)
+
+TABLE_PATH = Path(__file__).resolve().parents[1] / "sources" / "licences.toml"
+
+
+@pytest.fixture(scope="module")
+def table() -> LicenceTable:
+    return load_licence_table(TABLE_PATH)
+
+
+def test_default_path_is_the_repository_table() -> None:
+    assert DEFAULT_LICENCE_TABLE_PATH == TABLE_PATH
+    assert load_licence_table().entries == load_licence_table(TABLE_PATH).entries
+
+
+@pytest.mark.parametrize(
+    ("licence", "expected"),
+    [
+        ("Proprietary", "proprietary"),
+        ("Propretary", "proprietary"),
+        ("Apache 2.0", "permissive"),
+        ("Apache-2.0", "permissive"),
+        ("apache-2.0", "permissive"),
+        ("MIT", "permissive"),
+        ("Modified MIT", "permissive"),
+        ("BSD-3", "permissive"),
+        ("CC-BY-4.0", "permissive"),
+        ("Llama 3.1 Community", "commercial_restricted"),
+        ("Llama 3.3", "commercial_restricted"),
+        ("Llama-3.3", "commercial_restricted"),
+        ("Llama 4", "commercial_restricted"),
+        ("Llama 2 Community", "commercial_restricted"),
+        ("Qwen", "commercial_restricted"),
+        ("Qianwen LICENSE", "commercial_restricted"),
+        ("Gemma license", "commercial_restricted"),
+        ("Gemma", "commercial_restricted"),
+        ("DeepSeek", "commercial_restricted"),
+        ("NVIDIA Open Model", "commercial_restricted"),
+        ("Nvidia Open Model", "commercial_restricted"),
+        ("Jamba Open Model", "commercial_restricted"),
+        ("Falcon-180B TII License", "commercial_restricted"),
+        ("CC-BY-NC-4.0", "non_commercial"),
+        ("CC-BY-NC-SA-4.0", "non_commercial"),
+        ("Non-commercial", "non_commercial"),
+        ("MRL", "non_commercial"),
+        ("Mistral Research", "non_commercial"),
+        ("Open weights (unrestricted)", "permissive"),
+        ("Open weights (restricted use)", "commercial_restricted"),
+        ("Open weights (non-commercial)", "non_commercial"),
+        ("API access", "proprietary"),
+        ("Hosted access (no API)", "proprietary"),
+        ("Unreleased", "proprietary"),
+    ],
+)
+def test_messy_licence_strings(table: LicenceTable, licence: str, expected: str) -> None:
+    assert classify_licence(licence, table) == expected
+
+
+@pytest.mark.parametrize(
+    "spelling", ["Apache 2.0", "Apache-2.0", "apache-2.0", "APACHE_2.0", "  apache 2 . 0 "]
+)
+def test_matching_ignores_case_punctuation_and_whitespace(
+    table: LicenceTable, spelling: str
+) -> None:
+    assert normalise_licence(spelling) == "apache20"
+    assert classify_licence(spelling, table) == "permissive"
+
+
+@pytest.mark.parametrize("licence", ["Open", "Other", "Nvidia", "Some New Licence", "", "  ", None])
+def test_vague_or_unseen_licences_are_unknown(table: LicenceTable, licence: str | None) -> None:
+    assert classify_licence(licence, table) is None
+
+
+def test_every_licence_in_the_arena_snapshot_resolves_or_is_deliberately_unknown(
+    table: LicenceTable,
+) -> None:
+    # Strings seen in LMArena's licence column; each is either classified or
+    # listed in the table as "unknown" - none is simply missing.
+    seen = [
+        "Proprietary",
+        "Llama 3.2",
+        "Yi License",
+        "DBRX LICENSE",
+        "AI2 ImpACT Low-risk",
+        "Jamba Open",
+        "Nvidia Open",
+        "DeepSeek License",
+        "Llama",
+        "NexusFlow",
+    ]
+    for licence in seen:
+        assert normalise_licence(licence) in table.entries, licence
+
+
+def write_table(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "licences.toml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def test_table_is_extendable(tmp_path: Path) -> None:
+    path = write_table(
+        tmp_path, '[licences]\n"My Licence v1" = "non_commercial"\n"Vague" = "unknown"\n'
+    )
+    table = load_licence_table(path)
+    assert classify_licence("my-licence v1", table) == "non_commercial"
+    assert classify_licence("Vague", table) is None
+    assert dict(table.entries) == {"mylicencev1": "non_commercial", "vague": None}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('[licences]\n"MIT" = "free"\n', "free"),
+        ('[licences]\n"Apache 2.0" = "permissive"\n"apache-2.0" = "proprietary"\n', "same"),
+        ('[licences]\n"--" = "permissive"\n', "no letters"),
+        ('[licenses]\n"MIT" = "permissive"\n', "unexpected"),
+        ('title = "x"\n', "unexpected"),
+        ("", "missing"),
+    ],
+)
+def test_invalid_tables_are_rejected(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        load_licence_table(write_table(tmp_path, body))
+
+
+def test_agreeing_duplicate_spellings_are_allowed(tmp_path: Path) -> None:
+    path = write_table(
+        tmp_path, '[licences]\n"Apache 2.0" = "permissive"\n"apache-2.0" = "permissive"\n'
+    )
+    assert dict(load_licence_table(path).entries) == {"apache20": "permissive"}
+
+
+@pytest.mark.parametrize(
+    ("open_weights", "licence_class", "has_repository", "expected"),
+    [
+        (True, "permissive", True, 100),
+        (True, "permissive", False, 90),
+        (True, "commercial_restricted", True, 60),
+        (True, "commercial_restricted", False, 60),
+        (True, "non_commercial", True, 40),
+        (True, "non_commercial", False, 40),
+        (False, None, False, 5),
+        (False, "permissive", True, 5),
+        (None, "proprietary", False, 5),
+        (True, "proprietary", True, 5),
+        (None, None, False, None),
+        (None, None, True, None),
+        (True, None, True, None),
+        (None, "permissive", True, 100),
+        (None, "permissive", False, 90),
+        (None, "commercial_restricted", False, 60),
+        (None, "non_commercial", False, 40),
+    ],
+)
+def test_openness_levels(
+    open_weights: bool | None,
+    licence_class: str | None,
+    has_repository: bool,
+    expected: int | None,
+) -> None:
+    assert openness_score(open_weights, licence_class, has_repository) == expected
+
+
+def test_openness_from_classified_strings(table: LicenceTable) -> None:
+    assert openness_score(True, classify_licence("Apache-2.0", table), True) == 100
+    assert openness_score(True, classify_licence("Gemma", table), True) == 60
+    assert openness_score(True, classify_licence("MRL", table), True) == 40
+    assert openness_score(None, classify_licence("Propretary", table), False) == 5
+    assert openness_score(True, classify_licence("Open", table), True) is None
+
+
+def test_unknown_licence_class_is_rejected() -> None:
+    with pytest.raises(ValueError, match="licence class"):
+        openness_score(True, "free-ish", True)
