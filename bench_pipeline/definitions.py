@@ -6,6 +6,11 @@ import os
 
 import dagster as dg
 
+from bench_pipeline.assets.registry import (
+    model_registry,
+    registry_covers_sources,
+    registry_referential_integrity,
+)
 from bench_pipeline.assets.sources import client_key, live_table_checks, source_assets
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.resources.sources import LiveHttpClient, RecordedSnapshotClient, SourceClient
@@ -26,8 +31,12 @@ def source_clients(mode: str) -> dict[str, SourceClient]:
 def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
     catalog = source_definitions()
     return dg.Definitions(
-        assets=[asset for d in catalog.values() for asset in source_assets(d)],
-        asset_checks=[check for d in catalog.values() for check in live_table_checks(d)],
+        assets=[*(asset for d in catalog.values() for asset in source_assets(d)), model_registry],
+        asset_checks=[
+            *(check for d in catalog.values() for check in live_table_checks(d)),
+            registry_referential_integrity,
+            registry_covers_sources,
+        ],
         resources={"warehouse": WarehouseResource(), **source_clients(source_mode)},
         schedules=source_schedules(catalog.values()),
         executor=dg.in_process_executor,

@@ -111,7 +111,11 @@ def table_checksum(conn: duckdb.DuckDBPyConnection, table: str) -> tuple[int, st
 def fetch_frame(
     conn: duckdb.DuckDBPyConnection, sql: str, params: list | None = None
 ) -> pl.DataFrame:
-    """A query's result as a polars frame (through Arrow, keeping DECIMAL and dates)."""
-    result = pl.from_arrow(conn.sql(sql, params=params).to_arrow_table())
+    """A query's result as a polars frame (through Arrow, keeping DECIMAL and dates).
+
+    Runs on its own cursor, so a half-read result elsewhere on `conn` does not get in the way.
+    """
+    with conn.cursor() as cursor:
+        result = pl.from_arrow(cursor.sql(sql, params=params).to_arrow_table())
     assert isinstance(result, pl.DataFrame)
     return result

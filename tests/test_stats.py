@@ -204,8 +204,10 @@ def test_sign_flip_n40_matches_independent_mitm(
 def test_sign_flip_n40_extremes() -> None:
     assert sign_flip_pvalue([1.0] * 40) == 2 / 2**40
     assert sign_flip_pvalue([1.0, -1.0] * 20) == 1.0
-    # 40 non-zero terms plus zeros: zeros do not count towards the limit.
+    # 40 non-zero terms plus zero differences / zero weights: those do not count towards
+    # the limit.
     assert sign_flip_pvalue([0.0] * 10 + [1.0] * 40) == 2 / 2**40
+    assert sign_flip_pvalue([1.0] * 50, [1.0] * 40 + [0.0] * 10) == 2 / 2**40
 
 
 def test_sign_flip_beyond_limit_raises() -> None:

@@ -1,0 +1,68 @@
+"""The model registry asset: every source's names matched to canonical models."""
+
+import dagster as dg
+
+from bench_pipeline import settings
+from bench_pipeline.assets.metadata import table_metadata
+from bench_pipeline.assets.sources import live_key
+from bench_pipeline.ingest.catalog import evaluations, source_definitions
+from bench_pipeline.registry.candidates import all_candidates
+from bench_pipeline.registry.matching import AliasFile, build_registry
+from bench_pipeline.registry.store import write_registry
+from bench_pipeline.resources.warehouse import WarehouseResource
+
+REGISTRY_KEY = dg.AssetKey(["registry", "models"])
+REGISTRY_TABLES = ("models", "model_aliases", "unmatched_models", "evaluation_scores")
+
+
+@dg.asset(
+    key=REGISTRY_KEY,
+    deps=[live_key(name) for name in source_definitions()],
+    group_name="registry",
+    kinds={"duckdb", "python"},
+    owners=["team:registry"],
+    description=(
+        "Canonical models with every source's name for them (alias file, then provider id, then "
+        "normalised name); unmatched names become new models listed in `unmatched_models`. "
+        "Also the best published score per model and evaluation, with the row it came from."
+    ),
+)
+def model_registry(warehouse: WarehouseResource) -> dg.MaterializeResult:
+    aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
+    with warehouse.connection() as conn:
+        registry = build_registry(all_candidates(conn, aliases), aliases)
+        write_registry(conn, registry, evaluations())
+        metadata = {}
+        for table in REGISTRY_TABLES:
+            metadata |= table_metadata(conn, table)
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset_check(asset=REGISTRY_KEY, blocking=True, description="Every alias and score names a registered model.")
+def registry_referential_integrity(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    with warehouse.connection() as conn:
+        orphans = conn.execute(
+            "SELECT count(*) FROM (SELECT model_id FROM model_aliases UNION ALL "
+            "SELECT model_id FROM evaluation_scores UNION ALL SELECT model_id FROM unmatched_models) "
+            "WHERE model_id NOT IN (SELECT model_id FROM models)"
+        ).fetchone()[0]
+        duplicates = conn.execute(
+            "SELECT count(*) - count(DISTINCT model_id) FROM models"
+        ).fetchone()[0]
+    return dg.AssetCheckResult(
+        passed=orphans == 0 and duplicates == 0,
+        metadata={"orphan_references": orphans, "duplicate_model_ids": duplicates},
+    )
+
+
+@dg.asset_check(asset=REGISTRY_KEY, blocking=True, description="Every live source record has an alias.")
+def registry_covers_sources(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    with warehouse.connection() as conn:
+        missing = conn.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT model_version AS k FROM evaluation_rows) "
+            "WHERE k NOT IN (SELECT source_key FROM model_aliases WHERE source = 'epoch') "
+            "UNION ALL SELECT count(*) FROM openrouter_models "
+            "WHERE model_id NOT IN (SELECT source_key FROM model_aliases WHERE source = 'openrouter_models')"
+        ).fetchall()
+    unmatched = sum(row[0] for row in missing)
+    return dg.AssetCheckResult(passed=unmatched == 0, metadata={"records_without_alias": unmatched})

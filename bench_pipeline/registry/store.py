@@ -1,0 +1,88 @@
+"""Writing the registry and the best evaluation score per model into the warehouse."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import polars as pl
+
+from bench_pipeline.ingest.catalog import EvaluationSpec
+from bench_pipeline.registry.matching import Registry
+from bench_pipeline.warehouse import transaction
+
+BEST_SCORES_SQL = """
+WITH scored AS (
+    SELECT a.model_id, r.evaluation_id, r.score, d.direction, a.settings, r.model_version,
+           r.agent, r.row_key, r.source_file, r.source_run_id,
+           row_number() OVER (
+               PARTITION BY a.model_id, r.evaluation_id
+               ORDER BY CASE WHEN d.direction = 'lower' THEN r.score ELSE -r.score END,
+                        r.model_version, r.row_key
+           ) AS place,
+           count(*) OVER (PARTITION BY a.model_id, r.evaluation_id) AS rows_considered
+    FROM evaluation_rows r
+    JOIN model_aliases a ON a.source = 'epoch' AND a.source_key = r.model_version
+    JOIN _directions d USING (evaluation_id)
+)
+SELECT * EXCLUDE (place) FROM scored WHERE place = 1
+"""
+
+
+def _frame(rows: list[dict], columns: list[str]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema={c: pl.Utf8 for c in columns}, orient="row")
+
+
+def write_registry(
+    conn: duckdb.DuckDBPyConnection, registry: Registry, evaluations: tuple[EvaluationSpec, ...]
+) -> None:
+    """Replace the registry tables and recompute `evaluation_scores`, in one transaction."""
+    models = _frame(
+        [vars(m) for m in registry.models.values()],
+        ["model_id", "name", "organization", "origin_source", "origin_key"],
+    )
+    aliases = _frame(
+        [
+            {
+                "source": a.source,
+                "source_key": a.key,
+                "model_id": a.model_id,
+                "method": a.method,
+                "name": a.name,
+                "settings": json.dumps(dict(a.settings), sort_keys=True) if a.settings else None,
+            }
+            for a in registry.aliases
+        ],
+        ["source", "source_key", "model_id", "method", "name", "settings"],
+    )
+    unmatched = _frame(
+        [
+            {
+                "source": u.source,
+                "source_key": u.key,
+                "name": u.name,
+                "normalised_name": u.normalised_name,
+                "model_id": u.model_id,
+                "reason": u.reason,
+            }
+            for u in registry.unmatched
+        ],
+        ["source", "source_key", "name", "normalised_name", "model_id", "reason"],
+    )
+    directions = pl.DataFrame(
+        {"evaluation_id": [e.id for e in evaluations], "direction": [e.direction for e in evaluations]}
+    )
+    for name, frame in (("_models", models), ("_aliases", aliases), ("_unmatched", unmatched),
+                        ("_directions", directions)):
+        conn.register(name, frame.to_arrow())
+    try:
+        with transaction(conn):
+            for table, source in (("models", "_models"), ("model_aliases", "_aliases"),
+                                  ("unmatched_models", "_unmatched")):
+                conn.execute(f"DELETE FROM {table}")
+                conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {source}")
+            conn.execute("DELETE FROM evaluation_scores")
+            conn.execute(f"INSERT INTO evaluation_scores BY NAME {BEST_SCORES_SQL}")
+    finally:
+        for name in ("_models", "_aliases", "_unmatched", "_directions"):
+            conn.unregister(name)
