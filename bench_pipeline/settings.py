@@ -14,7 +14,7 @@ def bench_home() -> Path:
 
 
 def snapshots_dir() -> Path:
-    """`BENCH_SNAPSHOTS`, default `sources/snapshots`: the recorded inputs, one folder per source."""
+    """`BENCH_SNAPSHOTS`, default `sources/snapshots`: recorded inputs, a folder per source."""
     configured = os.environ.get("BENCH_SNAPSHOTS")
     return Path(configured).resolve() if configured else REPO_ROOT / "sources" / "snapshots"
 

@@ -38,12 +38,15 @@ def model_registry(warehouse: WarehouseResource) -> dg.MaterializeResult:
     return dg.MaterializeResult(metadata=metadata)
 
 
-@dg.asset_check(asset=REGISTRY_KEY, blocking=True, description="Every alias and score names a registered model.")
+@dg.asset_check(
+    asset=REGISTRY_KEY, blocking=True, description="Every alias and score names a registered model."
+)
 def registry_referential_integrity(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     with warehouse.connection() as conn:
         orphans = conn.execute(
             "SELECT count(*) FROM (SELECT model_id FROM model_aliases UNION ALL "
-            "SELECT model_id FROM evaluation_scores UNION ALL SELECT model_id FROM unmatched_models) "
+            "SELECT model_id FROM evaluation_scores UNION ALL "
+            "SELECT model_id FROM unmatched_models) "
             "WHERE model_id NOT IN (SELECT model_id FROM models)"
         ).fetchone()[0]
         duplicates = conn.execute(
@@ -55,14 +58,17 @@ def registry_referential_integrity(warehouse: WarehouseResource) -> dg.AssetChec
     )
 
 
-@dg.asset_check(asset=REGISTRY_KEY, blocking=True, description="Every live source record has an alias.")
+@dg.asset_check(
+    asset=REGISTRY_KEY, blocking=True, description="Every live source record has an alias."
+)
 def registry_covers_sources(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     with warehouse.connection() as conn:
         missing = conn.execute(
             "SELECT count(*) FROM (SELECT DISTINCT model_version AS k FROM evaluation_rows) "
             "WHERE k NOT IN (SELECT source_key FROM model_aliases WHERE source = 'epoch') "
             "UNION ALL SELECT count(*) FROM openrouter_models "
-            "WHERE model_id NOT IN (SELECT source_key FROM model_aliases WHERE source = 'openrouter_models')"
+            "WHERE model_id NOT IN "
+            "(SELECT source_key FROM model_aliases WHERE source = 'openrouter_models')"
         ).fetchall()
     unmatched = sum(row[0] for row in missing)
     return dg.AssetCheckResult(passed=unmatched == 0, metadata={"records_without_alias": unmatched})

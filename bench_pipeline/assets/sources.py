@@ -21,11 +21,14 @@ CHECK_NON_EMPTY = "non_empty"
 CHECK_UNIQUE_KEY = "unique_key"
 CHECK_VALUES = "values_valid"
 
+
 def client_key(source: str) -> str:
     return f"{source}_source"
 
+
 def live_key(source: str) -> dg.AssetKey:
     return dg.AssetKey([source, "live"])
+
 
 def _run_metadata(run: engine.SourceRun) -> dict:
     return {
@@ -38,6 +41,7 @@ def _run_metadata(run: engine.SourceRun) -> dict:
         "rows_valid": dg.MetadataValue.json(run.rows_valid),
         "rows_quarantined": run.rows_quarantined,
     }
+
 
 def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
     name = definition.name
@@ -116,6 +120,7 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
 
     return [raw, staging, validated, live]
 
+
 def live_table_checks(definition: SourceDefinition) -> list[dg.AssetChecksDefinition]:
     """Non-empty (warning), unique keys and valid values (errors that block downstream)."""
     checks = []
@@ -129,6 +134,7 @@ def live_table_checks(definition: SourceDefinition) -> list[dg.AssetChecksDefini
             ]
         )
     return checks
+
 
 def _check(source: str, table: str, what: str, evaluate, blocking: bool = True):
     @dg.asset_check(
@@ -149,9 +155,11 @@ def _check(source: str, table: str, what: str, evaluate, blocking: bool = True):
 
     return check
 
+
 def _non_empty(conn, table: str) -> tuple[bool, str]:
     count = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     return count > 0, f"{count} rows"
+
 
 def _unique_key(key: tuple[str, ...]):
     def evaluate(conn, table: str) -> tuple[bool, str]:
@@ -162,6 +170,7 @@ def _unique_key(key: tuple[str, ...]):
         return dupes == 0, f"{dupes} duplicated key(s) on ({columns})"
 
     return evaluate
+
 
 def _values_valid(spec):
     def evaluate(conn, table: str) -> tuple[bool, str]:

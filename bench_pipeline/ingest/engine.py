@@ -164,7 +164,9 @@ def validate(
     )
 
 
-def last_accepted(conn: duckdb.DuckDBPyConnection, source: str) -> tuple[int, dict[str, int]] | None:
+def last_accepted(
+    conn: duckdb.DuckDBPyConnection, source: str
+) -> tuple[int, dict[str, int]] | None:
     """Total and per-table valid rows of the source's last accepted run."""
     row = conn.execute(
         "SELECT run_id, rows_valid FROM source_runs WHERE source = ? AND status = 'accepted' "

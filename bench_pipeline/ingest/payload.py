@@ -62,7 +62,9 @@ def load_json(raw: RawFile) -> Any:
         return json.loads(raw.content)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         preview = raw.content[:60].decode("utf-8", "replace")
-        raise PayloadError(f"{raw.name}: not valid JSON ({error}); starts with {preview!r}") from error
+        raise PayloadError(
+            f"{raw.name}: not valid JSON ({error}); starts with {preview!r}"
+        ) from error
 
 
 def read_csv(raw: RawFile, required: Iterable[str]) -> list[dict[str, str]]:

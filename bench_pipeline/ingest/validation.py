@@ -49,9 +49,12 @@ class ValidationResult:
 def _check_columns(spec: TableSpec, staged: pl.DataFrame) -> None:
     missing = [name for name in spec.columns if name not in staged.columns]
     if missing:
-        files = sorted(set(staged.get_column(FILE_COLUMN).to_list())) if FILE_COLUMN in staged else []
+        files = (
+            sorted(set(staged.get_column(FILE_COLUMN).to_list())) if FILE_COLUMN in staged else []
+        )
         raise SchemaDriftError(
-            f"{spec.name}: column(s) {', '.join(missing)} missing from {', '.join(files) or 'payload'}"
+            f"{spec.name}: column(s) {', '.join(missing)} missing from "
+            f"{', '.join(files) or 'payload'}"
         )
 
 
@@ -73,7 +76,11 @@ def _cast_failures(spec: TableSpec, staged: pl.DataFrame, typed: pl.DataFrame) -
                 ).alias("reason"),
             )
         )
-    return pl.concat(parts) if parts else pl.DataFrame(schema={ROW: pl.UInt32, "field": pl.Utf8, "reason": pl.Utf8})
+    return (
+        pl.concat(parts)
+        if parts
+        else pl.DataFrame(schema={ROW: pl.UInt32, "field": pl.Utf8, "reason": pl.Utf8})
+    )
 
 
 def _check_failures(spec: TableSpec, typed: pl.DataFrame) -> pl.DataFrame:
@@ -113,7 +120,7 @@ def _duplicate_failures(spec: TableSpec, typed: pl.DataFrame) -> pl.DataFrame:
 
 
 def cast_column(column: pl.Series, dtype: pl.DataType) -> pl.Series:
-    """Read a staged column as `dtype`; a value that cannot be read becomes null (and is reported)."""
+    """Read a staged column as `dtype`; an unreadable value becomes null (and is reported)."""
     if column.dtype == pl.Utf8:
         if dtype == pl.Boolean:
             return column.str.to_lowercase().replace_strict(
@@ -122,7 +129,9 @@ def cast_column(column: pl.Series, dtype: pl.DataType) -> pl.Series:
         if dtype == pl.Date:
             return column.str.to_date("%Y-%m-%d", strict=False)
         if isinstance(dtype, pl.Datetime):
-            return column.str.to_datetime(strict=False, time_unit="us", time_zone="UTC").dt.replace_time_zone(None)
+            return column.str.to_datetime(
+                strict=False, time_unit="us", time_zone="UTC"
+            ).dt.replace_time_zone(None)
     return column.cast(dtype, strict=False)
 
 

@@ -85,7 +85,8 @@ def epoch(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> list[Candidate
 
 def arena(conn: duckdb.DuckDBPyConnection) -> list[Candidate]:
     rows = conn.execute(
-        "SELECT r.model_key, any_value(m.name), any_value(coalesce(r.organization, m.organization)) "
+        "SELECT r.model_key, any_value(m.name), "
+        "any_value(coalesce(r.organization, m.organization)) "
         "FROM arena_ratings r LEFT JOIN arena_models m USING (model_key) "
         "GROUP BY r.model_key ORDER BY r.model_key"
     ).fetchall()

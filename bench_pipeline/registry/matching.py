@@ -93,7 +93,7 @@ class AliasFile:
         return cls(entries=entries, setting_suffixes=document.get("setting_suffixes", {}))
 
     def split_settings(self, source: str, key: str) -> tuple[str, dict[str, str]]:
-        """`gpt-5_high` → (`gpt-5`, {"effort": "high"}) where the file declares `_high` an effort."""
+        """`gpt-5_high` → (`gpt-5`, {"effort": "high"}) where `_high` is declared an effort."""
         for setting, suffixes in self.setting_suffixes.get(source, {}).items():
             for suffix in sorted(suffixes, key=len, reverse=True):
                 if key.endswith(suffix) and len(key) > len(suffix):

@@ -70,15 +70,25 @@ def write_registry(
         ["source", "source_key", "name", "normalised_name", "model_id", "reason"],
     )
     directions = pl.DataFrame(
-        {"evaluation_id": [e.id for e in evaluations], "direction": [e.direction for e in evaluations]}
+        {
+            "evaluation_id": [e.id for e in evaluations],
+            "direction": [e.direction for e in evaluations],
+        }
     )
-    for name, frame in (("_models", models), ("_aliases", aliases), ("_unmatched", unmatched),
-                        ("_directions", directions)):
+    for name, frame in (
+        ("_models", models),
+        ("_aliases", aliases),
+        ("_unmatched", unmatched),
+        ("_directions", directions),
+    ):
         conn.register(name, frame.to_arrow())
     try:
         with transaction(conn):
-            for table, source in (("models", "_models"), ("model_aliases", "_aliases"),
-                                  ("unmatched_models", "_unmatched")):
+            for table, source in (
+                ("models", "_models"),
+                ("model_aliases", "_aliases"),
+                ("unmatched_models", "_unmatched"),
+            ):
                 conn.execute(f"DELETE FROM {table}")
                 conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {source}")
             conn.execute("DELETE FROM evaluation_scores")

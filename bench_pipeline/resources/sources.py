@@ -69,7 +69,7 @@ class LiveHttpClient(SourceClient):
     )
     base_url: str | None = Field(
         default=None,
-        description="Replace each URL's scheme and host with this one (a mirror, or a test server).",
+        description="Replace each URL's scheme and host with this one (a mirror, a test server).",
     )
 
     @property
@@ -94,7 +94,9 @@ class LiveHttpClient(SourceClient):
     def fetch(self, definition: SourceDefinition) -> list[RawFile]:
         live = definition.live
         headers = {"User-Agent": "bench-pipeline (+https://github.com/)"}
-        with httpx.Client(timeout=self.timeout_seconds, headers=headers, follow_redirects=True) as client:
+        with httpx.Client(
+            timeout=self.timeout_seconds, headers=headers, follow_redirects=True
+        ) as client:
             if live.kind == "files":
                 return [RawFile(name, self._get(client, url)) for name, url in live.urls.items()]
             if live.kind == "zip":
@@ -118,6 +120,8 @@ class LiveHttpClient(SourceClient):
             raise FetchError(f"model list unreadable: {error}") from error
         slugs = slugs[: self.max_models] if self.max_models is not None else slugs
         return [
-            RawFile(f"{slug.replace('/', '__')}.json", self._get(client, template.format(slug=slug)))
+            RawFile(
+                f"{slug.replace('/', '__')}.json", self._get(client, template.format(slug=slug))
+            )
             for slug in slugs
         ]

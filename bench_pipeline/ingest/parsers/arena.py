@@ -41,15 +41,21 @@ def _catalogue_rows(raw: RawFile, board: str) -> list[tuple[str, int, dict]]:
         for model_key, entry in models.items():
             number += 1
             entry = entry if isinstance(entry, dict) else {}
-            rows.append((raw.name, number, {
-                "leaderboard": board,
-                "category": category,
-                "model_key": model_key,
-                "rating": entry.get("rating"),
-                "rating_low": entry.get("rating_q025"),
-                "rating_high": entry.get("rating_q975"),
-                "source_file": raw.name,
-            }))
+            rows.append(
+                (
+                    raw.name,
+                    number,
+                    {
+                        "leaderboard": board,
+                        "category": category,
+                        "model_key": model_key,
+                        "rating": entry.get("rating"),
+                        "rating_low": entry.get("rating_q025"),
+                        "rating_high": entry.get("rating_q975"),
+                        "source_file": raw.name,
+                    },
+                )
+            )
     return rows
 
 
@@ -73,23 +79,29 @@ def _public_table_rows(raw: RawFile) -> list[tuple[str, int, dict]]:
         spread = SPREAD.match(record.get("Rank Spread") or "")
         low, high, preliminary = _bounds(record.get("Score"), record.get("95% CI (±)"))
         votes = record.get("Votes")
-        rows.append((raw.name, number, {
-            "leaderboard": "text_public",
-            "category": "full",
-            "model_key": record.get("Model"),
-            "rating": record.get("Score"),
-            "rating_low": low,
-            "rating_high": high,
-            "votes": votes.replace(",", "") if votes else None,
-            "rank": record.get("Rank"),
-            "rank_best": spread.group(1) if spread else record.get("Rank Spread"),
-            "rank_worst": spread.group(2) if spread else record.get("Rank Spread"),
-            "preliminary": preliminary,
-            "organization": record.get("Organization"),
-            "licence": record.get("License"),
-            "published_on": published,
-            "source_file": raw.name,
-        }))
+        rows.append(
+            (
+                raw.name,
+                number,
+                {
+                    "leaderboard": "text_public",
+                    "category": "full",
+                    "model_key": record.get("Model"),
+                    "rating": record.get("Score"),
+                    "rating_low": low,
+                    "rating_high": high,
+                    "votes": votes.replace(",", "") if votes else None,
+                    "rank": record.get("Rank"),
+                    "rank_best": spread.group(1) if spread else record.get("Rank Spread"),
+                    "rank_worst": spread.group(2) if spread else record.get("Rank Spread"),
+                    "preliminary": preliminary,
+                    "organization": record.get("Organization"),
+                    "licence": record.get("License"),
+                    "published_on": published,
+                    "source_file": raw.name,
+                },
+            )
+        )
     return rows
 
 
@@ -98,15 +110,19 @@ def _model_rows(raw: RawFile) -> list[tuple[str, int, dict]]:
     if not isinstance(document, list):
         raise PayloadError(f"{raw.name}: expected a list of models")
     return [
-        (raw.name, number, {
-            "model_key": entry.get("model_api_name"),
-            "name": entry.get("name"),
-            "organization": entry.get("organization"),
-            "licence": entry.get("license"),
-            "input_usd_per_m": entry.get("input_token_price"),
-            "output_usd_per_m": entry.get("output_token_price"),
-            "hidden": entry.get("hidden", False),
-        })
+        (
+            raw.name,
+            number,
+            {
+                "model_key": entry.get("model_api_name"),
+                "name": entry.get("name"),
+                "organization": entry.get("organization"),
+                "licence": entry.get("license"),
+                "input_usd_per_m": entry.get("input_token_price"),
+                "output_usd_per_m": entry.get("output_token_price"),
+                "hidden": entry.get("hidden", False),
+            },
+        )
         for number, entry in enumerate((e if isinstance(e, dict) else {} for e in document), 1)
     ]
 

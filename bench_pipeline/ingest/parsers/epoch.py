@@ -28,19 +28,24 @@ def _evaluation_rows(raw: RawFile, spec: EvaluationSpec) -> list[tuple[str, int,
     required = [MODEL_VERSION, spec.score_column, spec.key_column]
     records = read_csv(raw, required + [c for c in (spec.stderr_column,) if c])
     return [
-        (raw.name, number, {
-            "evaluation_id": spec.id,
-            "row_key": record.get(spec.key_column),
-            "model_version": record.get(MODEL_VERSION),
-            "agent": record.get(spec.agent_column) if spec.agent_column else None,
-            "organization": record.get("Organization"),
-            "release_date": record.get("Release date"),
-            "run_date": record.get(spec.run_date_column) if spec.run_date_column else None,
-            "score": _scaled(record.get(spec.score_column), spec.scale),
-            "stderr": _scaled(record.get(spec.stderr_column), spec.scale)
-            if spec.stderr_column else None,
-            "source_file": raw.name,
-        })
+        (
+            raw.name,
+            number,
+            {
+                "evaluation_id": spec.id,
+                "row_key": record.get(spec.key_column),
+                "model_version": record.get(MODEL_VERSION),
+                "agent": record.get(spec.agent_column) if spec.agent_column else None,
+                "organization": record.get("Organization"),
+                "release_date": record.get("Release date"),
+                "run_date": record.get(spec.run_date_column) if spec.run_date_column else None,
+                "score": _scaled(record.get(spec.score_column), spec.scale),
+                "stderr": _scaled(record.get(spec.stderr_column), spec.scale)
+                if spec.stderr_column
+                else None,
+                "source_file": raw.name,
+            },
+        )
         for number, record in enumerate(records, start=1)
     ]
 
@@ -48,20 +53,26 @@ def _evaluation_rows(raw: RawFile, spec: EvaluationSpec) -> list[tuple[str, int,
 def _model_rows(raw: RawFile) -> list[tuple[str, int, dict]]:
     records = read_csv(raw, [MODEL_VERSION, "Model accessibility", "Display name"])
     return [
-        (raw.name, number, {
-            "model_version": record.get(MODEL_VERSION),
-            "display_name": record.get("Display name"),
-            "model_name": record.get("Model name"),
-            "organization": record.get("Organization"),
-            "accessibility": record.get("Model accessibility"),
-            "release_date": record.get("Release date"),
-            "eci_score": record.get("ECI Score"),
-        })
+        (
+            raw.name,
+            number,
+            {
+                "model_version": record.get(MODEL_VERSION),
+                "display_name": record.get("Display name"),
+                "model_name": record.get("Model name"),
+                "organization": record.get("Organization"),
+                "accessibility": record.get("Model accessibility"),
+                "release_date": record.get("Release date"),
+                "eci_score": record.get("ECI Score"),
+            },
+        )
         for number, record in enumerate(records, start=1)
     ]
 
 
-def parse(files: Sequence[RawFile], evaluations: Sequence[EvaluationSpec]) -> dict[str, pl.DataFrame]:
+def parse(
+    files: Sequence[RawFile], evaluations: Sequence[EvaluationSpec]
+) -> dict[str, pl.DataFrame]:
     by_name = {raw.name: raw for raw in files}
     wanted = {spec.file for spec in evaluations}
     if not wanted & set(by_name):
