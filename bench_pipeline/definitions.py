@@ -18,6 +18,7 @@ from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.sensors.schedules import source_schedules
 
 SOURCE_MODES = ("recorded", "live")
+EVERYTHING_JOB = "materialize_everything"
 
 
 def source_clients(mode: str) -> dict[str, SourceClient]:
@@ -38,6 +39,13 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
             registry_covers_sources,
         ],
         resources={"warehouse": WarehouseResource(), **source_clients(source_mode)},
+        jobs=[
+            dg.define_asset_job(
+                EVERYTHING_JOB,
+                selection=dg.AssetSelection.all(include_sources=False),
+                description="Every asset and check, in dependency order (what `bench run` runs).",
+            )
+        ],
         schedules=source_schedules(catalog.values()),
         executor=dg.in_process_executor,
     )
