@@ -1,4 +1,4 @@
-"""The local Dagster instance under `$BENCH_HOME/build/dagster`, shared by `bench run` and the UI."""
+"""The local Dagster instance under `$BENCH_HOME/build/dagster`, for `bench run` and the UI."""
 
 from __future__ import annotations
 
