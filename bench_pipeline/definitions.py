@@ -6,6 +6,7 @@ import os
 
 import dagster as dg
 
+from bench_pipeline.assets.publish import analyst_copy
 from bench_pipeline.assets.registry import (
     model_registry,
     registry_covers_sources,
@@ -32,7 +33,11 @@ def source_clients(mode: str) -> dict[str, SourceClient]:
 def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
     catalog = source_definitions()
     return dg.Definitions(
-        assets=[*(asset for d in catalog.values() for asset in source_assets(d)), model_registry],
+        assets=[
+            *(asset for d in catalog.values() for asset in source_assets(d)),
+            model_registry,
+            analyst_copy,
+        ],
         asset_checks=[
             *(check for d in catalog.values() for check in live_table_checks(d)),
             registry_referential_integrity,

@@ -35,3 +35,8 @@ def raw_dir() -> Path:
 
 def migrations_dir() -> Path:
     return REPO_ROOT / "warehouse" / "migrations"
+
+
+def analyst_copy_path() -> Path:
+    """The read-only copy analysts open while the pipeline writes the warehouse."""
+    return bench_home() / "build" / "warehouse" / "bench.duckdb"

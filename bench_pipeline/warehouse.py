@@ -7,6 +7,7 @@ file for a bounded time instead of failing a run because an analyst briefly held
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -119,3 +120,22 @@ def fetch_frame(
         result = pl.from_arrow(cursor.sql(sql, params=params).to_arrow_table())
     assert isinstance(result, pl.DataFrame)
     return result
+
+
+def publish_read_only_copy(conn: duckdb.DuckDBPyConnection, target: Path) -> Path:
+    """Copy every table of the open warehouse into a fresh file and move it over `target`.
+
+    Analysts open `target` read-only. The rename is atomic, and a reader that already has the
+    old file open keeps reading it undisturbed, so readers never hold the writer's lock.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.partial")
+    partial.unlink(missing_ok=True)
+    database = conn.execute("SELECT current_database()").fetchall()[0][0]
+    conn.execute(f"ATTACH '{partial}' AS analyst_copy")
+    try:
+        conn.execute(f"COPY FROM DATABASE {database} TO analyst_copy")
+    finally:
+        conn.execute("DETACH analyst_copy")
+    os.replace(partial, target)
+    return target

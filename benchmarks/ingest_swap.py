@@ -80,7 +80,17 @@ class Measurement:
         return self.peak_mb - self.import_mb
 
 
-def _maxrss_mb() -> float:
+def _peak_rss_mb() -> float:
+    """This process's high-water RSS: `VmHWM`, which starts afresh at exec.
+
+    Not `ru_maxrss`: Linux carries it across fork and exec, so a spawned child would report
+    at least the parent's RSS at the time it was started (the parent holds the payload).
+    """
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
@@ -202,7 +212,7 @@ def setup_baseline(workdir: Path) -> None:
 
 def run_baseline(payload: Path, workdir: Path, expected_rows: int) -> Measurement:
     """Child process: `pl.read_json` + `INSERT INTO`, timed end to end."""
-    import_mb = _maxrss_mb()
+    import_mb = _peak_rss_mb()
     database = str(workdir / "baseline.duckdb")
     start = time.perf_counter()
     frame = pl.read_json(payload, schema=BASELINE_SCHEMA)
@@ -215,7 +225,7 @@ def run_baseline(payload: Path, workdir: Path, expected_rows: int) -> Measuremen
         loaded = _one_row(conn, f"SELECT count(*) FROM {TABLE}")
     if loaded != expected_rows:
         raise RuntimeError(f"baseline loaded {loaded} rows, expected {expected_rows}")
-    return Measurement("baseline", expected_rows, seconds, _maxrss_mb(), import_mb)
+    return Measurement("baseline", expected_rows, seconds, _peak_rss_mb(), import_mb)
 
 
 def setup_full(workdir: Path, rows: int) -> None:
@@ -247,7 +257,7 @@ def run_full(payload: Path, workdir: Path, rows: int, bad: int, profile: bool) -
     from bench_pipeline.settings import migrations_dir
     from bench_pipeline.warehouse import connect, migrate
 
-    import_mb = _maxrss_mb()
+    import_mb = _peak_rss_mb()
     database = workdir / "warehouse.duckdb"
     definition = synthetic_definition()
 
@@ -291,7 +301,7 @@ def run_full(payload: Path, workdir: Path, rows: int, bad: int, profile: bool) -
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(15)
         report = out.getvalue()
-    return Measurement("full", rows, seconds, _maxrss_mb(), import_mb, stages, report)
+    return Measurement("full", rows, seconds, _peak_rss_mb(), import_mb, stages, report)
 
 
 def _in_fresh_process(function: Callable[..., Measurement], *args: Any) -> Measurement:

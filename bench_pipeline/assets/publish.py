@@ -1,0 +1,35 @@
+"""Publication for analysts: a read-only copy of the warehouse, replaced atomically."""
+
+import time
+
+import dagster as dg
+
+from bench_pipeline import settings
+from bench_pipeline.assets.registry import REGISTRY_KEY
+from bench_pipeline.resources.warehouse import WarehouseResource
+from bench_pipeline.warehouse import publish_read_only_copy
+
+
+@dg.asset(
+    key=["warehouse", "analyst_copy"],
+    deps=[REGISTRY_KEY],
+    group_name="publish",
+    kinds={"duckdb"},
+    owners=["team:platform"],
+    description=(
+        "A complete copy of the warehouse at `$BENCH_HOME/build/warehouse/bench.duckdb`, written "
+        "to a new file and renamed into place. Analysts open it read-only at any time; the "
+        "pipeline's own file stays free for its single writer."
+    ),
+)
+def analyst_copy(warehouse: WarehouseResource) -> dg.MaterializeResult:
+    started = time.perf_counter()
+    with warehouse.connection() as conn:
+        target = publish_read_only_copy(conn, settings.analyst_copy_path())
+    return dg.MaterializeResult(
+        metadata={
+            "path": dg.MetadataValue.path(str(target)),
+            "bytes": target.stat().st_size,
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+    )
