@@ -47,7 +47,7 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
         jobs=[
             dg.define_asset_job(
                 EVERYTHING_JOB,
-                selection=dg.AssetSelection.all(include_sources=False),
+                selection=dg.AssetSelection.all(),
                 description="Every asset and check, in dependency order (what `bench run` runs).",
             )
         ],

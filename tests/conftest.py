@@ -1,0 +1,160 @@
+"""Shared fixtures for the ingestion tests: a fresh DuckDB warehouse in tmp_path, the real
+ingestion chain over it, and a first accepted run of a trimmed real OpenRouter listing."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench_pipeline import settings
+from bench_pipeline.ingest import engine
+from bench_pipeline.ingest.catalog import source_definitions
+from bench_pipeline.ingest.sources import PARSERS
+from bench_pipeline.resources.sources import RecordedSnapshotClient
+from bench_pipeline.warehouse import connect, migrate, table_checksum
+
+REPO_SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
+
+# Every live source table created by warehouse/migrations/0001_ingestion.sql.
+LIVE_TABLES = (
+    "openrouter_models",
+    "openrouter_endpoints",
+    "modelsdev_models",
+    "arena_ratings",
+    "arena_models",
+    "evaluation_rows",
+    "epoch_models",
+)
+
+SEED_MODELS = 50
+
+
+@dataclass
+class Warehouse:
+    """A migrated warehouse file under tmp_path and the real ingestion chain over it.
+
+    Every call opens its own short-lived connection, as the pipeline does, so a subprocess can
+    take the file between calls.
+    """
+
+    path: Path
+    raw_root: Path
+    snapshots_root: Path
+
+    def connect(self):
+        return connect(self.path)
+
+    def write_snapshot(self, source: str, files: Mapping[str, bytes]) -> Path:
+        """A fresh recorded-snapshot root holding exactly `files` for `source`."""
+        number = len(list(self.snapshots_root.glob("snapshot-*")))
+        root = self.snapshots_root / f"snapshot-{number:03d}"
+        folder = root / source
+        folder.mkdir(parents=True)
+        for name, content in files.items():
+            (folder / name).write_bytes(content)
+        return root
+
+    def ingest(
+        self,
+        source: str,
+        *,
+        files: Mapping[str, bytes] | None = None,
+        snapshots: Path | None = None,
+        client: Any = None,
+        on_stage: Callable[[str], None] | None = None,
+    ) -> engine.SourceRun:
+        """fetch_and_store → stage → validate → publish for one source.
+
+        The payload comes from `client` (e.g. a LiveHttpClient), else from recorded snapshots:
+        `files` written to a new snapshot folder, `snapshots` (a snapshot root), or the repo's.
+        """
+        definition = source_definitions()[source]
+        if client is None:
+            if files is not None:
+                snapshots = self.write_snapshot(source, files)
+            client = RecordedSnapshotClient(snapshots_dir=str(snapshots or REPO_SNAPSHOTS))
+        with self.connect() as conn:
+            run = engine.fetch_and_store(
+                conn, definition, lambda: client.fetch(definition), self.raw_root, client.mode
+            )
+            run = engine.stage(conn, run, definition, PARSERS[source])
+            run = engine.validate(conn, run, definition)
+            return engine.publish(conn, run, definition, on_stage=on_stage)
+
+    def checksums(self) -> dict[str, tuple[int, str]]:
+        """`table_checksum` of every live table."""
+        with self.connect() as conn:
+            return {table: table_checksum(conn, table) for table in LIVE_TABLES}
+
+    def query(self, sql: str, params: list | None = None) -> list[tuple]:
+        with self.connect() as conn:
+            return conn.execute(sql, params or []).fetchall()
+
+    def run_row(self, run_id: str) -> dict[str, Any] | None:
+        """The run's `source_runs` row as a dict, or None when the run was never recorded."""
+        with self.connect() as conn:
+            cursor = conn.execute("SELECT * FROM source_runs WHERE run_id = ?", [run_id])
+            row = cursor.fetchone()
+            names = [d[0] for d in cursor.description]
+        return dict(zip(names, row, strict=True)) if row else None
+
+    def quarantine(self, run_id: str) -> list[dict[str, Any]]:
+        with self.connect() as conn:
+            cursor = conn.execute(
+                "SELECT * FROM quarantine WHERE run_id = ? ORDER BY record_number, field", [run_id]
+            )
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Warehouse:
+    """A fresh warehouse file, migrated, with nothing ingested yet."""
+    path = tmp_path / "warehouse" / "bench.duckdb"
+    with connect(path) as conn:
+        applied = migrate(conn, settings.migrations_dir())
+    assert applied, "the migrations created nothing"
+    snapshots_root = tmp_path / "snapshots"
+    snapshots_root.mkdir()
+    return Warehouse(path=path, raw_root=tmp_path / "raw", snapshots_root=snapshots_root)
+
+
+@pytest.fixture(scope="session")
+def _real_openrouter_listing() -> dict[str, Any]:
+    return json.loads((REPO_SNAPSHOTS / "openrouter_models" / "models.json").read_bytes())
+
+
+@pytest.fixture
+def openrouter_listing(_real_openrouter_listing) -> dict[str, Any]:
+    """The recorded real OpenRouter `/api/v1/models` response (a private copy to edit)."""
+    return copy.deepcopy(_real_openrouter_listing)
+
+
+def _listing_bytes(models: list[dict[str, Any]]) -> bytes:
+    return json.dumps({"data": models}).encode()
+
+
+@dataclass
+class Seeded:
+    """A warehouse whose first accepted run loaded the first 50 real OpenRouter models."""
+
+    warehouse: Warehouse
+    run: engine.SourceRun
+    models: list[dict[str, Any]]
+    checksums: dict[str, tuple[int, str]]
+
+
+@pytest.fixture
+def seeded(warehouse: Warehouse, openrouter_listing: dict[str, Any]) -> Seeded:
+    models = openrouter_listing["data"][:SEED_MODELS]
+    run = warehouse.ingest("openrouter_models", files={"models.json": _listing_bytes(models)})
+    assert run.status == "accepted", engine.describe(run)
+    assert run.rows_valid == {"openrouter_models": SEED_MODELS}
+    return Seeded(warehouse=warehouse, run=run, models=models, checksums=warehouse.checksums())
+

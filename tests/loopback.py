@@ -1,0 +1,127 @@
+"""A scripted HTTP server on 127.0.0.1 for tests that need real HTTP (retries, timeouts).
+
+    with LoopbackServer({"/api/v1/models": [Reply(500), Reply(429, headers={"Retry-After": "1"}),
+                                             Reply(200, body=payload)]}) as server:
+        get_with_retries(client, server.url + "/api/v1/models", ...)
+        server.requests("/api/v1/models")   # every request, with its arrival time
+
+Each path answers with its scripted replies in order and repeats the last one once the script
+runs out (so a single `Reply(500)` is a server that always fails). Unknown paths get a 404.
+A reply with `delay` holds the request that long before answering: a hanging server.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted response."""
+
+    status: int = 200
+    body: bytes | str = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+    def payload(self) -> bytes:
+        return self.body.encode() if isinstance(self.body, str) else self.body
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A request as it arrived: `at` is `time.monotonic()` when its request line was read."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    at: float
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, routes: Mapping[str, Sequence[Reply]]) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.routes = {path: list(replies) for path, replies in routes.items()}
+        self.served: dict[str, int] = {}
+        self.recorded: list[RecordedRequest] = []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+
+    def next_reply(self, path: str) -> Reply:
+        with self.lock:
+            replies = self.routes.get(path)
+            if not replies:
+                return Reply(404, body=b"not found")
+            index = self.served.get(path, 0)
+            self.served[path] = index + 1
+            return replies[min(index, len(replies) - 1)]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_GET(self) -> None:
+        arrived = time.monotonic()
+        path = urlsplit(self.path).path
+        with self.server.lock:
+            self.server.recorded.append(
+                RecordedRequest(self.command, path, dict(self.headers.items()), arrived)
+            )
+        reply = self.server.next_reply(path)
+        if reply.delay and self.server.stopping.wait(reply.delay):
+            return  # the server is shutting down: drop the held request
+        body = reply.payload()
+        try:
+            self.send_response(reply.status)
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout): nothing to answer
+
+    def log_message(self, format: str, *args: object) -> None:
+        return  # keep the test output quiet
+
+
+class LoopbackServer:
+    """Context manager running a scripted `ThreadingHTTPServer` in a background thread."""
+
+    def __init__(self, routes: Mapping[str, Sequence[Reply]]) -> None:
+        self._server = _Server(routes)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def requests(self, path: str | None = None) -> list[RecordedRequest]:
+        with self._server.lock:
+            return [r for r in self._server.recorded if path is None or r.path == path]
+
+    def gaps(self, path: str) -> list[float]:
+        """Seconds between consecutive arrivals of requests for `path`."""
+        times = [r.at for r in self.requests(path)]
+        return [later - earlier for earlier, later in itertools.pairwise(times)]
+
+    def __enter__(self) -> LoopbackServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)

@@ -1,0 +1,148 @@
+"""The ingestion engine's accepted path on a real DuckDB file: first run, replacement, the raw
+store and the bookkeeping tables."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+from bench_pipeline.ingest.payload import RawFile, content_sha256
+
+
+def _listing(models: list[dict]) -> bytes:
+    return json.dumps({"data": models}).encode()
+
+
+def test_first_run_is_accepted_and_recorded(seeded) -> None:
+    warehouse, run = seeded.warehouse, seeded.run
+    payload = _listing(seeded.models)
+
+    row = warehouse.run_row(run.run_id)
+    assert row is not None
+    assert row["source"] == "openrouter_models"
+    assert row["mode"] == "recorded"
+    assert row["status"] == "accepted"
+    assert row["rows_valid"] == 50
+    assert row["rows_quarantined"] == 0
+    assert row["previous_rows"] is None  # nothing was accepted before
+    assert row["reason"] is None
+    assert row["content_sha256"] == content_sha256([RawFile("models.json", payload)])
+    assert row["finished_at"] >= row["started_at"]
+
+    live = warehouse.query("SELECT model_id, source_run_id FROM openrouter_models")
+    assert sorted(m for m, _ in live) == sorted(m["id"] for m in seeded.models)
+    assert {r for _, r in live} == {run.run_id}
+    assert warehouse.query(
+        "SELECT table_name, rows_valid FROM source_run_tables WHERE run_id = ?", [run.run_id]
+    ) == [("openrouter_models", 50)]
+    assert warehouse.quarantine(run.run_id) == []
+
+    # The raw payload is kept byte for byte, under its content hash.
+    [(name, sha, size, stored)] = warehouse.query(
+        "SELECT file_name, sha256, bytes, stored_path FROM raw_files WHERE run_id = ?", [run.run_id]
+    )
+    assert (name, size) == ("models.json", len(payload))
+    assert sha == hashlib.sha256(payload).hexdigest()
+    assert Path(stored).read_bytes() == payload
+    assert Path(stored).is_relative_to(warehouse.raw_root / "openrouter_models")
+
+
+def test_live_values_are_typed_and_prices_exact(seeded) -> None:
+    first = seeded.models[0]
+    [(context, prompt, completion, created, variable, inputs)] = seeded.warehouse.query(
+        "SELECT context_length, prompt_usd_per_m, completion_usd_per_m, created_at, "
+        "variable_pricing, input_modalities FROM openrouter_models WHERE model_id = ?",
+        [first["id"]],
+    )
+    assert context == first["context_length"]
+    assert prompt == Decimal(first["pricing"]["prompt"]).scaleb(6)
+    assert completion == Decimal(first["pricing"]["completion"]).scaleb(6)
+    assert created == datetime.fromtimestamp(first["created"], UTC).replace(tzinfo=None)
+    assert variable is False
+    assert inputs == ",".join(first["architecture"]["input_modalities"])
+
+
+def test_accepted_second_run_replaces_live_rows(seeded, openrouter_listing) -> None:
+    warehouse = seeded.warehouse
+    models = openrouter_listing["data"][10:70]  # 40 kept, 10 dropped, 20 new
+    models[0]["pricing"]["prompt"] = "0.000123"
+    run = warehouse.ingest("openrouter_models", files={"models.json": _listing(models)})
+
+    assert run.status == "accepted", run.reason
+    assert run.previous_rows == 50
+    live = warehouse.query("SELECT model_id, source_run_id FROM openrouter_models")
+    assert sorted(m for m, _ in live) == sorted(m["id"] for m in models)
+    assert {r for _, r in live} == {run.run_id}  # every live row carries the new run
+    assert warehouse.query(
+        "SELECT prompt_usd_per_m FROM openrouter_models WHERE model_id = ?", [models[0]["id"]]
+    ) == [(Decimal("123"),)]
+
+    row = warehouse.run_row(run.run_id)
+    assert row["status"] == "accepted"
+    assert row["rows_valid"] == 60
+    assert row["previous_rows"] == 50  # the rows of the last accepted run
+    assert warehouse.query(
+        "SELECT run_id, status FROM source_runs ORDER BY finished_at"
+    ) == [(seeded.run.run_id, "accepted"), (run.run_id, "accepted")]
+
+
+def test_previous_rows_follows_the_last_accepted_run(seeded, openrouter_listing) -> None:
+    warehouse = seeded.warehouse
+    second = warehouse.ingest(
+        "openrouter_models", files={"models.json": _listing(openrouter_listing["data"][:80])}
+    )
+    rejected = warehouse.ingest("openrouter_models", files={"models.json": b'{"data": []}'})
+    third = warehouse.ingest(
+        "openrouter_models", files={"models.json": _listing(openrouter_listing["data"][:70])}
+    )
+    assert (second.status, rejected.status, third.status) == ("accepted", "rejected", "accepted")
+    assert warehouse.run_row(second.run_id)["previous_rows"] == 50
+    assert warehouse.run_row(rejected.run_id)["previous_rows"] == 80
+    assert warehouse.run_row(third.run_id)["previous_rows"] == 80  # not the rejected run's 0
+
+
+def test_exactly_the_minimum_row_ratio_is_accepted(seeded) -> None:
+    half = seeded.models[:25]  # 25 = 0.5 × 50: not fewer than the minimum
+    run = seeded.warehouse.ingest("openrouter_models", files={"models.json": _listing(half)})
+    assert run.status == "accepted", run.reason
+    assert seeded.warehouse.checksums()["openrouter_models"][0] == 25
+
+
+def test_identical_payload_is_stored_once(seeded) -> None:
+    warehouse = seeded.warehouse
+    run = warehouse.ingest(
+        "openrouter_models", files={"models.json": _listing(seeded.models)}
+    )
+    assert run.status == "accepted"
+    assert run.content_sha256 == seeded.run.content_sha256
+    paths = warehouse.query("SELECT DISTINCT stored_path FROM raw_files")
+    assert len(paths) == 1
+    # Same rows, only the run that produced them differs.
+    live = warehouse.query("SELECT DISTINCT source_run_id FROM openrouter_models")
+    assert live == [(run.run_id,)]
+
+
+def test_every_recorded_source_is_accepted(warehouse) -> None:
+    expected = {
+        "arena": {"arena_models": 141, "arena_ratings": 16121},
+        "epoch": {"epoch_models": 591, "evaluation_rows": 838},
+        "models_dev": {"modelsdev_models": 5258},
+        "openrouter_endpoints": {"openrouter_endpoints": 4},
+        "openrouter_models": {"openrouter_models": 414},
+    }
+    runs = {source: warehouse.ingest(source) for source in expected}
+
+    for source, run in runs.items():
+        assert run.status == "accepted", (source, run.reason)
+        assert run.rows_valid == expected[source]
+        for table, rows in expected[source].items():
+            assert warehouse.query(
+                f"SELECT source_run_id, count(*) FROM {table} GROUP BY ALL"
+            ) == [(run.run_id, rows)]
+    assert runs["epoch"].rows_quarantined == 32
+    assert warehouse.query(
+        "SELECT source, table_name, field, reason, count(*) FROM quarantine GROUP BY ALL"
+    ) == [("epoch", "evaluation_rows", "model_version", "missing a required value", 32)]

@@ -1,0 +1,371 @@
+"""Fault injection on the ingestion path: every bad payload, failing server or killed process
+leaves every live table exactly as it was and is recorded as a rejected run with its reason
+(or, for record-level faults, publishes the good rows and quarantines the bad ones)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from loopback import LoopbackServer, Reply
+
+from bench_pipeline import settings
+from bench_pipeline.resources.sources import LiveHttpClient
+
+MODELS_PATH = "/api/v1/models"  # where openrouter_models' live URL points, under base_url
+
+
+def _listing(models: list[dict]) -> bytes:
+    return json.dumps({"data": models}).encode()
+
+
+def _assert_rejected_and_untouched(seeded, run, reason: str) -> dict:
+    """The run was rejected for `reason`, recorded as such, and no live table changed."""
+    warehouse = seeded.warehouse
+    assert run.status == "rejected"
+    assert reason in (run.reason or "")
+    assert warehouse.checksums() == seeded.checksums
+    row = warehouse.run_row(run.run_id)
+    assert row is not None, "the rejected run left no source_runs row"
+    assert row["status"] == "rejected"
+    assert row["reason"] == run.reason
+    assert row["previous_rows"] == 50
+    live_runs = warehouse.query("SELECT DISTINCT source_run_id FROM openrouter_models")
+    assert live_runs == [(seeded.run.run_id,)]
+    return row
+
+
+# --- payload faults ----------------------------------------------------------------------------
+
+
+def test_empty_response_is_rejected(seeded) -> None:
+    run = seeded.warehouse.ingest("openrouter_models", files={"models.json": b'{"data": []}'})
+    row = _assert_rejected_and_untouched(seeded, run, "no valid rows")
+    assert row["rows_valid"] == 0
+
+
+def test_snapshot_with_40_percent_of_last_rows_is_rejected(seeded) -> None:
+    shrunk = seeded.models[:20]  # 20 of the 50 accepted last time, min_row_ratio 0.5
+    run = seeded.warehouse.ingest("openrouter_models", files={"models.json": _listing(shrunk)})
+    row = _assert_rejected_and_untouched(
+        seeded, run, "openrouter_models: 20 valid rows, fewer than 0.5 × the 50"
+    )
+    assert row["rows_valid"] == 20
+
+
+def test_truncated_download_is_rejected(seeded) -> None:
+    payload = _listing(seeded.models)
+    truncated = payload[: len(payload) // 2]
+    run = seeded.warehouse.ingest("openrouter_models", files={"models.json": truncated})
+    _assert_rejected_and_untouched(seeded, run, "not valid JSON")
+    assert run.reason.startswith("unreadable payload: models.json")
+    # The broken bytes are kept as received, for whoever investigates.
+    [(stored,)] = seeded.warehouse.query(
+        "SELECT stored_path FROM raw_files WHERE run_id = ?", [run.run_id]
+    )
+    assert Path(stored).read_bytes() == truncated
+    assert seeded.warehouse.quarantine(run.run_id) == []
+
+
+def test_records_with_wrong_types_are_quarantined_and_the_rest_published(seeded) -> None:
+    warehouse = seeded.warehouse
+    models = [dict(m, pricing=dict(m["pricing"])) for m in seeded.models]
+    models[4]["context_length"] = "lots"
+    models[9]["pricing"]["prompt"] = "abc"
+    models[14]["context_length"] = "lots"
+    models[14]["pricing"]["prompt"] = "abc"
+    bad = {models[i]["id"] for i in (4, 9, 14)}
+
+    run = warehouse.ingest("openrouter_models", files={"models.json": _listing(models)})
+
+    assert run.status == "accepted", run.reason
+    assert run.rows_valid == {"openrouter_models": 47}
+    assert run.rows_quarantined == 3
+    live = warehouse.query("SELECT model_id, source_run_id FROM openrouter_models")
+    assert {m for m, _ in live} == {m["id"] for m in models} - bad
+    assert {r for _, r in live} == {run.run_id}
+    quarantined = [
+        (q["table_name"], q["file_name"], q["record_number"], q["record_key"], q["field"],
+         q["reason"])
+        for q in warehouse.quarantine(run.run_id)
+    ]
+    money = "Decimal(precision=24, scale=12)"
+    assert quarantined == [
+        ("openrouter_models", "models.json", 5, models[4]["id"], "context_length",
+         "expected Int64, got lots"),
+        ("openrouter_models", "models.json", 10, models[9]["id"], "prompt_usd_per_m",
+         f"expected {money}, got abc"),
+        ("openrouter_models", "models.json", 15, models[14]["id"], "context_length",
+         "expected Int64, got lots"),
+        ("openrouter_models", "models.json", 15, models[14]["id"], "prompt_usd_per_m",
+         f"expected {money}, got abc"),
+    ]
+    record = json.loads(warehouse.quarantine(run.run_id)[0]["record"])
+    assert record["model_id"] == models[4]["id"]
+    assert record["context_length"] == "lots"
+    row = warehouse.run_row(run.run_id)
+    assert (row["status"], row["rows_valid"], row["rows_quarantined"]) == ("accepted", 47, 3)
+    # Only the source's own table changed.
+    after = warehouse.checksums()
+    assert {t: c for t, c in after.items() if t != "openrouter_models"} == {
+        t: c for t, c in seeded.checksums.items() if t != "openrouter_models"
+    }
+
+
+def _with_duplicate(models: list[dict]) -> tuple[list[dict], str]:
+    models = [dict(m) for m in models]
+    models[21] = dict(models[21], id=models[20]["id"], name="Same id, other record")
+    return models, models[20]["id"]
+
+
+def test_duplicate_keys_quarantine_both_records(seeded) -> None:
+    warehouse = seeded.warehouse
+    models, duplicated = _with_duplicate(seeded.models)
+    run = warehouse.ingest("openrouter_models", files={"models.json": _listing(models)})
+
+    assert run.status == "accepted", run.reason
+    assert run.rows_valid == {"openrouter_models": 48}
+    quarantined = warehouse.quarantine(run.run_id)
+    assert [(q["record_number"], q["record_key"], q["field"]) for q in quarantined] == [
+        (21, duplicated, "model_id"),
+        (22, duplicated, "model_id"),
+    ]
+    assert all(q["reason"].startswith("duplicate key") for q in quarantined)
+    assert {json.loads(q["record"])["name"] for q in quarantined} == {
+        models[20]["name"], "Same id, other record"
+    }
+    assert warehouse.query(
+        "SELECT count(*) FROM openrouter_models WHERE model_id = ?", [duplicated]
+    ) == [(0,)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine.validate counts quarantined records by (table, file, record_key), so two "
+    "records sharing a duplicate key are counted as one (bench_pipeline/ingest/engine.py:159)",
+)
+def test_duplicate_keys_count_as_two_quarantined_records(seeded) -> None:
+    models, _ = _with_duplicate(seeded.models)
+    run = seeded.warehouse.ingest("openrouter_models", files={"models.json": _listing(models)})
+    assert len(seeded.warehouse.quarantine(run.run_id)) == 2
+    assert seeded.warehouse.run_row(run.run_id)["rows_quarantined"] == 2
+
+
+def test_epoch_schema_drift_is_rejected(seeded) -> None:
+    warehouse = seeded.warehouse
+    first = warehouse.ingest("epoch")  # the recorded real Epoch snapshot
+    assert first.status == "accepted", first.reason
+    before = warehouse.checksums()
+    assert before["evaluation_rows"][0] == 838
+
+    folder = settings.REPO_ROOT / "sources" / "snapshots" / "epoch"
+    files = {path.name: path.read_bytes() for path in folder.glob("*.csv")}
+    header, rest = files["gpqa_diamond.csv"].split(b"\n", 1)
+    files["gpqa_diamond.csv"] = header.replace(b"mean_score", b"score_mean") + b"\n" + rest
+    run = warehouse.ingest("epoch", files=files)
+
+    assert run.status == "rejected"
+    assert "gpqa_diamond.csv" in run.reason
+    assert "mean_score" in run.reason
+    assert warehouse.checksums() == before
+    row = warehouse.run_row(run.run_id)
+    assert (row["status"], row["reason"], row["previous_rows"]) == (
+        "rejected", run.reason, first.rows_valid["evaluation_rows"] + 591
+    )
+    assert warehouse.query(
+        "SELECT DISTINCT source_run_id FROM evaluation_rows"
+    ) == [(first.run_id,)]
+
+
+# --- live HTTP -------------------------------------------------------------------------------
+
+
+@pytest.mark.faults
+@pytest.mark.integration
+@pytest.mark.timeout(60)
+def test_live_fetch_retries_through_500_and_429_then_accepts(seeded, openrouter_listing) -> None:
+    payload = json.dumps(openrouter_listing).encode()  # the whole real response, 414 models
+    script = [
+        Reply(500, body="upstream error"),
+        Reply(429, headers={"Retry-After": "1"}, body="rate limited"),
+        Reply(200, headers={"Content-Type": "application/json"}, body=payload),
+    ]
+    with LoopbackServer({MODELS_PATH: script}) as server:
+        client = LiveHttpClient(base_url=server.url, backoff_base_seconds=0.01, max_retries=2)
+        run = seeded.warehouse.ingest("openrouter_models", client=client)
+        gaps = server.gaps(MODELS_PATH)
+
+    assert len(gaps) == 2  # three requests
+    assert gaps[1] >= 0.95  # the 429's Retry-After: 1 was honoured
+    assert run.status == "accepted", run.reason
+    assert run.mode == "live"
+    row = seeded.warehouse.run_row(run.run_id)
+    assert (row["status"], row["mode"], row["rows_valid"]) == ("accepted", "live", 414)
+    assert seeded.warehouse.query(
+        "SELECT source_run_id, count(*) FROM openrouter_models GROUP BY ALL"
+    ) == [(run.run_id, 414)]
+
+
+@pytest.mark.faults
+@pytest.mark.integration
+@pytest.mark.timeout(60)
+def test_live_server_that_always_fails_is_a_rejected_run(seeded) -> None:
+    with LoopbackServer({MODELS_PATH: [Reply(500, body="down")]}) as server:
+        client = LiveHttpClient(base_url=server.url, backoff_base_seconds=0.01, max_retries=2)
+        run = seeded.warehouse.ingest("openrouter_models", client=client)
+        requests = server.requests(MODELS_PATH)
+
+    assert len(requests) == 3
+    row = _assert_rejected_and_untouched(seeded, run, "fetch failed")
+    assert "HTTP 500" in row["reason"]
+    assert row["mode"] == "live"
+    assert row["rows_valid"] == 0
+    assert seeded.warehouse.query(
+        "SELECT count(*) FROM raw_files WHERE run_id = ?", [run.run_id]
+    ) == [(0,)]
+
+
+@pytest.mark.faults
+@pytest.mark.integration
+@pytest.mark.timeout(60)
+def test_live_server_answering_200_with_an_html_page_is_rejected(seeded) -> None:
+    page = b"<!DOCTYPE html><html><body>Just a moment...</body></html>"
+    with LoopbackServer({MODELS_PATH: [Reply(200, body=page)]}) as server:
+        client = LiveHttpClient(base_url=server.url, backoff_base_seconds=0.01, max_retries=2)
+        run = seeded.warehouse.ingest("openrouter_models", client=client)
+
+    _assert_rejected_and_untouched(seeded, run, "not valid JSON")
+
+
+# --- the process killed mid-swap -------------------------------------------------------------
+
+KILLED_INGESTION = textwrap.dedent(
+    """
+    import json
+    import sys
+    import threading
+    import time
+    from pathlib import Path
+
+    from bench_pipeline.ingest import engine
+    from bench_pipeline.ingest.catalog import source_definitions
+    from bench_pipeline.ingest.payload import RawFile
+    from bench_pipeline.ingest.sources import PARSERS
+    from bench_pipeline.warehouse import connect
+
+    database, raw_root = Path(sys.argv[1]), Path(sys.argv[2])
+    count, pad = int(sys.argv[3]), "x" * int(sys.argv[4])
+    models = [
+        {
+            "id": f"synthetic/model-{i}",
+            "canonical_slug": f"synthetic/model-{i}-{pad}",
+            "name": f"Synthetic {i} {pad}",
+            "created": 1780000000 + i,
+            "context_length": 1000 + i,
+            "architecture": {"modality": "text->text", "input_modalities": ["text"],
+                             "output_modalities": ["text"], "tokenizer": "Other"},
+            "pricing": {"prompt": "0.000001", "completion": "0.000002"},
+            "knowledge_cutoff": pad,
+            "expiration_date": pad,
+        }
+        for i in range(count)
+    ]
+    payload = [RawFile("models.json", json.dumps({"data": models}).encode())]
+    del models
+    definition = source_definitions()["openrouter_models"]
+
+
+    def on_stage(stage):
+        if stage == "swapping":
+            # Return at once so DELETE and INSERT run; announce a moment later, mid-INSERT.
+            def announce():
+                time.sleep(0.1)
+                print("SWAPPING", flush=True)
+
+            threading.Thread(target=announce, daemon=True).start()
+        elif stage == "committed":
+            print("COMMITTED", flush=True)
+
+
+    with connect(database) as conn:
+        run = engine.fetch_and_store(conn, definition, lambda: payload, raw_root, "recorded")
+        run = engine.stage(conn, run, definition, PARSERS["openrouter_models"])
+        run = engine.validate(conn, run, definition)
+        print("RUN", run.run_id, run.status, sum(run.rows_valid.values()), flush=True)
+        engine.publish(conn, run, definition, on_stage=on_stage)
+    print("RETURNED", flush=True)
+    time.sleep(60)
+    """
+)
+KILLED_MODELS = 40_000
+KILLED_PAD = 600  # characters in four text fields: makes the INSERT take a few tenths of a second
+
+
+@pytest.mark.faults
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_sigkill_mid_swap_leaves_live_tables_and_runs_untouched(
+    seeded, openrouter_listing, tmp_path: Path
+) -> None:
+    warehouse = seeded.warehouse
+    script = tmp_path / "killed_ingestion.py"
+    script.write_text(KILLED_INGESTION)
+    stderr_path = tmp_path / "killed_ingestion.stderr"
+    command = [
+        sys.executable, str(script), str(warehouse.path), str(warehouse.raw_root),
+        str(KILLED_MODELS), str(KILLED_PAD),
+    ]
+    with stderr_path.open("w") as stderr:
+        child = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=settings.REPO_ROOT
+        )
+    try:
+        assert child.stdout is not None
+        lines = []
+        for line in child.stdout:
+            lines.append(line)
+            if line.startswith("SWAPPING"):
+                os.kill(child.pid, signal.SIGKILL)
+                break
+        else:
+            pytest.fail(f"no SWAPPING marker; stdout {lines}, stderr {stderr_path.read_text()}")
+        assert child.wait(timeout=30) == -signal.SIGKILL
+        lines += child.stdout.read().splitlines(keepends=True)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+
+    run_line = next(line.split() for line in lines if line.startswith("RUN "))
+    killed_run_id = run_line[1]
+    assert run_line[2:] == ["pending", str(KILLED_MODELS)]
+    assert not any(line.startswith(("COMMITTED", "RETURNED")) for line in lines), lines
+
+    # The child really worked on this file (its raw payload is recorded) ...
+    assert warehouse.query(
+        "SELECT count(*) FROM raw_files WHERE run_id = ?", [killed_run_id]
+    ) == [(1,)]
+    # ... and nothing of its half-done swap survived.
+    assert warehouse.checksums() == seeded.checksums
+    assert warehouse.run_row(killed_run_id) is None
+    assert warehouse.query("SELECT run_id FROM source_runs") == [(seeded.run.run_id,)]
+    assert warehouse.query(
+        "SELECT count(*) FROM source_run_tables WHERE run_id = ?", [killed_run_id]
+    ) == [(0,)]
+
+    # The warehouse still takes a normal ingestion afterwards.
+    models = openrouter_listing["data"][10:70]
+    run = warehouse.ingest("openrouter_models", files={"models.json": _listing(models)})
+    assert run.status == "accepted", run.reason
+    assert run.previous_rows == 50  # the last accepted run is still the seed
+    assert warehouse.query(
+        "SELECT source_run_id, count(*) FROM openrouter_models GROUP BY ALL"
+    ) == [(run.run_id, 60)]

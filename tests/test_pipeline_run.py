@@ -1,0 +1,147 @@
+"""`bench run` end to end in a fresh BENCH_HOME, as `make run` does it."""
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from bench_pipeline import settings
+from bench_pipeline.ingest.catalog import evaluations
+
+SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
+pytestmark = pytest.mark.integration
+
+
+def bench_run(home: Path, snapshots: Path | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "BENCH_SNAPSHOTS")}
+    env["BENCH_HOME"] = str(home)
+    if snapshots is not None:
+        env["BENCH_SNAPSHOTS"] = str(snapshots)
+    return subprocess.run(
+        [sys.executable, "-m", "bench_pipeline.cli", "run"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def csv_records(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        return list(csv.DictReader(handle))
+
+
+def expected_valid_rows() -> dict[str, int]:
+    """Valid records in the recorded snapshots, counted straight from the files."""
+    models = json.loads((SNAPSHOTS / "openrouter_models" / "models.json").read_text())["data"]
+    endpoints = sum(
+        len(json.loads(p.read_text())["data"]["endpoints"])
+        for p in (SNAPSHOTS / "openrouter_endpoints").glob("*.json")
+    )
+    catalogue = json.loads((SNAPSHOTS / "models_dev" / "api.json").read_text())
+    arena = SNAPSHOTS / "arena"
+    ratings = sum(
+        len(models_in)
+        for p in arena.glob("leaderboard-*.json")
+        for models_in in json.loads(p.read_text()).values()
+    ) + sum(len(csv_records(p)) for p in arena.glob("*.csv"))
+    scored = 0
+    for spec in evaluations():
+        for record in csv_records(SNAPSHOTS / "epoch" / spec.file):
+            scored += bool(record["Model version"]) and bool(record[spec.score_column])
+    return {
+        "openrouter_models": len(models),
+        "openrouter_endpoints": endpoints,
+        "modelsdev_models": sum(len(p["models"]) for p in catalogue.values()),
+        "arena_ratings": ratings,
+        "arena_models": len(json.loads((arena / "scatterplot-data.json").read_text())),
+        "evaluation_rows": scored,
+        "epoch_models": len(csv_records(SNAPSHOTS / "epoch" / "epoch_capabilities_index.csv")),
+    }
+
+
+def distinct_openrouter_models() -> int:
+    """OpenRouter ids less the `:variant` and `~alias` ids that name a listed model."""
+    listing = json.loads((SNAPSHOTS / "openrouter_models" / "models.json").read_text())["data"]
+    ids = {m["id"] for m in listing}
+    folded = [
+        m
+        for m in listing
+        if (":" in m["id"] and m["id"].split(":")[0] in ids)
+        or (m["id"].startswith("~") and (m.get("alias_target") or {}).get("slug") in ids)
+    ]
+    return len(ids) - len(folded)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    result = bench_run(home)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return home
+
+
+def live_counts(database: Path) -> dict[str, int]:
+    with duckdb.connect(str(database), read_only=True) as conn:
+        return {
+            table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in expected_valid_rows()
+        }
+
+
+def test_live_tables_hold_every_valid_snapshot_record(home: Path) -> None:
+    assert live_counts(home / "warehouse" / "bench.duckdb") == expected_valid_rows()
+
+
+def test_analyst_copy_matches_the_warehouse(home: Path) -> None:
+    assert live_counts(home / "build" / "warehouse" / "bench.duckdb") == expected_valid_rows()
+
+
+def test_every_source_run_is_recorded_and_accepted(home: Path) -> None:
+    with duckdb.connect(str(home / "warehouse" / "bench.duckdb"), read_only=True) as conn:
+        rows = conn.execute("SELECT source, status, content_sha256 FROM source_runs").fetchall()
+    assert sorted(r[0] for r in rows) == sorted(
+        ["openrouter_models", "openrouter_endpoints", "models_dev", "arena", "epoch"]
+    )
+    assert {r[1] for r in rows} == {"accepted"}
+    assert all(len(r[2]) == 64 for r in rows)
+
+
+def test_second_run_is_idempotent(home: Path) -> None:
+    result = bench_run(home)
+    assert result.returncode == 0, result.stderr
+    assert live_counts(home / "warehouse" / "bench.duckdb") == expected_valid_rows()
+    with duckdb.connect(str(home / "warehouse" / "bench.duckdb"), read_only=True) as conn:
+        hashes = conn.execute(
+            "SELECT source, count(DISTINCT content_sha256), count(*) FROM source_runs GROUP BY 1"
+        ).fetchall()
+    assert all(distinct == 1 and runs == 2 for _, distinct, runs in hashes)
+
+
+def test_missing_source_folder_is_a_rejected_run_not_a_failure(tmp_path: Path) -> None:
+    partial = tmp_path / "snapshots"
+    shutil.copytree(SNAPSHOTS / "openrouter_models", partial / "openrouter_models")
+    (partial / "arena").mkdir()  # present but empty
+    result = bench_run(tmp_path / "home", partial)
+    assert result.returncode == 0, result.stdout + result.stderr
+    with duckdb.connect(str(tmp_path / "home" / "warehouse" / "bench.duckdb"), read_only=True) as c:
+        status = dict(c.execute("SELECT source, status FROM source_runs").fetchall())
+        reasons = dict(c.execute("SELECT source, reason FROM source_runs").fetchall())
+        models = c.execute("SELECT count(*) FROM models").fetchone()[0]
+    assert status == {
+        "openrouter_models": "accepted",
+        "openrouter_endpoints": "rejected",
+        "models_dev": "rejected",
+        "arena": "rejected",
+        "epoch": "rejected",
+    }
+    assert "empty" in reasons["arena"] and "no snapshot folder" in reasons["epoch"]
+    assert models == distinct_openrouter_models()
+    assert "rejected" in result.stdout

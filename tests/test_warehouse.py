@@ -1,0 +1,101 @@
+"""Warehouse access patterns: one writer, retried locks, transactions, the analyst copy."""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from bench_pipeline.warehouse import (
+    WarehouseBusyError,
+    connect,
+    publish_read_only_copy,
+    table_checksum,
+    transaction,
+)
+
+HOLD_WRITER = """
+import sys, time, duckdb
+conn = duckdb.connect(sys.argv[1])
+print("holding", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.close()
+"""
+
+
+def hold_writer(path: Path, seconds: float) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLD_WRITER, str(path), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout.readline().strip() == "holding"
+    return process
+
+
+def test_a_reader_cannot_open_the_file_a_writer_holds(tmp_path: Path) -> None:
+    path = tmp_path / "w.duckdb"
+    duckdb.connect(str(path)).close()
+    writer = hold_writer(path, 3)
+    try:
+        with pytest.raises(duckdb.IOException, match="lock"):
+            duckdb.connect(str(path), read_only=True)
+    finally:
+        writer.wait()
+
+
+def test_connect_waits_for_a_briefly_held_lock_then_gives_up(tmp_path: Path) -> None:
+    path = tmp_path / "w.duckdb"
+    duckdb.connect(str(path)).close()
+    writer = hold_writer(path, 1.5)
+    started = time.monotonic()
+    with connect(path, wait_seconds=30) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+    assert time.monotonic() - started >= 0.5
+    writer.wait()
+    writer = hold_writer(path, 5)
+    try:
+        with pytest.raises(WarehouseBusyError), connect(path, wait_seconds=0.5):
+            pass
+    finally:
+        writer.wait()
+
+
+def test_transaction_rolls_back_and_reraises(tmp_path: Path) -> None:
+    with connect(tmp_path / "w.duckdb") as conn:
+        conn.execute("CREATE TABLE t (x INTEGER)")
+        conn.execute("INSERT INTO t VALUES (1), (2)")
+        before = table_checksum(conn, "t")
+        with pytest.raises(duckdb.Error), transaction(conn):
+            conn.execute("DELETE FROM t")
+            conn.execute("INSERT INTO t VALUES ('not a number')")
+        assert table_checksum(conn, "t") == before
+
+
+def test_checksum_sees_any_change(tmp_path: Path) -> None:
+    with connect(tmp_path / "w.duckdb") as conn:
+        conn.execute("CREATE TABLE t (x INTEGER, y VARCHAR)")
+        conn.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+        before = table_checksum(conn, "t")
+        conn.execute("UPDATE t SET y = 'c' WHERE x = 2")
+        assert table_checksum(conn, "t") != before
+
+
+def test_analyst_copy_replaces_atomically_under_an_open_reader(tmp_path: Path) -> None:
+    target = tmp_path / "analyst" / "bench.duckdb"
+    with connect(tmp_path / "w.duckdb") as conn:
+        conn.execute("CREATE TABLE t AS SELECT range AS x FROM range(1000)")
+        publish_read_only_copy(conn, target)
+    reader = duckdb.connect(str(target), read_only=True)
+    try:
+        with connect(tmp_path / "w.duckdb") as conn:
+            conn.execute("INSERT INTO t SELECT range FROM range(1000, 1500)")
+            publish_read_only_copy(conn, target)  # the writer is never blocked by the reader
+        assert reader.execute("SELECT count(*) FROM t").fetchone() == (1000,)  # its snapshot
+    finally:
+        reader.close()
+    with duckdb.connect(str(target), read_only=True) as fresh:
+        assert fresh.execute("SELECT count(*) FROM t").fetchone() == (1500,)
+    assert not list(target.parent.glob(".*partial"))
