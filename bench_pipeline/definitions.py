@@ -6,6 +6,7 @@ import os
 
 import dagster as dg
 
+from bench_pipeline.assets.indices import arena_elo, index_checks, known_good_indices, market_data
 from bench_pipeline.assets.publish import analyst_copy
 from bench_pipeline.assets.registry import (
     model_registry,
@@ -36,12 +37,16 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
         assets=[
             *(asset for d in catalog.values() for asset in source_assets(d)),
             model_registry,
+            known_good_indices,
+            market_data,
+            arena_elo,
             analyst_copy,
         ],
         asset_checks=[
             *(check for d in catalog.values() for check in live_table_checks(d)),
             registry_referential_integrity,
             registry_covers_sources,
+            *index_checks,
         ],
         resources={"warehouse": WarehouseResource(), **source_clients(source_mode)},
         jobs=[

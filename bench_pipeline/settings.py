@@ -40,3 +40,8 @@ def migrations_dir() -> Path:
 def analyst_copy_path() -> Path:
     """The read-only copy analysts open while the pipeline writes the warehouse."""
     return bench_home() / "build" / "warehouse" / "bench.duckdb"
+
+
+def downloads_dir() -> Path:
+    """CSV and JSON downloads of every published table."""
+    return bench_home() / "build" / "site" / "data"

@@ -285,7 +285,7 @@ KILLED_INGESTION = textwrap.dedent(
         if stage == "swapping":
             # Return at once so DELETE and INSERT run; announce a moment later, mid-INSERT.
             def announce():
-                time.sleep(0.1)
+                time.sleep(0.05)
                 print("SWAPPING", flush=True)
 
             threading.Thread(target=announce, daemon=True).start()

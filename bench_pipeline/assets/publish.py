@@ -5,14 +5,14 @@ import time
 import dagster as dg
 
 from bench_pipeline import settings
-from bench_pipeline.assets.registry import REGISTRY_KEY
+from bench_pipeline.assets.indices import ARENA_KEY, INDEX_KEY, MARKET_KEY
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.warehouse import publish_read_only_copy
 
 
 @dg.asset(
     key=["warehouse", "analyst_copy"],
-    deps=[REGISTRY_KEY],
+    deps=[INDEX_KEY, MARKET_KEY, ARENA_KEY],
     group_name="publish",
     kinds={"duckdb"},
     owners=["team:platform"],

@@ -1,0 +1,171 @@
+"""Known Good Index, capability indices, market data and Arena ratings, with downloads."""
+
+import dagster as dg
+import polars as pl
+
+from bench_pipeline import settings
+from bench_pipeline.assets.metadata import table_metadata
+from bench_pipeline.assets.registry import REGISTRY_KEY
+from bench_pipeline.downloads import write_download
+from bench_pipeline.index_store import capability_download, compute, known_good_download, store
+from bench_pipeline.ingest.catalog import evaluations
+from bench_pipeline.market import market_inputs, market_rows, provider_prices
+from bench_pipeline.openness import load_licence_table
+from bench_pipeline.resources.warehouse import WarehouseResource
+from bench_pipeline.warehouse import fetch_frame, transaction
+
+GROUP = "indices"
+INDEX_KEY = dg.AssetKey(["indices", "known_good_index"])
+MARKET_KEY = dg.AssetKey(["market", "market_data"])
+ARENA_KEY = dg.AssetKey(["arena", "arena_elo"])
+
+ARENA_SQL = """
+SELECT a.model_id, m.name AS model_name, r.leaderboard, r.category, r.model_key, r.rating,
+       r.rating_low, r.rating_high, r.votes, r.rank, r.rank_best, r.rank_worst, r.preliminary,
+       r.published_on, r.source_run_id
+FROM arena_ratings r
+JOIN model_aliases a ON a.source = 'arena' AND a.source_key = r.model_key
+JOIN models m USING (model_id)
+WHERE r.category = 'full'
+ORDER BY r.leaderboard, r.rating DESC, r.model_key
+"""
+MARKET_DOWNLOAD = [
+    "model_id",
+    "model_name",
+    "input_usd_per_1m",
+    "output_usd_per_1m",
+    "blended_price_usd_per_1m",
+    "output_speed_tps",
+    "latency_ttft_s",
+    "providers_tracked",
+    "openness",
+    "licence_class",
+    "price_flag",
+]
+
+
+@dg.asset(
+    key=INDEX_KEY,
+    deps=[REGISTRY_KEY],
+    group_name=GROUP,
+    kinds={"duckdb", "polars"},
+    owners=["team:indices"],
+    description=(
+        "Known Good Index (six evaluations, eligibility needs science + mathematics + coding) "
+        "and the five capability indices, from the best published score per model. Each "
+        "computation is recorded with the source runs it read, since the index is relative."
+    ),
+)
+def known_good_indices(warehouse: WarehouseResource) -> dg.MaterializeResult:
+    directions = {spec.id: spec.direction for spec in evaluations()}
+    with warehouse.connection() as conn:
+        result = compute(conn, directions)
+        store(conn, result)
+        metadata = table_metadata(conn, "known_good_index") | table_metadata(
+            conn, "capability_indices"
+        )
+    out = settings.downloads_dir()
+    write_download(known_good_download(result.known_good), "known_good_index", out)
+    write_download(capability_download(result.capability), "capability_indices", out)
+    return dg.MaterializeResult(
+        metadata=metadata
+        | {
+            "computation_id": result.computation_id,
+            "source_run_ids": dg.MetadataValue.json(list(result.source_run_ids)),
+            "eligible_models": result.known_good.filter(pl.col("eligible")).height,
+        }
+    )
+
+
+@dg.asset(
+    key=MARKET_KEY,
+    deps=[REGISTRY_KEY],
+    group_name=GROUP,
+    kinds={"duckdb", "polars"},
+    owners=["team:indices"],
+    description=(
+        "Blended price (3 × input + output) / 4 from the canonical OpenRouter rate, cross-checked "
+        "against models.dev (a disagreement is flagged, never resolved); per-host prices; median "
+        "output speed and time to first token across hosts; openness from weights and licence."
+    ),
+)
+def market_data(warehouse: WarehouseResource) -> dg.MaterializeResult:
+    licences = load_licence_table(settings.sources_dir() / "licences.toml")
+    with warehouse.connection() as conn:
+        models, hosts = market_inputs(conn)
+        market, providers = market_rows(models, hosts, licences), provider_prices(hosts)
+        for table, frame in (("market", market), ("provider_prices", providers)):
+            conn.register("_frame", frame.to_arrow())
+            with transaction(conn):
+                conn.execute(f"DELETE FROM {table}")
+                conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _frame")
+            conn.unregister("_frame")
+        metadata = table_metadata(conn, "market") | table_metadata(conn, "provider_prices")
+    out = settings.downloads_dir()
+    write_download(market.select(MARKET_DOWNLOAD).sort("model_id"), "market", out)
+    write_download(providers.sort("model_id", "provider_name", "tag"), "provider_prices", out)
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset(
+    key=ARENA_KEY,
+    deps=[REGISTRY_KEY],
+    group_name=GROUP,
+    kinds={"duckdb"},
+    owners=["team:indices"],
+    description=(
+        "LMArena ratings (overall category) with their 95% intervals and, where published, vote "
+        "counts, per registry model. Shown in their own section; never part of any index."
+    ),
+)
+def arena_elo(warehouse: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse.connection() as conn:
+        ratings = fetch_frame(conn, ARENA_SQL)
+    write_download(ratings, "arena_elo", settings.downloads_dir())
+    return dg.MaterializeResult(
+        metadata={"rows": ratings.height, "leaderboards": ratings["leaderboard"].unique().len()}
+    )
+
+
+def _index_check(sql: str, what: str):
+    def evaluate(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        with warehouse.connection() as conn:
+            bad = conn.execute(sql).fetchall()[0][0]
+        return dg.AssetCheckResult(passed=bad == 0, metadata={"violations": bad, "rule": what})
+
+    return evaluate
+
+
+INDEX_CHECKS = {
+    "index_values_within_0_100": (
+        "SELECT count(*) FROM known_good_index k JOIN capability_indices c USING (model_id) "
+        "WHERE NOT (coalesce(k.known_good_index, 0) BETWEEN 0 AND 100 "
+        "AND coalesce(c.coding_index, 0) BETWEEN 0 AND 100 "
+        "AND coalesce(c.agentic_index, 0) BETWEEN 0 AND 100 "
+        "AND coalesce(c.mathematics_index, 0) BETWEEN 0 AND 100 "
+        "AND coalesce(c.science_index, 0) BETWEEN 0 AND 100 "
+        "AND coalesce(c.reasoning_index, 0) BETWEEN 0 AND 100)",
+        "every index value lies within 0-100",
+    ),
+    "no_index_for_ineligible_models": (
+        "SELECT count(*) FROM known_good_index WHERE NOT eligible AND known_good_index IS NOT NULL",
+        "an ineligible model has no index (NULL, not low)",
+    ),
+    "index_components_between_0_and_6": (
+        "SELECT count(*) FROM known_good_index WHERE index_components NOT BETWEEN 0 AND 6",
+        "index_components counts at most the six evaluations",
+    ),
+    "indexed_models_exist_in_registry": (
+        "SELECT count(*) FROM (SELECT model_id FROM known_good_index UNION ALL "
+        "SELECT model_id FROM capability_indices) "
+        "WHERE model_id NOT IN (SELECT model_id FROM models)",
+        "every indexed model is in the registry",
+    ),
+}
+
+index_checks = [
+    dg.asset_check(asset=INDEX_KEY, name=name, blocking=True, description=rule)(
+        _index_check(sql, rule)
+    )
+    for name, (sql, rule) in INDEX_CHECKS.items()
+]

@@ -1,0 +1,133 @@
+"""Computing the Known Good Index and capability indices from the warehouse, and storing
+them with the inputs they were computed from (the indices are relative: a new model moves
+everyone, so each value keeps the computation that produced it)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import duckdb
+import polars as pl
+
+from bench_pipeline.indices import (
+    CAPABILITY_INDICES,
+    KNOWN_GOOD_COMPONENTS,
+    capability_indices,
+    known_good_index,
+    normalise,
+)
+from bench_pipeline.ingest.engine import now_utc
+from bench_pipeline.warehouse import fetch_frame, transaction
+
+PUBLISHER = "Epoch AI"
+SCORES_SQL = """
+SELECT s.model_id, s.evaluation_id, s.score, s.source_run_id
+FROM evaluation_scores s ORDER BY s.model_id, s.evaluation_id
+"""
+
+
+@dataclass(frozen=True)
+class IndexComputation:
+    computation_id: str
+    source_run_ids: tuple[str, ...]
+    inputs_sha256: str
+    normalised: pl.DataFrame
+    known_good: pl.DataFrame
+    capability: pl.DataFrame
+
+
+def inputs_digest(scores: pl.DataFrame) -> str:
+    """A digest of exactly the scores the indices were computed from."""
+    digest = hashlib.sha256()
+    for row in (
+        scores.select("model_id", "evaluation_id", "score")
+        .sort("model_id", "evaluation_id")
+        .iter_rows()
+    ):
+        digest.update(f"{row[0]}\t{row[1]}\t{row[2]!r}\n".encode())
+    return digest.hexdigest()
+
+
+def compute(conn: duckdb.DuckDBPyConnection, directions: Mapping[str, str]) -> IndexComputation:
+    scores = fetch_frame(conn, SCORES_SQL)
+    names = fetch_frame(conn, "SELECT model_id, name AS model_name FROM models")
+    normalised = (
+        normalise(scores, directions)
+        if scores.height
+        else scores.with_columns(pl.lit(None, pl.Float64).alias("normalised"))
+    )
+    digest = inputs_digest(scores)
+    computation_id = f"indices-{digest[:16]}"
+
+    def named(frame: pl.DataFrame) -> pl.DataFrame:
+        frame = frame.join(names, on="model_id", how="left")
+        return frame.select(
+            "model_id",
+            "model_name",
+            *[c for c in frame.columns if c not in ("model_id", "model_name")],
+        ).with_columns(pl.lit(computation_id).alias("computation_id"))
+
+    return IndexComputation(
+        computation_id=computation_id,
+        source_run_ids=tuple(sorted(set(scores.get_column("source_run_id").to_list()))),
+        inputs_sha256=digest,
+        normalised=normalised.with_columns(pl.lit(PUBLISHER).alias("publisher")),
+        known_good=named(known_good_index(normalised)),
+        capability=named(capability_indices(normalised)),
+    )
+
+
+def store(conn: duckdb.DuckDBPyConnection, result: IndexComputation) -> None:
+    """Replace the current index tables; append history only for a new computation."""
+    frames = {
+        "evaluation_normalised": result.normalised,
+        "known_good_index": result.known_good,
+        "capability_indices": result.capability,
+    }
+    for table, frame in frames.items():
+        conn.register(f"_{table}", frame.to_arrow())
+    try:
+        with transaction(conn):
+            for table in frames:
+                conn.execute(f"DELETE FROM {table}")
+                conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _{table}")
+            seen = conn.execute(
+                "SELECT count(*) FROM index_computations WHERE computation_id = ?",
+                [result.computation_id],
+            ).fetchall()[0][0]
+            if not seen:
+                conn.execute(
+                    "INSERT INTO index_computations VALUES (?, ?, ?, ?, ?)",
+                    [
+                        result.computation_id,
+                        now_utc(),
+                        json.dumps(list(result.source_run_ids)),
+                        result.inputs_sha256,
+                        result.known_good.filter(pl.col("eligible")).height,
+                    ],
+                )
+                conn.execute(
+                    "INSERT INTO known_good_index_history SELECT computation_id, model_id, "
+                    "known_good_index, index_components FROM _known_good_index"
+                )
+    finally:
+        for table in frames:
+            conn.unregister(f"_{table}")
+
+
+def known_good_download(known_good: pl.DataFrame) -> pl.DataFrame:
+    """The published columns: id, name, index, components, then each normalised component."""
+    return known_good.select(
+        "model_id", "model_name", "known_good_index", "index_components", *KNOWN_GOOD_COMPONENTS
+    ).sort(
+        pl.col("known_good_index").is_null(), -pl.col("known_good_index").fill_null(0), "model_id"
+    )
+
+
+def capability_download(capability: pl.DataFrame) -> pl.DataFrame:
+    return capability.select("model_id", "model_name", *[d.name for d in CAPABILITY_INDICES]).sort(
+        "model_id"
+    )

@@ -1,0 +1,177 @@
+"""Market data per model: canonical price, per-host prices, speed, latency and openness.
+
+`market_inputs` gathers what the live tables say about each registry model; the functions
+after it turn that into published figures with the rules of METHODOLOGY section 2. A missing
+figure stays missing (None), never zero.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import duckdb
+import polars as pl
+
+from bench_pipeline.openness import LicenceTable, classify_licence, openness_score
+from bench_pipeline.pricing import blended_price, prices_disagree
+from bench_pipeline.warehouse import fetch_frame
+
+MODEL_INPUTS_SQL = """
+WITH own_entry AS (   -- the model's own OpenRouter listing carries the canonical rate
+    SELECT a.model_id, o.prompt_usd_per_m, o.completion_usd_per_m, o.variable_pricing,
+           o.hugging_face_id, o.source_run_id
+    FROM model_aliases a JOIN openrouter_models o ON o.model_id = a.source_key
+    WHERE a.source = 'openrouter_models' AND a.source_key = a.model_id
+),
+crosscheck AS (        -- models.dev's copy of the OpenRouter rate
+    SELECT a.model_id, any_value(d.input_usd_per_m) AS md_input,
+           any_value(d.output_usd_per_m) AS md_output
+    FROM model_aliases a JOIN modelsdev_models d
+      ON a.source = 'models_dev' AND d.provider_id = 'openrouter'
+     AND a.source_key = 'openrouter/' || d.model_id AND d.model_id = a.model_id
+    GROUP BY ALL
+),
+weights AS (
+    SELECT a.model_id, bool_or(d.open_weights) AS any_open, bool_and(d.open_weights) AS all_open
+    FROM model_aliases a JOIN modelsdev_models d ON a.source = 'models_dev'
+     AND a.source_key = d.provider_id || '/' || d.model_id
+    WHERE d.open_weights IS NOT NULL
+    GROUP BY ALL
+),
+arena_licence AS (
+    SELECT a.model_id, coalesce(any_value(r.licence), any_value(m.licence)) AS licence
+    FROM model_aliases a
+    LEFT JOIN arena_ratings r ON r.model_key = a.source_key AND r.licence IS NOT NULL
+    LEFT JOIN arena_models m ON m.model_key = a.source_key AND m.licence IS NOT NULL
+    WHERE a.source = 'arena'
+    GROUP BY ALL
+),
+epoch_access AS (
+    SELECT a.model_id, any_value(e.accessibility) AS accessibility
+    FROM model_aliases a JOIN epoch_models e ON e.model_version = a.source_key
+    WHERE a.source = 'epoch' AND e.accessibility IS NOT NULL
+    GROUP BY ALL
+)
+SELECT m.model_id, m.name AS model_name, o.prompt_usd_per_m, o.completion_usd_per_m,
+       o.variable_pricing, o.hugging_face_id IS NOT NULL AS has_repository,
+       o.source_run_id AS price_source_run_id, c.md_input, c.md_output,
+       w.any_open, w.all_open, coalesce(l.licence, x.accessibility) AS licence
+FROM models m
+LEFT JOIN own_entry o USING (model_id)
+LEFT JOIN crosscheck c USING (model_id)
+LEFT JOIN weights w USING (model_id)
+LEFT JOIN arena_licence l USING (model_id)
+LEFT JOIN epoch_access x USING (model_id)
+ORDER BY m.model_id
+"""
+
+ENDPOINTS_SQL = """
+SELECT DISTINCT a.model_id, e.provider_name, e.tag, e.quantization,
+       e.prompt_usd_per_m, e.completion_usd_per_m, e.uptime_last_30m,
+       e.latency_p50_ms / 1000.0 AS latency_ttft_s, e.throughput_p50_tps AS output_speed_tps,
+       e.source_run_id
+FROM openrouter_endpoints e
+JOIN openrouter_models o ON e.model_id IN (o.model_id, o.canonical_slug)
+JOIN model_aliases a ON a.source = 'openrouter_models' AND a.source_key = o.model_id
+ORDER BY a.model_id, e.provider_name, e.tag
+"""
+
+
+def market_inputs(conn: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(one row per registry model, one row per model and host) from the live tables."""
+    return fetch_frame(conn, MODEL_INPUTS_SQL), fetch_frame(conn, ENDPOINTS_SQL)
+
+
+def open_weights(any_open: bool | None, all_open: bool | None) -> bool | None:
+    """What models.dev's hosts say about the weights: open if any host lists them open."""
+    if any_open is None:
+        return None
+    return bool(any_open or all_open)
+
+
+def price_flag(
+    prompt: Decimal | None,
+    completion: Decimal | None,
+    md_input: Decimal | None,
+    md_output: Decimal | None,
+) -> str | None:
+    """A note for review when models.dev disagrees with OpenRouter; never a correction."""
+    if prices_disagree(prompt, md_input) or prices_disagree(completion, md_output):
+        return f"models.dev lists input {md_input} / output {md_output} USD per 1M"
+    return None
+
+
+def provider_prices(endpoints: pl.DataFrame) -> pl.DataFrame:
+    """Each host's rate and telemetry, with its own blended price."""
+    blended = [
+        blended_price(i, o)
+        for i, o in endpoints.select("prompt_usd_per_m", "completion_usd_per_m").iter_rows()
+    ]
+    return endpoints.rename(
+        {"prompt_usd_per_m": "input_usd_per_1m", "completion_usd_per_m": "output_usd_per_1m"}
+    ).with_columns(
+        pl.Series("blended_price_usd_per_1m", blended, dtype=pl.Decimal(24, 12), strict=False)
+    )
+
+
+def market_rows(models: pl.DataFrame, hosts: pl.DataFrame, licences: LicenceTable) -> pl.DataFrame:
+    """One row per model with any market figure: price, speed, latency or openness."""
+    telemetry = hosts.group_by("model_id").agg(
+        pl.col("output_speed_tps").median(),
+        pl.col("latency_ttft_s").median(),
+        pl.col("provider_name").n_unique().alias("providers_tracked"),
+        pl.col("source_run_id").first().alias("telemetry_source_run_id"),
+    )
+    rows = []
+    joined = models.join(telemetry, on="model_id", how="left")
+    for row in joined.iter_rows(named=True):
+        variable = bool(row["variable_pricing"])
+        prompt = None if variable else row["prompt_usd_per_m"]
+        completion = None if variable else row["completion_usd_per_m"]
+        weights = open_weights(row["any_open"], row["all_open"])
+        licence_class = classify_licence(row["licence"], licences)
+        openness = openness_score(weights, licence_class, bool(row["has_repository"]))
+        rows.append(
+            {
+                "model_id": row["model_id"],
+                "model_name": row["model_name"],
+                "input_usd_per_1m": prompt,
+                "output_usd_per_1m": completion,
+                "blended_price_usd_per_1m": blended_price(prompt, completion),
+                "price_flag": price_flag(prompt, completion, row["md_input"], row["md_output"]),
+                "output_speed_tps": row["output_speed_tps"],
+                "latency_ttft_s": row["latency_ttft_s"],
+                "providers_tracked": row["providers_tracked"] or 0,
+                "open_weights": weights,
+                "licence": row["licence"],
+                "licence_class": licence_class,
+                "has_repository": bool(row["has_repository"]),
+                "openness": openness,
+                "price_source_run_id": row["price_source_run_id"],
+                "telemetry_source_run_id": row["telemetry_source_run_id"],
+            }
+        )
+    frame = pl.DataFrame(rows, schema=MARKET_SCHEMA, strict=False)
+    known = ["input_usd_per_1m", "output_usd_per_1m", "output_speed_tps", "openness"]
+    return frame.filter(pl.any_horizontal(pl.col(c).is_not_null() for c in known))
+
+
+MONEY = pl.Decimal(24, 12)
+MARKET_SCHEMA = {
+    "model_id": pl.Utf8,
+    "model_name": pl.Utf8,
+    "input_usd_per_1m": MONEY,
+    "output_usd_per_1m": MONEY,
+    "blended_price_usd_per_1m": MONEY,
+    "price_flag": pl.Utf8,
+    "output_speed_tps": pl.Float64,
+    "latency_ttft_s": pl.Float64,
+    "providers_tracked": pl.Int32,
+    "open_weights": pl.Boolean,
+    "licence": pl.Utf8,
+    "licence_class": pl.Utf8,
+    "has_repository": pl.Boolean,
+    "openness": pl.Int32,
+    "price_source_run_id": pl.Utf8,
+    "telemetry_source_run_id": pl.Utf8,
+}
