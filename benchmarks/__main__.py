@@ -1,4 +1,4 @@
-"""`python -m benchmarks [--rows N] [--repeat K] [--profile]`: the ingestion swap benchmark."""
+"""`python -m benchmarks [--rows N] [--repeat K] [--parser P] [--profile]`: ingest swap."""
 
 from benchmarks.ingest_swap import main
 

@@ -89,8 +89,9 @@ def test_names_that_must_not_merge(warehouse) -> None:
     plain = alias(warehouse, "openrouter_models", "cohere/command-r-08-2024")[0]
     assert plus != plain
     # "(Fast)" is a different, dearer offering: OpenRouter's own ids are never merged by name.
-    assert alias(warehouse, "openrouter_models", "anthropic/claude-opus-4.8-fast")[0] != (
-        alias(warehouse, "openrouter_models", "anthropic/claude-opus-4.8")[0]
+    assert (
+        alias(warehouse, "openrouter_models", "anthropic/claude-opus-4.8-fast")[0]
+        != (alias(warehouse, "openrouter_models", "anthropic/claude-opus-4.8")[0])
     )
     # "(4k)" and "(128k)" differ only in the parenthetical the rule drops: kept apart.
     small = alias(warehouse, "models_dev", "azure/phi-3-mini-4k-instruct")[0]

@@ -8,6 +8,7 @@ import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import polars as pl
@@ -30,7 +31,7 @@ class RawFile:
     name: str
     content: bytes
 
-    @property
+    @cached_property
     def sha256(self) -> str:
         return hashlib.sha256(self.content).hexdigest()
 
