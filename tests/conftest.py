@@ -157,4 +157,3 @@ def seeded(warehouse: Warehouse, openrouter_listing: dict[str, Any]) -> Seeded:
     assert run.status == "accepted", engine.describe(run)
     assert run.rows_valid == {"openrouter_models": SEED_MODELS}
     return Seeded(warehouse=warehouse, run=run, models=models, checksums=warehouse.checksums())
-

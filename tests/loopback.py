@@ -36,12 +36,14 @@ class Reply:
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    """A request as it arrived: `at` is `time.monotonic()` when its request line was read."""
+    """A request as it arrived: `at` is `time.monotonic()` when its request line was read,
+    `wall` the same moment as `time.time()` (to compare with HTTP dates)."""
 
     method: str
     path: str
     headers: dict[str, str]
     at: float
+    wall: float
 
 
 class _Server(ThreadingHTTPServer):
@@ -69,11 +71,11 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_GET(self) -> None:
-        arrived = time.monotonic()
+        arrived, wall = time.monotonic(), time.time()
         path = urlsplit(self.path).path
         with self.server.lock:
             self.server.recorded.append(
-                RecordedRequest(self.command, path, dict(self.headers.items()), arrived)
+                RecordedRequest(self.command, path, dict(self.headers.items()), arrived, wall)
             )
         reply = self.server.next_reply(path)
         if reply.delay and self.server.stopping.wait(reply.delay):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+import time
+from datetime import UTC, datetime
 from email.utils import format_datetime
 
 import httpx
@@ -46,16 +47,18 @@ def test_500_then_429_then_200_succeeds_after_waiting_the_retry_after_delay() ->
 @pytest.mark.faults
 @pytest.mark.integration
 def test_retry_after_as_an_http_date_is_honoured() -> None:
-    # HTTP dates have whole seconds, so "now + 2 s" means a wait of between 1 and 2 seconds.
-    when = format_datetime(datetime.now(UTC) + timedelta(seconds=2), usegmt=True)
+    # HTTP dates have whole seconds: the retry must not come before that second.
+    not_before = int(time.time()) + 2
+    when = format_datetime(datetime.fromtimestamp(not_before, UTC), usegmt=True)
     script = [Reply(503, headers={"Retry-After": when}), Reply(200, body=PAYLOAD)]
     with LoopbackServer({PATH: script}) as server:
         response = _get(server, max_retries=2, backoff_base=0.01)
-        gaps = server.gaps(PATH)
+        requests = server.requests(PATH)
 
     assert response.status_code == 200
-    assert len(gaps) == 1
-    assert 0.9 <= gaps[0] < 3.0
+    assert len(requests) == 2
+    assert requests[1].wall >= not_before - 0.05
+    assert requests[1].at - requests[0].at < 3.0
 
 
 def test_retry_after_parsing_of_seconds_and_dates() -> None:

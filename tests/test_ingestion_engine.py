@@ -84,9 +84,10 @@ def test_accepted_second_run_replaces_live_rows(seeded, openrouter_listing) -> N
     assert row["status"] == "accepted"
     assert row["rows_valid"] == 60
     assert row["previous_rows"] == 50  # the rows of the last accepted run
-    assert warehouse.query(
-        "SELECT run_id, status FROM source_runs ORDER BY finished_at"
-    ) == [(seeded.run.run_id, "accepted"), (run.run_id, "accepted")]
+    assert warehouse.query("SELECT run_id, status FROM source_runs ORDER BY finished_at") == [
+        (seeded.run.run_id, "accepted"),
+        (run.run_id, "accepted"),
+    ]
 
 
 def test_previous_rows_follows_the_last_accepted_run(seeded, openrouter_listing) -> None:
@@ -113,9 +114,7 @@ def test_exactly_the_minimum_row_ratio_is_accepted(seeded) -> None:
 
 def test_identical_payload_is_stored_once(seeded) -> None:
     warehouse = seeded.warehouse
-    run = warehouse.ingest(
-        "openrouter_models", files={"models.json": _listing(seeded.models)}
-    )
+    run = warehouse.ingest("openrouter_models", files={"models.json": _listing(seeded.models)})
     assert run.status == "accepted"
     assert run.content_sha256 == seeded.run.content_sha256
     paths = warehouse.query("SELECT DISTINCT stored_path FROM raw_files")
@@ -139,9 +138,9 @@ def test_every_recorded_source_is_accepted(warehouse) -> None:
         assert run.status == "accepted", (source, run.reason)
         assert run.rows_valid == expected[source]
         for table, rows in expected[source].items():
-            assert warehouse.query(
-                f"SELECT source_run_id, count(*) FROM {table} GROUP BY ALL"
-            ) == [(run.run_id, rows)]
+            assert warehouse.query(f"SELECT source_run_id, count(*) FROM {table} GROUP BY ALL") == [
+                (run.run_id, rows)
+            ]
     assert runs["epoch"].rows_quarantined == 32
     assert warehouse.query(
         "SELECT source, table_name, field, reason, count(*) FROM quarantine GROUP BY ALL"

@@ -91,20 +91,50 @@ def test_records_with_wrong_types_are_quarantined_and_the_rest_published(seeded)
     assert {m for m, _ in live} == {m["id"] for m in models} - bad
     assert {r for _, r in live} == {run.run_id}
     quarantined = [
-        (q["table_name"], q["file_name"], q["record_number"], q["record_key"], q["field"],
-         q["reason"])
+        (
+            q["table_name"],
+            q["file_name"],
+            q["record_number"],
+            q["record_key"],
+            q["field"],
+            q["reason"],
+        )
         for q in warehouse.quarantine(run.run_id)
     ]
     money = "Decimal(precision=24, scale=12)"
     assert quarantined == [
-        ("openrouter_models", "models.json", 5, models[4]["id"], "context_length",
-         "expected Int64, got lots"),
-        ("openrouter_models", "models.json", 10, models[9]["id"], "prompt_usd_per_m",
-         f"expected {money}, got abc"),
-        ("openrouter_models", "models.json", 15, models[14]["id"], "context_length",
-         "expected Int64, got lots"),
-        ("openrouter_models", "models.json", 15, models[14]["id"], "prompt_usd_per_m",
-         f"expected {money}, got abc"),
+        (
+            "openrouter_models",
+            "models.json",
+            5,
+            models[4]["id"],
+            "context_length",
+            "expected Int64, got lots",
+        ),
+        (
+            "openrouter_models",
+            "models.json",
+            10,
+            models[9]["id"],
+            "prompt_usd_per_m",
+            f"expected {money}, got abc",
+        ),
+        (
+            "openrouter_models",
+            "models.json",
+            15,
+            models[14]["id"],
+            "context_length",
+            "expected Int64, got lots",
+        ),
+        (
+            "openrouter_models",
+            "models.json",
+            15,
+            models[14]["id"],
+            "prompt_usd_per_m",
+            f"expected {money}, got abc",
+        ),
     ]
     record = json.loads(warehouse.quarantine(run.run_id)[0]["record"])
     assert record["model_id"] == models[4]["id"]
@@ -138,18 +168,14 @@ def test_duplicate_keys_quarantine_both_records(seeded) -> None:
     ]
     assert all(q["reason"].startswith("duplicate key") for q in quarantined)
     assert {json.loads(q["record"])["name"] for q in quarantined} == {
-        models[20]["name"], "Same id, other record"
+        models[20]["name"],
+        "Same id, other record",
     }
     assert warehouse.query(
         "SELECT count(*) FROM openrouter_models WHERE model_id = ?", [duplicated]
     ) == [(0,)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine.validate counts quarantined records by (table, file, record_key), so two "
-    "records sharing a duplicate key are counted as one (bench_pipeline/ingest/engine.py:159)",
-)
 def test_duplicate_keys_count_as_two_quarantined_records(seeded) -> None:
     models, _ = _with_duplicate(seeded.models)
     run = seeded.warehouse.ingest("openrouter_models", files={"models.json": _listing(models)})
@@ -176,11 +202,13 @@ def test_epoch_schema_drift_is_rejected(seeded) -> None:
     assert warehouse.checksums() == before
     row = warehouse.run_row(run.run_id)
     assert (row["status"], row["reason"], row["previous_rows"]) == (
-        "rejected", run.reason, first.rows_valid["evaluation_rows"] + 591
+        "rejected",
+        run.reason,
+        first.rows_valid["evaluation_rows"] + 591,
     )
-    assert warehouse.query(
-        "SELECT DISTINCT source_run_id FROM evaluation_rows"
-    ) == [(first.run_id,)]
+    assert warehouse.query("SELECT DISTINCT source_run_id FROM evaluation_rows") == [
+        (first.run_id,)
+    ]
 
 
 # --- live HTTP -------------------------------------------------------------------------------
@@ -318,8 +346,12 @@ def test_sigkill_mid_swap_leaves_live_tables_and_runs_untouched(
     script.write_text(KILLED_INGESTION)
     stderr_path = tmp_path / "killed_ingestion.stderr"
     command = [
-        sys.executable, str(script), str(warehouse.path), str(warehouse.raw_root),
-        str(KILLED_MODELS), str(KILLED_PAD),
+        sys.executable,
+        str(script),
+        str(warehouse.path),
+        str(warehouse.raw_root),
+        str(KILLED_MODELS),
+        str(KILLED_PAD),
     ]
     with stderr_path.open("w") as stderr:
         child = subprocess.Popen(
@@ -350,9 +382,9 @@ def test_sigkill_mid_swap_leaves_live_tables_and_runs_untouched(
     assert not any(line.startswith(("COMMITTED", "RETURNED")) for line in lines), lines
 
     # The child really worked on this file (its raw payload is recorded) ...
-    assert warehouse.query(
-        "SELECT count(*) FROM raw_files WHERE run_id = ?", [killed_run_id]
-    ) == [(1,)]
+    assert warehouse.query("SELECT count(*) FROM raw_files WHERE run_id = ?", [killed_run_id]) == [
+        (1,)
+    ]
     # ... and nothing of its half-done swap survived.
     assert warehouse.checksums() == seeded.checksums
     assert warehouse.run_row(killed_run_id) is None

@@ -24,6 +24,7 @@ from bench_pipeline.ingest.tables import TABLES
 from bench_pipeline.ingest.validation import (
     QUARANTINE_SCHEMA,
     SchemaDriftError,
+    count_records,
     validate_records,
 )
 from bench_pipeline.warehouse import fetch_frame, transaction
@@ -156,12 +157,7 @@ def validate(
         quarantined.append(result.quarantined)
     pending = pl.concat(quarantined) if quarantined else pl.DataFrame(schema=QUARANTINE_SCHEMA)
     _write_frame(conn, pending_quarantine(run.source), pending)
-    distinct = pending.select(pl.struct("table_name", "file_name", "record_key").n_unique())
-    return replace(
-        run,
-        rows_valid=valid_counts,
-        rows_quarantined=distinct.item() if pending.height else 0,
-    )
+    return replace(run, rows_valid=valid_counts, rows_quarantined=count_records(pending))
 
 
 def last_accepted(

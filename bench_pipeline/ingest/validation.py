@@ -39,11 +39,19 @@ class ValidationResult:
 
     @property
     def rows_quarantined(self) -> int:
-        if self.quarantined.is_empty():
-            return 0
-        return self.quarantined.select(
-            pl.struct("file_name", "record_number", "record_key").n_unique()
-        ).item()
+        return count_records(self.quarantined)
+
+
+def count_records(quarantined: pl.DataFrame) -> int:
+    """Distinct records among quarantine rows (a record failing on two fields counts once).
+
+    A record is its table, file, record number and key: one CSV line can feed several
+    evaluations (different keys), and two records can share a duplicated key (different numbers).
+    """
+    if quarantined.is_empty():
+        return 0
+    record = pl.struct("table_name", "file_name", "record_number", "record_key")
+    return quarantined.select(record.n_unique()).item()
 
 
 def _check_columns(spec: TableSpec, staged: pl.DataFrame) -> None:
