@@ -201,11 +201,8 @@ def test_epoch_schema_drift_is_rejected(seeded) -> None:
     assert "mean_score" in run.reason
     assert warehouse.checksums() == before
     row = warehouse.run_row(run.run_id)
-    assert (row["status"], row["reason"], row["previous_rows"]) == (
-        "rejected",
-        run.reason,
-        first.rows_valid["evaluation_rows"] + 591,
-    )
+    assert (row["status"], row["reason"]) == ("rejected", run.reason)
+    assert row["previous_rows"] == sum(first.rows_valid.values())  # 838 + 591
     assert warehouse.query("SELECT DISTINCT source_run_id FROM evaluation_rows") == [
         (first.run_id,)
     ]

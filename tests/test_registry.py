@@ -5,41 +5,17 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from bench_pipeline import settings
-from bench_pipeline.ingest import engine
-from bench_pipeline.ingest.catalog import evaluations, source_definitions
-from bench_pipeline.ingest.sources import PARSERS
-from bench_pipeline.registry.candidates import all_candidates
 from bench_pipeline.registry.matching import (
     AliasFile,
     Candidate,
     build_registry,
     normalise_name,
 )
-from bench_pipeline.registry.store import write_registry
-from bench_pipeline.resources.sources import RecordedSnapshotClient
-from bench_pipeline.warehouse import connect, migrate
 
 
-@pytest.fixture(scope="module")
-def warehouse(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
-    """Every recorded source ingested, and the registry built, in a fresh warehouse."""
-    root = tmp_path_factory.mktemp("registry")
-    with connect(root / "bench.duckdb") as conn:
-        migrate(conn, settings.migrations_dir())
-        client = RecordedSnapshotClient()
-        for name, definition in source_definitions().items():
-            run = engine.fetch_and_store(
-                conn, definition, lambda d=definition: client.fetch(d), root / "raw", "recorded"
-            )
-            run = engine.stage(conn, run, definition, PARSERS[name])
-            run = engine.validate(conn, run, definition)
-            assert engine.publish(conn, run, definition).status == "accepted"
-        aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
-        write_registry(conn, build_registry(all_candidates(conn, aliases), aliases), evaluations())
-    reader = duckdb.connect(str(root / "bench.duckdb"), read_only=True)
-    yield reader
-    reader.close()
+@pytest.fixture
+def warehouse(recorded_warehouse: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    return recorded_warehouse
 
 
 def alias(conn: duckdb.DuckDBPyConnection, source: str, key: str) -> tuple[str, str, str | None]:
