@@ -91,14 +91,18 @@ def fetch_and_store(
 ) -> SourceRun:
     """Fetch the payload and keep every file by content hash; a failed fetch is a rejected run."""
     started = now_utc()
-    run_id = f"{definition.name}-{started:%Y%m%dT%H%M%S%f}"
-    run = SourceRun(source=definition.name, run_id=run_id, mode=mode, started_at=started)
     try:
         files = fetch()
     except FetchError as error:
-        return run.rejected(f"fetch failed: {error}")
+        return _new_run(conn, definition.name, None, mode, started).rejected(
+            f"fetch failed: {error}"
+        )
     if not files:
+        run = _new_run(conn, definition.name, None, mode, started)
         return run.rejected("the source returned no files")
+    digest = content_sha256(files)
+    run = _new_run(conn, definition.name, digest, mode, started)
+    run_id = run.run_id
     rows = []
     for raw in files:
         stored = raw_root / definition.name / raw.sha256[:2] / raw.sha256
@@ -109,7 +113,28 @@ def fetch_and_store(
             partial.replace(stored)
         rows.append((run_id, definition.name, raw.name, raw.sha256, len(raw.content), str(stored)))
     conn.executemany("INSERT INTO raw_files VALUES (?, ?, ?, ?, ?, ?)", rows)
-    return replace(run, content_sha256=content_sha256(files))
+    return run
+
+
+def _new_run(
+    conn: duckdb.DuckDBPyConnection, source: str, digest: str | None, mode: str, started: datetime
+) -> SourceRun:
+    """A run id named after the payload's content: `<source>-<sha256[:12]>-<n>`, n counting
+    earlier runs of the same content. The same inputs give the same ids on any machine, so
+    the published tables that cite them are reproducible byte for byte."""
+    prefix = f"{source}-{digest[:12] if digest else 'nopayload'}-"
+    earlier = conn.execute(
+        "SELECT count(DISTINCT run_id) FROM (SELECT run_id FROM raw_files UNION ALL "
+        "SELECT run_id FROM source_runs) WHERE starts_with(run_id, ?)",
+        [prefix],
+    ).fetchall()[0][0]
+    return SourceRun(
+        source=source,
+        run_id=f"{prefix}{earlier + 1}",
+        mode=mode,
+        started_at=started,
+        content_sha256=digest,
+    )
 
 
 def load_raw_files(conn: duckdb.DuckDBPyConnection, run_id: str) -> list[RawFile]:
