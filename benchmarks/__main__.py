@@ -1,6 +1,73 @@
-"""`python -m benchmarks [--rows N] [--repeat K] [--parser P] [--profile]`: ingest swap."""
+"""`python -m benchmarks [--only ingest|indices] [options]`: the benchmarks, one after another.
 
-from benchmarks.ingest_swap import main
+1. ingest: the ingest swap (`benchmarks.ingest_swap`; `--rows N`, `--parser P`).
+2. indices: the index family (`benchmarks.index_family`; `--models N`, `--seed S`).
+
+`--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
+benchmark keeps its own default (1 for ingest, 5 for indices).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from benchmarks import index_family, ingest_swap
+
+BENCHMARKS = ("ingest", "indices")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Run the benchmarks in turn: " + ", then ".join(BENCHMARKS) + ".",
+        add_help=False,
+        allow_abbrev=False,  # leave the ingest benchmark's options whole for it to parse
+        epilog="Any other option is passed to the ingest benchmark; its options follow.",
+    )
+    parser.add_argument("-h", "--help", action="store_true", help="show this help and exit")
+    parser.add_argument("--only", choices=BENCHMARKS, help="run this benchmark alone")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        help="runs of each variant, best shown (default: 1 for ingest, "
+        f"{index_family.REPEAT} for indices)",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="cProfile each benchmark's measured path"
+    )
+    index_family.add_arguments(parser.add_argument_group("indices benchmark"))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args, ingest_argv = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    if args.help:
+        parser.print_help()
+        print("\ningest benchmark (benchmarks.ingest_swap):")
+        try:
+            ingest_swap.main(["--help"])
+        except SystemExit:
+            pass
+        return 0
+    index_options_given = (args.models, args.seed) != (index_family.MODELS, index_family.SEED)
+    if args.only == "indices" and ingest_argv:
+        parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
+    if args.only == "ingest" and index_options_given:
+        parser.error("--models and --seed apply to the indices benchmark only")
+
+    if args.only in (None, "ingest"):
+        shared = ["--repeat", str(args.repeat)] if args.repeat is not None else []
+        shared += ["--profile"] if args.profile else []
+        status = ingest_swap.main([*ingest_argv, *shared])
+        if status or args.only == "ingest":
+            return status
+        print()
+    repeat = index_family.REPEAT if args.repeat is None else args.repeat
+    return index_family.run(args.models, args.seed, repeat, args.profile)
+
 
 if __name__ == "__main__":
     raise SystemExit(main())
