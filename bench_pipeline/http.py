@@ -1,10 +1,16 @@
-"""HTTP GET with bounded retries: backoff on 429 and 5xx, honouring Retry-After."""
+"""HTTP with bounded retries: backoff on 429 and 5xx, honouring Retry-After.
+
+The decision of whether and how long to wait lives in `RetryPolicy.delay`, shared by the
+synchronous `get_with_retries` (source fetches) and the asynchronous model-provider client
+(`bench_pipeline.providers.openai_compatible`), so both retry the same way.
+"""
 
 from __future__ import annotations
 
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
@@ -36,6 +42,49 @@ def backoff_seconds(attempt: int, base: float, cap: float) -> float:
     return random.uniform(0, min(cap, base * 2**attempt))
 
 
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How many times to retry and how long to wait between attempts.
+
+    Attributes:
+        max_retries: Retries after the first attempt (so at most `max_retries + 1` attempts).
+        backoff_base: Seconds of the first backoff ceiling; it doubles every attempt.
+        max_wait: Cap on any single wait, the server's Retry-After included.
+        retryable: HTTP statuses worth another attempt.
+    """
+
+    max_retries: int = 4
+    backoff_base: float = 0.5
+    max_wait: float = 60.0
+    retryable: frozenset[int] = RETRYABLE
+
+    def delay(
+        self, attempt: int, *, status: int | None = None, retry_after: str | None = None
+    ) -> float | None:
+        """Seconds to wait after failed attempt `attempt` (0-based), or None to stop.
+
+        Args:
+            attempt: The attempt that just failed, counting from 0.
+            status: Its HTTP status, or None for a transport error (timeout, refused
+                connection, broken read), which is always worth retrying.
+            retry_after: The response's Retry-After header, if any; honoured (capped at
+                `max_wait`) instead of the jittered backoff.
+
+        Returns:
+            None when the status is not retryable or the retries are spent; otherwise the
+            wait before the next attempt.
+        """
+        if status is not None and status not in self.retryable:
+            return None
+        if attempt >= self.max_retries:
+            return None
+        told = retry_after_seconds(retry_after) if status is not None else None
+        wait = (
+            told if told is not None else backoff_seconds(attempt, self.backoff_base, self.max_wait)
+        )
+        return min(wait, self.max_wait)
+
+
 def get_with_retries(
     client: httpx.Client,
     url: str,
@@ -46,21 +95,25 @@ def get_with_retries(
     sleep: Callable[[float], None] = time.sleep,
 ) -> httpx.Response:
     """GET `url`; retry transport errors, 429 and 5xx; raise FetchError once retries run out."""
-    last_problem = ""
-    for attempt in range(max_retries + 1):
+    policy = RetryPolicy(max_retries=max_retries, backoff_base=backoff_base, max_wait=max_wait)
+    attempt = 0
+    while True:
         try:
             response = client.get(url)
         except httpx.TransportError as error:  # timeouts, refused connections, broken reads
             last_problem = f"{type(error).__name__}: {error}"
-            wait = backoff_seconds(attempt, backoff_base, max_wait)
+            wait = policy.delay(attempt)
         else:
             if response.status_code < 400:
                 return response
             last_problem = f"HTTP {response.status_code}"
-            if response.status_code not in RETRYABLE:
-                break
-            told = retry_after_seconds(response.headers.get("Retry-After"))
-            wait = told if told is not None else backoff_seconds(attempt, backoff_base, max_wait)
-        if attempt < max_retries:
-            sleep(min(wait, max_wait))
+            wait = policy.delay(
+                attempt,
+                status=response.status_code,
+                retry_after=response.headers.get("Retry-After"),
+            )
+        if wait is None:
+            break
+        sleep(wait)
+        attempt += 1
     raise FetchError(f"GET {url}: {last_problem} after {attempt + 1} attempt(s)")

@@ -8,6 +8,10 @@
 Each path answers with its scripted replies in order and repeats the last one once the script
 runs out (so a single `Reply(500)` is a server that always fails). Unknown paths get a 404.
 A reply with `delay` holds the request that long before answering: a hanging server.
+GET and POST are both answered from the same script; a POST's body is kept on its
+`RecordedRequest`. A reply with `chunks` streams its body: each `(pause, data)` is written and
+flushed after `pause` seconds, with no Content-Length (the connection closes at the end), like
+a server-sent-events stream.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class Reply:
     body: bytes | str = b""
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    chunks: Sequence[tuple[float, bytes | str]] = ()
 
     def payload(self) -> bytes:
         return self.body.encode() if isinstance(self.body, str) else self.body
@@ -37,13 +42,15 @@ class Reply:
 @dataclass(frozen=True)
 class RecordedRequest:
     """A request as it arrived: `at` is `time.monotonic()` when its request line was read,
-    `wall` the same moment as `time.time()` (to compare with HTTP dates)."""
+    `wall` the same moment as `time.time()` (to compare with HTTP dates); `body` is what a POST
+    sent (empty for a GET)."""
 
     method: str
     path: str
     headers: dict[str, str]
     at: float
     wall: float
+    body: bytes = b""
 
 
 class _Server(ThreadingHTTPServer):
@@ -71,15 +78,25 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_GET(self) -> None:
+        self._answer(b"")
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self._answer(self.rfile.read(length) if length else b"")
+
+    def _answer(self, sent: bytes) -> None:
         arrived, wall = time.monotonic(), time.time()
         path = urlsplit(self.path).path
         with self.server.lock:
             self.server.recorded.append(
-                RecordedRequest(self.command, path, dict(self.headers.items()), arrived, wall)
+                RecordedRequest(self.command, path, dict(self.headers.items()), arrived, wall, sent)
             )
         reply = self.server.next_reply(path)
         if reply.delay and self.server.stopping.wait(reply.delay):
             return  # the server is shutting down: drop the held request
+        if reply.chunks:
+            self._stream(reply)
+            return
         body = reply.payload()
         try:
             self.send_response(reply.status)
@@ -90,6 +107,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout): nothing to answer
+
+    def _stream(self, reply: Reply) -> None:
+        self.close_connection = True
+        try:
+            self.send_response(reply.status)
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.flush()
+            for pause, data in reply.chunks:
+                if pause and self.server.stopping.wait(pause):
+                    return
+                self.wfile.write(data.encode() if isinstance(data, str) else data)
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def log_message(self, format: str, *args: object) -> None:
         return  # keep the test output quiet

@@ -1,0 +1,589 @@
+"""Model providers: the OpenAI-compatible client against a real loopback HTTP server, the
+request hash, the response cache, recorded replay, the simulation and the runner."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from loopback import LoopbackServer, Reply
+
+from bench_pipeline.http import RetryPolicy
+from bench_pipeline.providers import (
+    SIMULATED_MARKER,
+    CachedProvider,
+    ChatRequest,
+    ChatResponse,
+    OpenAICompatibleProvider,
+    Provider,
+    ProviderError,
+    RecordedProvider,
+    RecordingMissing,
+    ResponseCache,
+    SimulatedProvider,
+    Usage,
+    parse_usage,
+    run_all,
+)
+
+pytestmark = pytest.mark.timeout(60)
+
+PATH = "/api/v1/chat/completions"
+CANARY = "sk-or-v1-canary-7f3e9a1b2c4d5e6f"
+FAST = RetryPolicy(max_retries=4, backoff_base=0.01, max_wait=5.0)
+
+
+def _request(text: str = "Should we ship the beta to all users?", **params: Any) -> ChatRequest:
+    return ChatRequest(
+        model=params.pop("model", "openai/gpt-4o-mini"),
+        messages=[
+            {"role": "system", "content": "You are a careful product manager."},
+            {"role": "user", "content": text},
+        ],
+        **params,
+    )
+
+
+def _completion(
+    content: str = "Ship to 10% first.",
+    *,
+    usage: dict[str, Any] | None = None,
+    **extra: Any,
+) -> str:
+    body: dict[str, Any] = {
+        "id": "gen-123",
+        "object": "chat.completion",
+        "model": "openai/gpt-4o-mini-2024-07-18",
+        "provider": "OpenAI",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": usage
+        if usage is not None
+        else {"prompt_tokens": 20, "completion_tokens": 6, "total_tokens": 26},
+        **extra,
+    }
+    return json.dumps(body)
+
+
+def _provider(server: LoopbackServer, **kwargs: Any) -> OpenAICompatibleProvider:
+    kwargs.setdefault("retry", FAST)
+    kwargs.setdefault("timeout", 5.0)
+    return OpenAICompatibleProvider(CANARY, base_url=server.url + "/api/v1", **kwargs)
+
+
+def _complete(provider: Provider, request: ChatRequest) -> ChatResponse:
+    return asyncio.run(provider.complete(request))
+
+
+# --- the OpenAI-compatible client over real HTTP -------------------------------------------
+
+
+@pytest.mark.integration
+def test_a_plain_json_response_is_parsed_and_the_request_sent_as_built() -> None:
+    request = _request(temperature=0.2, max_tokens=300, extra={"seed": 7})
+    with LoopbackServer({PATH: [Reply(200, body=_completion())]}) as server:
+        response = _complete(_provider(server, headers={"X-Title": "bench"}), request)
+        [sent] = server.requests(PATH)
+
+    assert sent.method == "POST"
+    assert sent.headers["Authorization"] == f"Bearer {CANARY}"  # sent, and only there
+    assert sent.headers["X-Title"] == "bench"
+    assert json.loads(sent.body) == request.body()
+    assert json.loads(sent.body)["temperature"] == 0.2
+    assert "reasoning_effort" not in json.loads(sent.body)  # None is not sent
+    assert response.request_hash == request.request_hash()
+    assert response.model == "openai/gpt-4o-mini"
+    assert response.raw["model"] == "openai/gpt-4o-mini-2024-07-18"
+    assert response.content == "Ship to 10% first."
+    assert response.finish_reason == "stop"
+    assert response.usage == Usage(prompt_tokens=20, completion_tokens=6, per_request=True)
+    assert response.provider == "OpenAI"
+    assert response.retries == 0
+    assert response.ttft_seconds is None
+    assert response.wall_seconds > 0
+    assert not response.simulated
+    assert not response.from_cache
+
+
+@pytest.mark.integration
+@pytest.mark.faults
+def test_500_then_429_with_retry_after_then_200() -> None:
+    script = [
+        Reply(500, body="boom"),
+        Reply(429, headers={"Retry-After": "1"}, body='{"error": {"code": 429}}'),
+        Reply(200, body=_completion()),
+    ]
+    with LoopbackServer({PATH: script}) as server:
+        response = _complete(_provider(server), _request())
+        gaps = server.gaps(PATH)
+
+    assert response.content == "Ship to 10% first."
+    assert response.retries == 2
+    assert len(gaps) == 2
+    assert gaps[0] < 0.5  # the jittered backoff after the 500
+    assert gaps[1] >= 0.95  # the server's whole second after the 429
+    assert response.wall_seconds >= 0.95
+
+
+@pytest.mark.integration
+@pytest.mark.faults
+def test_a_4xx_fails_at_once_and_the_error_never_carries_the_key() -> None:
+    body = json.dumps({"error": {"code": 401, "message": f"invalid key {CANARY}"}})
+    with LoopbackServer({PATH: [Reply(401, body=body)]}) as server:
+        with pytest.raises(ProviderError) as raised:
+            _complete(_provider(server), _request())
+        requests = server.requests(PATH)
+
+    message = str(raised.value)
+    assert len(requests) == 1
+    assert "HTTP 401" in message
+    assert "openai/gpt-4o-mini" in message
+    assert "1 attempt(s)" in message
+    assert CANARY not in message
+    assert "[redacted]" in message
+
+
+@pytest.mark.integration
+@pytest.mark.faults
+def test_exhausted_retries_raise_naming_the_last_status() -> None:
+    script = [Reply(502), Reply(503), Reply(500)]
+    policy = RetryPolicy(max_retries=2, backoff_base=0.01)
+    with LoopbackServer({PATH: script}) as server:
+        with pytest.raises(ProviderError) as raised:
+            _complete(_provider(server, retry=policy), _request())
+        assert len(server.requests(PATH)) == 3
+    assert "HTTP 500" in str(raised.value)
+    assert "3 attempt(s)" in str(raised.value)
+
+
+@pytest.mark.integration
+@pytest.mark.faults
+def test_a_hanging_server_times_out_and_is_retried() -> None:
+    script = [Reply(200, body=_completion(), delay=10.0), Reply(200, body=_completion("late"))]
+    with LoopbackServer({PATH: script}) as server:
+        response = _complete(_provider(server, timeout=0.3), _request())
+    assert response.content == "late"
+    assert response.retries == 1
+
+
+@pytest.mark.integration
+@pytest.mark.faults
+def test_an_error_object_in_a_200_body_is_a_provider_error() -> None:
+    body = json.dumps({"error": {"code": 400, "message": "context length exceeded"}})
+    with LoopbackServer({PATH: [Reply(200, body=body)]}) as server:
+        with pytest.raises(ProviderError, match="context length exceeded"):
+            _complete(_provider(server), _request())
+        assert len(server.requests(PATH)) == 1
+
+
+def _sse(payload: dict[str, Any] | str) -> str:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return f"data: {data}\n\n"
+
+
+def _chunk(**delta: Any) -> dict[str, Any]:
+    finish = delta.pop("finish_reason", None)
+    return {
+        "id": "gen-456",
+        "model": "anthropic/claude-sonnet-4",
+        "provider": "Anthropic",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+@pytest.mark.integration
+def test_streaming_assembles_the_answer_and_measures_time_to_first_token() -> None:
+    usage = {
+        "prompt_tokens": 1200,
+        "completion_tokens": 90,
+        "prompt_tokens_details": {"cached_tokens": 1000, "cache_write_tokens": 150},
+        "completion_tokens_details": {"reasoning_tokens": 40},
+        "cost": 0.0012,
+    }
+    chunks = [
+        (0.0, _sse(_chunk(role="assistant", content=""))),  # no text yet: not the first token
+        (0.1, ": OPENROUTER PROCESSING\n\n"),
+        (0.3, _sse(_chunk(content="Ship "))),
+        (0.1, _sse(_chunk(content="to 10% "))),
+        (0.1, _sse(_chunk(content="first.", finish_reason="stop"))),
+        (0.0, _sse({**_chunk(), "choices": [], "usage": usage})),
+        (0.0, _sse("[DONE]")),
+    ]
+    reply = Reply(200, headers={"Content-Type": "text/event-stream"}, chunks=chunks)
+    with LoopbackServer({PATH: [reply]}) as server:
+        started = time.perf_counter()
+        response = _complete(_provider(server, stream=True), _request(model="x/y"))
+        elapsed = time.perf_counter() - started
+        [sent] = server.requests(PATH)
+
+    body = json.loads(sent.body)
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert response.request_hash == _request(model="x/y").request_hash()  # stream not hashed
+    assert response.content == "Ship to 10% first."
+    assert response.finish_reason == "stop"
+    assert response.provider == "Anthropic"
+    assert response.ttft_seconds is not None
+    assert 0.38 <= response.ttft_seconds < 0.38 + 0.5
+    assert response.ttft_seconds + 0.18 <= response.wall_seconds <= elapsed
+    assert response.usage == Usage(
+        prompt_tokens=1200,
+        completion_tokens=90,
+        cached_tokens=1000,
+        cache_write_tokens=150,
+        reasoning_tokens=40,
+        per_request=True,
+    )
+    assert response.raw["choices"][0]["message"]["content"] == "Ship to 10% first."
+    assert response.raw["usage"]["cost"] == 0.0012
+    assert response.raw["stream_chunks"] == 5
+
+
+@pytest.mark.integration
+@pytest.mark.faults
+def test_a_stream_that_fails_with_503_is_retried() -> None:
+    chunks = [(0.0, _sse(_chunk(content="ok", finish_reason="stop"))), (0.0, _sse("[DONE]"))]
+    script = [Reply(503, body="busy"), Reply(200, chunks=chunks)]
+    with LoopbackServer({PATH: script}) as server:
+        response = _complete(_provider(server, stream=True), _request())
+    assert response.content == "ok"
+    assert response.retries == 1
+    assert response.usage is None  # the stream sent no usage: unknown, not zero
+
+
+@pytest.mark.integration
+def test_a_server_that_ignores_stream_true_is_read_as_json_over_one_shared_client() -> None:
+    json_reply = Reply(200, body=_completion(), headers={"Content-Type": "application/json"})
+
+    async def twice(provider: OpenAICompatibleProvider) -> list[ChatResponse]:
+        async with provider:
+            return [await provider.complete(_request(f"case {n}")) for n in range(2)]
+
+    with LoopbackServer({PATH: [json_reply]}) as server:
+        responses = asyncio.run(twice(_provider(server, stream=True)))
+    assert [r.content for r in responses] == ["Ship to 10% first."] * 2
+    assert all(r.ttft_seconds is None for r in responses)
+
+
+@pytest.mark.integration
+def test_usage_with_cached_and_reasoning_tokens_from_a_json_response() -> None:
+    usage = {
+        "prompt_tokens": 5000,
+        "completion_tokens": 800,
+        "total_tokens": 5800,
+        "prompt_tokens_details": {"cached_tokens": 4096, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 640},
+    }
+    with LoopbackServer({PATH: [Reply(200, body=_completion(usage=usage))]}) as server:
+        response = _complete(_provider(server), _request(reasoning_effort="high"))
+    assert response.usage == Usage(
+        prompt_tokens=5000,
+        completion_tokens=800,
+        cached_tokens=4096,
+        reasoning_tokens=640,
+        per_request=True,
+    )
+
+
+def test_parse_usage_field_names_and_missing_values() -> None:
+    assert parse_usage(None) is None
+    assert parse_usage({"prompt_tokens": 10, "completion_tokens": None}) == Usage(
+        prompt_tokens=10, per_request=True
+    )
+    openrouter = {
+        "prompt_tokens": 194,
+        "completion_tokens": 2,
+        "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 100},
+        "completion_tokens_details": {"reasoning_tokens": 0},
+    }
+    assert parse_usage(openrouter) == Usage(
+        prompt_tokens=194, completion_tokens=2, cache_write_tokens=100, per_request=True
+    )
+    deepseek = {"prompt_tokens": 300, "completion_tokens": 5, "prompt_cache_hit_tokens": 256}
+    assert parse_usage(deepseek).cached_tokens == 256  # type: ignore[union-attr]
+    with pytest.raises(ProviderError):
+        parse_usage({"prompt_tokens": -1})
+
+
+@pytest.mark.integration
+def test_the_api_key_never_appears_in_a_response() -> None:
+    echo = {
+        "debug": {"Authorization": f"Bearer {CANARY}", "note": f"called with {CANARY}"},
+        "headers": [{"authorization": CANARY}],
+    }
+    body = _completion(f"your key is {CANARY}", **echo)
+    with LoopbackServer({PATH: [Reply(200, body=body)]}) as server:
+        provider = _provider(server)
+        response = _complete(provider, _request())
+        assert server.requests(PATH)[0].headers["Authorization"].endswith(CANARY)
+
+    for text in (
+        str(response),
+        repr(response),
+        response.model_dump_json(),
+        json.dumps(response.raw),
+        repr(provider),
+    ):
+        assert CANARY not in text
+    assert "Authorization" not in response.raw["debug"]
+    assert response.raw["debug"]["note"] == "called with [redacted]"
+    assert response.content == "your key is [redacted]"
+
+
+# --- the request hash ---------------------------------------------------------------------
+
+
+def test_request_hash_is_sha256_of_canonical_json_and_ignores_dict_order() -> None:
+    one = ChatRequest(
+        model="m/1",
+        messages=[{"role": "user", "content": "hi"}],
+        temperature=1,
+        extra={"top_p": 0.9, "provider": {"order": ["A", "B"], "allow_fallbacks": False}},
+    )
+    two = ChatRequest.model_validate(
+        {
+            "extra": {"provider": {"allow_fallbacks": False, "order": ["A", "B"]}, "top_p": 0.9},
+            "messages": [{"content": "hi", "role": "user"}],
+            "temperature": 1.0,
+            "model": "m/1",
+        }
+    )
+    assert one.request_hash() == two.request_hash()
+    assert one.request_hash() == hashlib.sha256(one.canonical_json().encode()).hexdigest()
+    assert json.loads(one.canonical_json())["model"] == "m/1"
+    # A parameter left at None is not sent, so it is the same request as an absent one.
+    hi = [{"role": "user", "content": "hi"}]
+    plain = ChatRequest(model="m/1", messages=hi)
+    unset = ChatRequest(model="m/1", messages=hi, max_tokens=None)
+    assert plain.request_hash() == unset.request_hash()
+
+
+def test_any_change_to_the_request_changes_the_hash() -> None:
+    base = _request(temperature=0.5, max_tokens=100, reasoning_effort="low", extra={"seed": 1})
+    variants = [
+        _request(
+            temperature=0.5,
+            max_tokens=100,
+            reasoning_effort="low",
+            extra={"seed": 1},
+            model="openai/gpt-4o",
+        ),
+        _request(
+            "Should we ship the beta to all users? ",
+            temperature=0.5,
+            max_tokens=100,
+            reasoning_effort="low",
+            extra={"seed": 1},
+        ),
+        _request(temperature=0.6, max_tokens=100, reasoning_effort="low", extra={"seed": 1}),
+        _request(temperature=None, max_tokens=100, reasoning_effort="low", extra={"seed": 1}),
+        _request(temperature=0.5, max_tokens=101, reasoning_effort="low", extra={"seed": 1}),
+        _request(temperature=0.5, max_tokens=100, reasoning_effort="high", extra={"seed": 1}),
+        _request(temperature=0.5, max_tokens=100, reasoning_effort="low", extra={"seed": 2}),
+        _request(
+            temperature=0.5, max_tokens=100, reasoning_effort="low", extra={"seed": 1, "top_p": 1}
+        ),
+        base.model_copy(update={"messages": base.messages[1:]}),
+        base.model_copy(update={"messages": base.messages[::-1]}),
+    ]
+    hashes = {base.request_hash(), *(v.request_hash() for v in variants)}
+    assert len(hashes) == len(variants) + 1
+
+
+def test_extra_may_not_repeat_a_request_field() -> None:
+    with pytest.raises(ValueError, match="temperature"):
+        _request(extra={"temperature": 0})
+    with pytest.raises(ValueError, match="stream"):
+        _request(extra={"stream": True})
+
+
+# --- the cache ----------------------------------------------------------------------------
+
+
+def _json_server(delay: float = 0.0) -> LoopbackServer:
+    return LoopbackServer({PATH: [Reply(200, body=_completion(), delay=delay)]})
+
+
+@pytest.mark.integration
+def test_a_second_run_is_served_from_the_cache_with_zero_http_calls(tmp_path: Path) -> None:
+    requests = [_request(f"case {n}") for n in range(4)]
+    with _json_server() as server:
+        first = asyncio.run(
+            run_all(CachedProvider(_provider(server), ResponseCache(tmp_path)), requests, 2)
+        )
+        calls_after_first = len(server.requests(PATH))
+        # A new provider and cache object over the same directory: a rerun, a backfill.
+        second = asyncio.run(
+            run_all(CachedProvider(_provider(server), ResponseCache(tmp_path)), requests, 2)
+        )
+        calls_after_second = len(server.requests(PATH))
+
+    assert calls_after_first == 4
+    assert calls_after_second == 4  # no call at all the second time
+    assert not any(r.from_cache for r in first)
+    assert all(r.from_cache for r in second)
+    for before, after in zip(first, second, strict=True):
+        assert after.model_copy(update={"from_cache": False}) == before
+    assert len(ResponseCache(tmp_path)) == 4
+    assert CANARY not in "".join(p.read_text() for p in tmp_path.rglob("*.json"))
+
+
+@pytest.mark.integration
+def test_identical_concurrent_requests_make_one_call(tmp_path: Path) -> None:
+    same, other = _request("same"), _request("other")
+    with _json_server(delay=0.3) as server:
+        provider = CachedProvider(_provider(server), ResponseCache(tmp_path))
+        responses = asyncio.run(run_all(provider, [same] * 5 + [other], concurrency=6))
+        calls = len(server.requests(PATH))
+
+    assert calls == 2
+    assert [r.from_cache for r in responses[:5]].count(False) == 1
+    assert {r.request_hash for r in responses[:5]} == {same.request_hash()}
+    assert responses[5].request_hash == other.request_hash()
+
+
+@pytest.mark.integration
+@pytest.mark.faults
+def test_a_failed_call_is_not_cached(tmp_path: Path) -> None:
+    script = [Reply(400, body="bad"), Reply(200, body=_completion())]
+    with LoopbackServer({PATH: script}) as server:
+        provider = CachedProvider(_provider(server), ResponseCache(tmp_path))
+        with pytest.raises(ProviderError):
+            _complete(provider, _request())
+        assert len(ResponseCache(tmp_path)) == 0
+        assert _complete(provider, _request()).content == "Ship to 10% first."
+        assert len(server.requests(PATH)) == 2
+
+
+def test_simulated_answers_pass_through_the_cache_but_are_never_stored(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path)
+    provider = CachedProvider(SimulatedProvider(), cache)
+    response = _complete(provider, _request())
+    assert response.simulated and provider.simulated
+    assert len(cache) == 0
+
+
+def test_the_cache_rejects_a_response_to_another_request(tmp_path: Path) -> None:
+    response = _complete(SimulatedProvider(), _request("a"))
+    with pytest.raises(ValueError, match="not this request"):
+        ResponseCache(tmp_path).put(_request("b"), response)
+
+
+# --- recorded replay ----------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_recorded_replay_hits_and_fails_clearly_on_a_miss(tmp_path: Path) -> None:
+    recorded = _request("recorded case")
+    with _json_server() as server:
+        live = _complete(CachedProvider(_provider(server), ResponseCache(tmp_path)), recorded)
+
+    replay = RecordedProvider(ResponseCache(tmp_path))
+    hit = _complete(replay, recorded)
+    assert hit.from_cache
+    assert hit.model_copy(update={"from_cache": False}) == live
+
+    missing = _request("never recorded", model="google/gemini-2.5-pro")
+    with pytest.raises(RecordingMissing) as raised:
+        _complete(replay, missing)
+    assert missing.request_hash() in str(raised.value)
+    assert "google/gemini-2.5-pro" in str(raised.value)
+
+
+# --- the simulation -----------------------------------------------------------------------
+
+
+def test_simulation_is_deterministic_and_labelled() -> None:
+    request = _request(reasoning_effort="medium")
+    one = _complete(SimulatedProvider(), request)
+    two = _complete(SimulatedProvider(), _request(reasoning_effort="medium"))
+    assert one == two
+    assert one.content.startswith(SIMULATED_MARKER)
+    assert one.simulated and one.provider == "simulated"
+    assert one.request_hash == request.request_hash()
+    assert one.usage is not None and one.usage.per_request
+    assert one.usage.prompt_tokens > 0
+    assert 0 < one.usage.reasoning_tokens < one.usage.completion_tokens
+
+    others = [
+        _request(reasoning_effort="high"),
+        _request(reasoning_effort="medium", model="other/model"),
+        _request("A different brief", reasoning_effort="medium"),
+    ]
+    for other in others:
+        answer = _complete(SimulatedProvider(), other)
+        assert answer.content != one.content
+        assert answer.request_hash != one.request_hash
+
+
+def test_simulation_respects_max_tokens() -> None:
+    response = _complete(SimulatedProvider(), _request(max_tokens=5))
+    assert response.usage is not None
+    assert response.usage.completion_tokens == 5
+    assert response.finish_reason == "length"
+    assert response.content.startswith(SIMULATED_MARKER)
+
+
+# --- the runner ---------------------------------------------------------------------------
+
+
+class _Counting(Provider):
+    """Answers after a short pause, counting how many calls are in flight at once."""
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        self.in_flight = 0
+        self.most = 0
+        self.fail_on = fail_on
+        self.inner = SimulatedProvider()
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        try:
+            await asyncio.sleep(0.02)
+            if self.fail_on and self.fail_on in str(request.messages[-1].content):
+                raise ProviderError("scripted failure")
+            return await self.inner.complete(request)
+        finally:
+            self.in_flight -= 1
+
+
+def test_run_all_bounds_concurrency_and_keeps_request_order() -> None:
+    provider = _Counting()
+    requests = [_request(f"case {n}") for n in range(10)]
+    responses = asyncio.run(run_all(provider, requests, concurrency=3))
+    assert provider.most == 3
+    assert [r.request_hash for r in responses] == [r.request_hash() for r in requests]
+
+
+def test_run_all_raises_the_first_failure() -> None:
+    requests = [_request(f"case {n}") for n in range(5)]
+    with pytest.raises(ProviderError, match="scripted failure"):
+        asyncio.run(run_all(_Counting(fail_on="case 2"), requests, concurrency=2))
+    with pytest.raises(ValueError):
+        asyncio.run(run_all(_Counting(), requests, concurrency=0))
+
+
+# --- the shared retry decision ------------------------------------------------------------
+
+
+def test_retry_policy_decides_like_the_source_fetcher() -> None:
+    policy = RetryPolicy(max_retries=2, backoff_base=0.1, max_wait=3.0)
+    assert policy.delay(0, status=404) is None
+    assert policy.delay(0, status=400) is None
+    assert policy.delay(2, status=503) is None  # retries spent
+    assert policy.delay(0, status=429, retry_after="2") == 2.0
+    assert policy.delay(0, status=429, retry_after="120") == 3.0  # capped
+    assert 0 <= policy.delay(1, status=500) <= 0.2  # type: ignore[operator]
+    assert 0 <= policy.delay(0) <= 0.1  # type: ignore[operator]  # transport error
