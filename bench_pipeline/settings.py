@@ -45,3 +45,8 @@ def analyst_copy_path() -> Path:
 def downloads_dir() -> Path:
     """CSV and JSON downloads of every published table."""
     return bench_home() / "build" / "site" / "data"
+
+
+def releases_dir() -> Path:
+    """Dataset releases: one immutable folder per release id, and the `latest` pointer."""
+    return bench_home() / "build" / "releases"

@@ -1,4 +1,8 @@
-"""Known Good Index, capability indices, market data and Arena ratings, with downloads."""
+"""Known Good Index, capability indices, market data and Arena ratings in the warehouse.
+
+Their downloads are published by the release asset (`assets/release.py`), from the tables
+defined once in `release/published.py`.
+"""
 
 import dagster as dg
 import polars as pl
@@ -6,11 +10,11 @@ import polars as pl
 from bench_pipeline import settings
 from bench_pipeline.assets.metadata import table_metadata
 from bench_pipeline.assets.registry import REGISTRY_KEY
-from bench_pipeline.downloads import write_download
-from bench_pipeline.index_store import capability_download, compute, known_good_download, store
+from bench_pipeline.index_store import compute, store
 from bench_pipeline.ingest.catalog import evaluations
 from bench_pipeline.market import market_inputs, market_rows, provider_prices
 from bench_pipeline.openness import load_licence_table
+from bench_pipeline.release.published import ARENA_SQL
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.warehouse import fetch_frame, transaction
 
@@ -18,30 +22,6 @@ GROUP = "indices"
 INDEX_KEY = dg.AssetKey(["indices", "known_good_index"])
 MARKET_KEY = dg.AssetKey(["market", "market_data"])
 ARENA_KEY = dg.AssetKey(["arena", "arena_elo"])
-
-ARENA_SQL = """
-SELECT a.model_id, m.name AS model_name, r.leaderboard, r.category, r.model_key, r.rating,
-       r.rating_low, r.rating_high, r.votes, r.rank, r.rank_best, r.rank_worst, r.preliminary,
-       r.published_on, r.source_run_id
-FROM arena_ratings r
-JOIN model_aliases a ON a.source = 'arena' AND a.source_key = r.model_key
-JOIN models m USING (model_id)
-WHERE r.category = 'full'
-ORDER BY r.leaderboard, r.rating DESC, r.model_key
-"""
-MARKET_DOWNLOAD = [
-    "model_id",
-    "model_name",
-    "input_usd_per_1m",
-    "output_usd_per_1m",
-    "blended_price_usd_per_1m",
-    "output_speed_tps",
-    "latency_ttft_s",
-    "providers_tracked",
-    "openness",
-    "licence_class",
-    "price_flag",
-]
 
 
 @dg.asset(
@@ -64,9 +44,6 @@ def known_good_indices(warehouse: WarehouseResource) -> dg.MaterializeResult:
         metadata = table_metadata(conn, "known_good_index") | table_metadata(
             conn, "capability_indices"
         )
-    out = settings.downloads_dir()
-    write_download(known_good_download(result.known_good), "known_good_index", out)
-    write_download(capability_download(result.capability), "capability_indices", out)
     return dg.MaterializeResult(
         metadata=metadata
         | {
@@ -101,9 +78,6 @@ def market_data(warehouse: WarehouseResource) -> dg.MaterializeResult:
                 conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _frame")
             conn.unregister("_frame")
         metadata = table_metadata(conn, "market") | table_metadata(conn, "provider_prices")
-    out = settings.downloads_dir()
-    write_download(market.select(MARKET_DOWNLOAD).sort("model_id"), "market", out)
-    write_download(providers.sort("model_id", "provider_name", "tag"), "provider_prices", out)
     return dg.MaterializeResult(metadata=metadata)
 
 
@@ -121,7 +95,6 @@ def market_data(warehouse: WarehouseResource) -> dg.MaterializeResult:
 def arena_elo(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
         ratings = fetch_frame(conn, ARENA_SQL)
-    write_download(ratings, "arena_elo", settings.downloads_dir())
     return dg.MaterializeResult(
         metadata={"rows": ratings.height, "leaderboards": ratings["leaderboard"].unique().len()}
     )

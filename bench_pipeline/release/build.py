@@ -1,0 +1,291 @@
+"""Building an immutable dataset release folder from the warehouse.
+
+```
+<releases_root>/<release_id>/
+  manifest.json            what the release holds, with the sha256 of every other file
+  data/<table>.csv|.json|.parquet
+  bench.duckdb             one table per published table, for read-only analysis
+  diff.json                what changed since the previous release
+<releases_root>/latest     the latest release id (written last, atomically)
+```
+
+The release id is "r" + the first 16 hex digits of a sha256 over the methodology versions
+and, per table, its name and the sha256 of its published JSON rendering with the lineage
+columns left out (see `published.py`). For a table without lineage columns that is exactly
+the sha256 of its `data/<table>.json`. Left out of the id: the CSV and Parquet renderings
+(the same rows as the JSON; Parquet also embeds the writer's version, so a library upgrade
+alone would otherwise make a "new" release), `bench.duckdb` (not byte-reproducible), the
+creation time and the previous release. So the same published values under the same
+methodology always give the same id, whichever runs delivered them and whenever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from bench_pipeline.downloads import _decimal_text, _json_value, write_download
+from bench_pipeline.release.diff import MANIFEST, diff_releases, load_manifest
+from bench_pipeline.release.published import PUBLISHED, PublishedTable
+from bench_pipeline.warehouse import transaction
+
+LATEST = "latest"
+DIFF = "diff.json"
+DATABASE = "bench.duckdb"
+DATA = "data"
+FORMATS = ("csv", "json", "parquet")
+RUN_ID_COLUMNS = ("source_run_id", "run_id")
+
+
+@dataclass(frozen=True)
+class ReleaseOutcome:
+    release_id: str
+    path: Path
+    created: bool
+    previous_release_id: str | None
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def json_rendering(frame: pl.DataFrame) -> bytes:
+    """The bytes `write_download` writes as `<name>.json` for this frame."""
+    published = _decimal_text(frame)
+    records = [
+        {k: _json_value(v) for k, v in row.items()} for row in published.iter_rows(named=True)
+    ]
+    return (json.dumps(records, ensure_ascii=False, indent=1) + "\n").encode()
+
+
+def content_sha256(table: PublishedTable, frame: pl.DataFrame) -> str:
+    """The digest a table contributes to the release id: its JSON without lineage columns."""
+    values = frame.drop([c for c in table.lineage if c in frame.columns])
+    return hashlib.sha256(json_rendering(values)).hexdigest()
+
+
+def release_id(methodology_versions: Mapping[str, str], contents: Mapping[str, str]) -> str:
+    identity = {
+        "methodology_versions": dict(sorted(methodology_versions.items())),
+        "tables": sorted(contents.items()),
+    }
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return "r" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def read_latest(releases_root: Path) -> str | None:
+    """The id `latest` names, if it names a release folder that exists."""
+    pointer = releases_root / LATEST
+    if not pointer.is_file():
+        return None
+    name = pointer.read_text(encoding="utf-8").strip()
+    return name if name and (releases_root / name / MANIFEST).is_file() else None
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+
+
+def _check_keys(table: PublishedTable, frame: pl.DataFrame) -> None:
+    missing = [c for c in (*table.key, *table.lineage) if c not in frame.columns]
+    if missing:
+        raise ValueError(f"published table {table.name} has no column(s) {missing}")
+    if table.rank_by and table.rank_by not in frame.columns:
+        raise ValueError(f"published table {table.name} has no rank column {table.rank_by}")
+    if frame.height and frame.select(table.key).is_duplicated().any():
+        raise ValueError(f"published table {table.name}: key {table.key} is not unique")
+
+
+def _iso(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()
+    return value
+
+
+def _source_runs(
+    conn: duckdb.DuckDBPyConnection, tables: Sequence[PublishedTable], frames: dict
+) -> list[dict[str, Any]]:
+    """Every run a published table cites, and the last run of every source."""
+    cited: set[str] = set()
+    for table in tables:
+        for column in table.lineage:
+            if column in RUN_ID_COLUMNS:
+                cited.update(v for v in frames[table.name][column].to_list() if v)
+    with conn.cursor() as cursor:
+        rows = cursor.execute(
+            "SELECT source, run_id, content_sha256, finished_at, status FROM source_runs "
+            "WHERE list_contains(?::VARCHAR[], run_id) OR run_id IN (SELECT run_id FROM "
+            "source_runs QUALIFY row_number() OVER (PARTITION BY source "
+            "ORDER BY finished_at DESC, run_id DESC) = 1) "
+            "ORDER BY source, finished_at, run_id",
+            [sorted(cited)],
+        ).fetchall()
+    names = ("source", "run_id", "content_sha256", "finished_at", "status")
+    return [dict(zip(names, map(_iso, row), strict=True)) for row in rows]
+
+
+def _write_database(path: Path, frames: Mapping[str, pl.DataFrame]) -> None:
+    conn = duckdb.connect(str(path))
+    try:
+        for name, frame in frames.items():
+            conn.register("_frame", frame.to_arrow())
+            conn.execute(f'CREATE TABLE "{name}" AS SELECT * FROM _frame')
+            conn.unregister("_frame")
+        conn.execute("CHECKPOINT")
+    finally:
+        conn.close()
+
+
+def _file_entries(folder: Path, rows: Mapping[str, int | None]) -> list[dict[str, Any]]:
+    """path, sha256, bytes and rows of every file in `folder` but the manifest."""
+    entries = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        relative = path.relative_to(folder).as_posix()
+        if relative == MANIFEST:
+            continue
+        entries.append(
+            {
+                "path": relative,
+                "sha256": sha256_file(path),
+                "bytes": path.stat().st_size,
+                "rows": rows.get(relative),
+            }
+        )
+    return entries
+
+
+def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    text = json.dumps(manifest, ensure_ascii=False, indent=1) + "\n"
+    (folder / MANIFEST).write_text(text, encoding="utf-8")
+
+
+def _record(conn: duckdb.DuckDBPyConnection, manifest: dict[str, Any], path: Path) -> None:
+    """The release's row in the warehouse `releases` table (once)."""
+    rows = {t["name"]: t["rows"] for t in manifest["tables"]}
+    created = datetime.fromisoformat(manifest["created_at"]).astimezone(UTC).replace(tzinfo=None)
+    with transaction(conn):
+        known = conn.execute(
+            "SELECT count(*) FROM releases WHERE release_id = ?", [manifest["release_id"]]
+        ).fetchall()[0][0]
+        if not known:
+            conn.execute(
+                "INSERT INTO releases VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    manifest["release_id"],
+                    created,
+                    manifest["previous_release_id"],
+                    json.dumps(rows),
+                    sum(rows.values()),
+                    str(path),
+                ],
+            )
+
+
+def _read_only(paths: Iterable[Path]) -> None:
+    for path in paths:
+        path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+
+
+def build_release(
+    conn: duckdb.DuckDBPyConnection,
+    releases_root: Path,
+    methodology_versions: Mapping[str, str],
+    tables: Sequence[PublishedTable] = PUBLISHED,
+) -> ReleaseOutcome:
+    """Publish the warehouse's tables as a new release, unless a release of exactly these
+    values under these methodology versions exists already (then only `latest` may move)."""
+    unknown = sorted({t.methodology for t in tables} - set(methodology_versions))
+    if unknown:
+        raise ValueError(f"no methodology version given for {unknown}")
+    frames = {table.name: table.frame(conn) for table in tables}
+    for table in tables:
+        _check_keys(table, frames[table.name])
+    contents = {table.name: content_sha256(table, frames[table.name]) for table in tables}
+    rid = release_id(methodology_versions, contents)
+    releases_root.mkdir(parents=True, exist_ok=True)
+    final = releases_root / rid
+    latest = read_latest(releases_root)
+
+    if (final / MANIFEST).is_file():  # these values were released before: nothing new
+        manifest = load_manifest(final)
+        _record(conn, manifest, final)  # in case an earlier build stopped before its row
+        if latest != rid:
+            _write_atomically(releases_root / LATEST, rid)
+        return ReleaseOutcome(rid, final, False, manifest["previous_release_id"])
+
+    partial = releases_root / f".{rid}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    data = partial / DATA
+    data.mkdir(parents=True)
+    entries, rows = [], {}
+    for table in tables:
+        frame = frames[table.name]
+        write_download(frame, table.name, data)
+        frame.write_parquet(data / f"{table.name}.parquet")
+        files = {}
+        for fmt in FORMATS:
+            relative = f"{DATA}/{table.name}.{fmt}"
+            files[fmt] = {"path": relative, "sha256": sha256_file(partial / relative)}
+            rows[relative] = frame.height
+        entries.append(
+            {
+                "name": table.name,
+                "title": table.title,
+                "rows": frame.height,
+                "key": list(table.key),
+                "rank_by": table.rank_by,
+                "lineage": list(table.lineage),
+                "methodology": table.methodology,
+                "content_sha256": contents[table.name],
+                "files": files,
+            }
+        )
+    _write_database(partial / DATABASE, frames)
+    rows[DATABASE] = sum(frame.height for frame in frames.values())
+
+    manifest = {
+        "release_id": rid,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "methodology_versions": dict(sorted(methodology_versions.items())),
+        "case_versions": [],
+        "source_runs": _source_runs(conn, tables, frames),
+        "tables": entries,
+        "files": [],
+        "previous_release_id": latest,
+    }
+    _write_manifest(partial, manifest)  # the diff reads the new release's manifest
+    diff = diff_releases(releases_root / latest if latest else None, partial)
+    (partial / DIFF).write_text(
+        json.dumps(diff, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+    )
+    manifest["files"] = _file_entries(partial, rows)
+    _write_manifest(partial, manifest)
+    _read_only(p for p in partial.rglob("*") if p.is_file())
+
+    try:
+        os.replace(partial, final)
+    except OSError:
+        if not (final / MANIFEST).is_file():
+            raise
+        shutil.rmtree(partial, ignore_errors=True)  # another writer published it first
+        return ReleaseOutcome(rid, final, False, load_manifest(final)["previous_release_id"])
+    _record(conn, manifest, final)
+    _write_atomically(releases_root / LATEST, rid)  # last: readers follow `latest`
+    return ReleaseOutcome(rid, final, True, latest)

@@ -1,0 +1,148 @@
+"""What changed between two releases, from their published JSON files (values as published).
+
+For every table: the keys of rows added and removed, each changed value with the lineage of
+its new row (lineage columns themselves are not compared: a new run id alone is no change),
+and, for a ranked table, every row whose rank moved. `caused_by` names the source runs that
+brought new content: runs of the new release whose source, payload digest and status no run
+of the old release had (a re-ingestion of an unchanged payload is not a cause).
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from bench_pipeline.release.published import PUBLISHED_BY_NAME
+
+MANIFEST = "manifest.json"
+
+Row = dict[str, Any]
+
+
+def load_manifest(release_dir: Path) -> dict[str, Any]:
+    return json.loads((release_dir / MANIFEST).read_text(encoding="utf-8"))
+
+
+def _rows(release_dir: Path, entry: dict[str, Any]) -> list[Row]:
+    return json.loads((release_dir / entry["files"]["json"]["path"]).read_text(encoding="utf-8"))
+
+
+def _shape(entry: dict[str, Any]) -> tuple[list[str], str | None, list[str]]:
+    """Key, rank column and lineage columns: as the manifest recorded them, else as defined."""
+    defined = PUBLISHED_BY_NAME.get(entry["name"])
+    key = entry.get("key") or (list(defined.key) if defined else [])
+    rank_by = entry["rank_by"] if "rank_by" in entry else (defined.rank_by if defined else None)
+    lineage = entry.get("lineage", list(defined.lineage) if defined else [])
+    return list(key), rank_by, list(lineage)
+
+
+def _key(row: Row, key: list[str]) -> tuple:
+    return tuple(row.get(column) for column in key)
+
+
+def _ranks(rows: list[Row], key: list[str], rank_by: str) -> dict[tuple, int]:
+    """1-based position by `rank_by`, descending, among rows that have a value (file order
+    breaks ties)."""
+    held = [row for row in rows if row.get(rank_by) is not None]
+    held.sort(key=lambda row: -Decimal(str(row[rank_by])))  # stable: ties keep file order
+    return {_key(row, key): place for place, row in enumerate(held, start=1)}
+
+
+def diff_table(
+    old_rows: list[Row],
+    new_rows: list[Row],
+    key: list[str],
+    rank_by: str | None,
+    lineage: list[str],
+) -> dict[str, Any]:
+    def named(k: tuple) -> dict[str, Any]:
+        return dict(zip(key, k, strict=True))
+
+    old = {_key(row, key): row for row in old_rows}
+    new = {_key(row, key): row for row in new_rows}
+    old_columns = list(old_rows[0]) if old_rows else []
+    new_columns = list(new_rows[0]) if new_rows else []
+    compared = [c for c in new_columns if c not in key and c not in lineage and c in old_columns]
+    changed = [
+        {
+            "key": named(k),
+            "column": column,
+            "old": old[k][column],
+            "new": row[column],
+            "lineage": {c: row[c] for c in lineage if c in row},
+        }
+        for k, row in new.items()
+        if k in old
+        for column in compared
+        if old[k][column] != row[column]
+    ]
+    result: dict[str, Any] = {
+        "rows_added": [named(k) for k in new if k not in old],
+        "rows_removed": [named(k) for k in old if k not in new],
+        "changed": changed,
+        "rank_moves": [],
+    }
+    if rank_by:
+        old_rank, new_rank = _ranks(old_rows, key, rank_by), _ranks(new_rows, key, rank_by)
+        result["rank_moves"] = [
+            {"key": named(k), "old_rank": old_rank.get(k), "new_rank": new_rank.get(k)}
+            for k in new
+            if k in old and old_rank.get(k) != new_rank.get(k)
+        ]
+    if old_rows and new_rows and set(old_columns) != set(new_columns):
+        result["columns_added"] = [c for c in new_columns if c not in old_columns]
+        result["columns_removed"] = [c for c in old_columns if c not in new_columns]
+    return result
+
+
+def _causes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[dict[str, Any]]:
+    if old is None:
+        return list(new["source_runs"])
+    seen_ids = {run["run_id"] for run in old["source_runs"]}
+    seen_payloads = {(r["source"], r["content_sha256"], r["status"]) for r in old["source_runs"]}
+    return [
+        run
+        for run in new["source_runs"]
+        if run["run_id"] not in seen_ids
+        and (run["source"], run["content_sha256"], run["status"]) not in seen_payloads
+    ]
+
+
+def diff_releases(old_dir: Path | None, new_dir: Path) -> dict[str, Any]:
+    """The differences from the release in `old_dir` (None: no earlier release) to `new_dir`."""
+    new = load_manifest(new_dir)
+    old = load_manifest(old_dir) if old_dir is not None else None
+    old_entries = {entry["name"]: entry for entry in old["tables"]} if old else {}
+    new_entries = {entry["name"]: entry for entry in new["tables"]}
+    tables: dict[str, Any] = {}
+    models: dict[str, list] = {"models_added": [], "models_removed": []}
+    for name, entry in new_entries.items():
+        new_rows = _rows(new_dir, entry)
+        if name not in old_entries:
+            tables[name] = {"added_table": True, "rows": len(new_rows)}
+            old_rows: list[Row] = []
+        else:
+            assert old_dir is not None
+            old_rows = _rows(old_dir, old_entries[name])
+            tables[name] = diff_table(old_rows, new_rows, *_shape(entry))
+        if name == "models":
+            old_ids = {row["model_id"] for row in old_rows}
+            new_ids = {row["model_id"] for row in new_rows}
+            models["models_added"] = [
+                r["model_id"] for r in new_rows if r["model_id"] not in old_ids
+            ]
+            models["models_removed"] = [
+                r["model_id"] for r in old_rows if r["model_id"] not in new_ids
+            ]
+    for name, entry in old_entries.items():
+        if name not in new_entries:
+            tables[name] = {"removed_table": True, "rows": entry["rows"]}
+    return {
+        "from": old["release_id"] if old else None,
+        "to": new["release_id"],
+        **models,
+        "tables": tables,
+        "caused_by": {"source_runs": _causes(old, new), "case_versions": []},
+    }

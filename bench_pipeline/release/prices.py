@@ -1,0 +1,46 @@
+"""Price history: the dated OpenRouter rates of every accepted ingestion, kept in the warehouse.
+
+The live tables hold only the last accepted run of each source, so before they are replaced
+again the rates they carry are appended to `price_history`, dated by the run's finish time.
+Keyed by source run: a run already recorded is never recorded twice.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from bench_pipeline.warehouse import transaction
+
+# The canonical rate: the model's own OpenRouter listing (as `market` reads it); host NULL.
+CANONICAL_SQL = """
+INSERT INTO price_history
+SELECT r.finished_at, o.source_run_id, a.model_id, NULL, NULL,
+       CASE WHEN o.variable_pricing THEN NULL ELSE o.prompt_usd_per_m END,
+       CASE WHEN o.variable_pricing THEN NULL ELSE o.completion_usd_per_m END
+FROM model_aliases a
+JOIN openrouter_models o ON o.model_id = a.source_key
+JOIN source_runs r ON r.run_id = o.source_run_id AND r.status = 'accepted'
+WHERE a.source = 'openrouter_models' AND a.source_key = a.model_id
+  AND o.source_run_id NOT IN (SELECT source_run_id FROM price_history)
+"""
+
+# Each host's rate, matched to registry models as `provider_prices` matches them.
+HOSTS_SQL = """
+INSERT INTO price_history
+SELECT DISTINCT r.finished_at, e.source_run_id, a.model_id, e.provider_name, e.tag,
+       e.prompt_usd_per_m, e.completion_usd_per_m
+FROM openrouter_endpoints e
+JOIN openrouter_models o ON e.model_id IN (o.model_id, o.canonical_slug)
+JOIN model_aliases a ON a.source = 'openrouter_models' AND a.source_key = o.model_id
+JOIN source_runs r ON r.run_id = e.source_run_id AND r.status = 'accepted'
+WHERE e.source_run_id NOT IN (SELECT source_run_id FROM price_history)
+"""
+
+
+def record_price_history(conn: duckdb.DuckDBPyConnection) -> int:
+    """Append the rates of the live OpenRouter runs not yet recorded; return rows appended."""
+    before = conn.execute("SELECT count(*) FROM price_history").fetchall()[0][0]
+    with transaction(conn):
+        conn.execute(CANONICAL_SQL)
+        conn.execute(HOSTS_SQL)
+    return conn.execute("SELECT count(*) FROM price_history").fetchall()[0][0] - before

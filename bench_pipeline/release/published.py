@@ -1,0 +1,180 @@
+"""Every table a dataset release publishes, defined once (adding a table is one line).
+
+Each table is a query over the warehouse (or a Python `build(conn)` for one that is not in
+it) with a total ORDER BY, so the same warehouse content always gives the same rows in the
+same order. `key` names a row for release diffs; `rank_by` is the column a leaderboard ranks
+by (descending), if any; `lineage` lists the columns that say where or when a value came
+from (source run ids, run times). Lineage is published and shown beside every change in a
+diff, but it is not compared and not part of the release id: re-ingesting an unchanged payload
+gives a new run id and new times, and that must not produce a new release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import duckdb
+import polars as pl
+
+from bench_pipeline.indices import CAPABILITY_INDICES, KNOWN_GOOD_COMPONENTS
+from bench_pipeline.ingest.catalog import source_definitions
+from bench_pipeline.warehouse import fetch_frame
+
+# The version of each methodology a release was computed with. Bump a version when its rules
+# change: the release id covers these, so the same data under new rules is a new release.
+METHODOLOGY_VERSIONS: dict[str, str] = {
+    "known_good_index": "1",
+    "capability_indices": "1",
+    "market": "1",
+    "arena": "1",
+    "registry": "1",
+    "provenance": "1",
+}
+
+ARENA_SQL = """
+SELECT a.model_id, m.name AS model_name, r.leaderboard, r.category, r.model_key, r.rating,
+       r.rating_low, r.rating_high, r.votes, r.rank, r.rank_best, r.rank_worst, r.preliminary,
+       r.published_on, r.source_run_id
+FROM arena_ratings r
+JOIN model_aliases a ON a.source = 'arena' AND a.source_key = r.model_key
+JOIN models m USING (model_id)
+WHERE r.category = 'full'
+ORDER BY r.leaderboard, r.rating DESC, r.model_key
+"""
+
+MARKET_DOWNLOAD = [
+    "model_id",
+    "model_name",
+    "input_usd_per_1m",
+    "output_usd_per_1m",
+    "blended_price_usd_per_1m",
+    "output_speed_tps",
+    "latency_ttft_s",
+    "providers_tracked",
+    "openness",
+    "licence_class",
+    "price_flag",
+]
+
+KNOWN_GOOD_SQL = f"""
+SELECT model_id, model_name, known_good_index, index_components,
+       {", ".join(KNOWN_GOOD_COMPONENTS)}
+FROM known_good_index
+ORDER BY known_good_index DESC NULLS LAST, model_id
+"""
+
+CAPABILITY_SQL = f"""
+SELECT model_id, model_name, {", ".join(d.name for d in CAPABILITY_INDICES)}
+FROM capability_indices
+ORDER BY model_id
+"""
+
+MARKET_SQL = f"SELECT {', '.join(MARKET_DOWNLOAD)} FROM market ORDER BY model_id"
+
+PROVIDER_PRICES_SQL = """
+SELECT model_id, provider_name, tag, quantization, input_usd_per_1m, output_usd_per_1m,
+       blended_price_usd_per_1m, uptime_last_30m, latency_ttft_s, output_speed_tps,
+       source_run_id
+FROM provider_prices
+ORDER BY model_id, provider_name, tag
+"""
+
+MODELS_SQL = "SELECT model_id, name, organization, origin_source FROM models ORDER BY model_id"
+
+# The last run of every source, accepted or not: a rejected run is news to a reader too.
+SOURCE_RUNS_SQL = """
+SELECT source, run_id, status, started_at, finished_at, rows_valid, rows_quarantined, reason,
+       content_sha256
+FROM source_runs
+QUALIFY row_number() OVER (PARTITION BY source ORDER BY finished_at DESC, run_id DESC) = 1
+ORDER BY source
+"""
+
+INDEX_LINEAGE_SQL = """
+SELECT model_id, evaluation_id, score, normalised, source_run_id, publisher
+FROM evaluation_normalised
+ORDER BY model_id, evaluation_id
+"""
+
+# Rates as they changed: the first observation of each (model, host, tag) and every later one
+# whose rate differs from the one before. The warehouse keeps every observation; publishing
+# only the changes keeps an unchanged re-ingestion from making a new release.
+PRICE_HISTORY_SQL = """
+WITH ordered AS (
+    SELECT *,
+           lag(input_usd_per_1m) OVER w AS previous_input,
+           lag(output_usd_per_1m) OVER w AS previous_output,
+           row_number() OVER w AS place
+    FROM price_history
+    WINDOW w AS (PARTITION BY model_id, host, tag ORDER BY observed_at, source_run_id)
+)
+SELECT model_id, host, tag, observed_at, input_usd_per_1m, output_usd_per_1m, source_run_id
+FROM ordered
+WHERE place = 1
+   OR previous_input IS DISTINCT FROM input_usd_per_1m
+   OR previous_output IS DISTINCT FROM output_usd_per_1m
+ORDER BY model_id, host NULLS FIRST, tag NULLS FIRST, observed_at, source_run_id
+"""
+
+SOURCE_COLUMNS = (
+    "name", "title", "publisher", "homepage", "licence", "attribution", "cadence_cron"
+)  # fmt: skip
+
+
+def sources_frame(conn: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Who publishes each source, under which licence, and how often it is read."""
+    definitions = sorted(source_definitions().values(), key=lambda d: d.name)
+    return pl.DataFrame(
+        [{c: getattr(d, c) for c in SOURCE_COLUMNS} for d in definitions],
+        schema=dict.fromkeys(SOURCE_COLUMNS, pl.Utf8),
+        orient="row",
+    )
+
+
+@dataclass(frozen=True)
+class PublishedTable:
+    name: str
+    title: str
+    sql: str | None
+    key: tuple[str, ...]
+    rank_by: str | None
+    methodology: str
+    lineage: tuple[str, ...] = ()
+    build: Callable[[duckdb.DuckDBPyConnection], pl.DataFrame] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.sql is None) == (self.build is None):
+            raise ValueError(f"{self.name}: give exactly one of sql and build")
+
+    def frame(self, conn: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        return self.build(conn) if self.build else fetch_frame(conn, self.sql or "")
+
+
+RUN = ("source_run_id",)
+
+# One entry per published table: name, title, query, key, rank_by, methodology[, lineage].
+PUBLISHED: tuple[PublishedTable, ...] = (
+    PublishedTable("known_good_index", "Known Good Index", KNOWN_GOOD_SQL, ("model_id",),
+                   "known_good_index", "known_good_index"),
+    PublishedTable("capability_indices", "Capability indices", CAPABILITY_SQL, ("model_id",),
+                   None, "capability_indices"),
+    PublishedTable("market", "Market data: price, speed, latency and openness", MARKET_SQL,
+                   ("model_id",), None, "market"),
+    PublishedTable("provider_prices", "Prices and telemetry per host", PROVIDER_PRICES_SQL,
+                   ("model_id", "provider_name", "tag"), None, "market", RUN),
+    PublishedTable("arena_elo", "LMArena ratings", ARENA_SQL, ("leaderboard", "model_key"),
+                   None, "arena", RUN),
+    PublishedTable("models", "Model registry", MODELS_SQL, ("model_id",), None, "registry"),
+    PublishedTable("source_runs", "Last run of every source", SOURCE_RUNS_SQL, ("source",),
+                   None, "provenance", ("run_id", "started_at", "finished_at")),
+    PublishedTable("index_lineage", "Normalised evaluation scores behind the indices",
+                   INDEX_LINEAGE_SQL, ("model_id", "evaluation_id"), None, "known_good_index",
+                   ("source_run_id", "publisher")),
+    PublishedTable("price_history", "OpenRouter rates as they changed", PRICE_HISTORY_SQL,
+                   ("model_id", "host", "tag", "source_run_id"), None, "market",
+                   ("observed_at", "source_run_id")),
+    PublishedTable("sources", "Sources, publishers and licences", None, ("name",), None,
+                   "provenance", build=sources_frame),
+)  # fmt: skip
+PUBLISHED_BY_NAME = {table.name: table for table in PUBLISHED}

@@ -1,0 +1,406 @@
+"""Dataset releases built from a real warehouse (every recorded snapshot ingested) in tmp_path:
+deterministic ids and bytes, a manifest that matches the files, atomic publication, a
+read-only DuckDB file, price history, and the privacy check."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import polars as pl
+import pytest
+
+from bench_pipeline import settings
+from bench_pipeline.assets import release as release_asset
+from bench_pipeline.index_store import compute, store
+from bench_pipeline.ingest import engine
+from bench_pipeline.ingest.catalog import evaluations, source_definitions
+from bench_pipeline.ingest.sources import PARSERS
+from bench_pipeline.market import market_inputs, market_rows, provider_prices
+from bench_pipeline.openness import load_licence_table
+from bench_pipeline.registry.candidates import all_candidates
+from bench_pipeline.registry.matching import AliasFile, build_registry
+from bench_pipeline.registry.store import write_registry
+from bench_pipeline.release import build as build_module
+from bench_pipeline.release.build import build_release, sha256_file
+from bench_pipeline.release.prices import record_price_history
+from bench_pipeline.release.published import METHODOLOGY_VERSIONS, PUBLISHED
+from bench_pipeline.release.verify import private_text_findings, verify_latest, verify_release
+from bench_pipeline.resources.sources import RecordedSnapshotClient
+from bench_pipeline.resources.warehouse import WarehouseResource
+from bench_pipeline.warehouse import connect, migrate, transaction
+
+TABLES = [t.name for t in PUBLISHED]
+
+
+def ingest_everything(database: Path, raw_root: Path, snapshots: Path | None = None) -> None:
+    """What `bench run` does before the release, without Dagster: every source through the
+    ingestion chain, the registry, the indices, market data and the price history."""
+    client = RecordedSnapshotClient(snapshots_dir=str(snapshots) if snapshots else None)
+    with connect(database) as conn:
+        migrate(conn, settings.migrations_dir())
+        for name, definition in source_definitions().items():
+            run = engine.fetch_and_store(
+                conn, definition, lambda d=definition: client.fetch(d), raw_root, "recorded"
+            )
+            run = engine.stage(conn, run, definition, PARSERS[name])
+            run = engine.validate(conn, run, definition)
+            assert engine.publish(conn, run, definition).status == "accepted"
+        aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
+        write_registry(conn, build_registry(all_candidates(conn, aliases), aliases), evaluations())
+        store(conn, compute(conn, {spec.id: spec.direction for spec in evaluations()}))
+        licences = load_licence_table(settings.sources_dir() / "licences.toml")
+        models, hosts = market_inputs(conn)
+        for table, frame in (
+            ("market", market_rows(models, hosts, licences)),
+            ("provider_prices", provider_prices(hosts)),
+        ):
+            conn.register("_frame", frame.to_arrow())
+            with transaction(conn):
+                conn.execute(f"DELETE FROM {table}")
+                conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _frame")
+            conn.unregister("_frame")
+        record_price_history(conn)
+
+
+def release(database: Path, root: Path, versions=METHODOLOGY_VERSIONS):
+    with connect(database) as conn:
+        return build_release(conn, root, versions)
+
+
+def file_hashes(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): sha256_file(p) for p in folder.rglob("*") if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A warehouse of every recorded snapshot and its first release."""
+    root = tmp_path_factory.mktemp("release")
+    database = root / "warehouse" / "bench.duckdb"
+    ingest_everything(database, root / "raw")
+    outcome = release(database, root / "releases")
+    return {"root": root, "database": database, "outcome": outcome}
+
+
+def copy_of(built: dict, tmp_path: Path) -> Path:
+    """A private copy of the built warehouse, to change."""
+    target = tmp_path / "warehouse" / "bench.duckdb"
+    target.parent.mkdir(parents=True)
+    shutil.copy(built["database"], target)
+    return target
+
+
+def test_first_release_is_created_with_the_whole_layout(built: dict) -> None:
+    outcome = built["outcome"]
+    assert outcome.created and outcome.previous_release_id is None
+    assert outcome.release_id.startswith("r") and len(outcome.release_id) == 17
+    assert outcome.path == built["root"] / "releases" / outcome.release_id
+    names = {p.relative_to(outcome.path).as_posix() for p in outcome.path.rglob("*")}
+    expected = {f"data/{t}.{fmt}" for t in TABLES for fmt in ("csv", "json", "parquet")}
+    assert names == expected | {"data", "manifest.json", "bench.duckdb", "diff.json"}
+    manifest = json.loads((outcome.path / "manifest.json").read_text())
+    assert list(manifest) == [
+        "release_id",
+        "created_at",
+        "methodology_versions",
+        "case_versions",
+        "source_runs",
+        "tables",
+        "files",
+        "previous_release_id",
+    ]
+    assert manifest["methodology_versions"]["known_good_index"] == "1"
+    assert manifest["case_versions"] == [] and manifest["previous_release_id"] is None
+    assert manifest["created_at"].endswith("+00:00")
+    assert [t["name"] for t in manifest["tables"]] == TABLES
+    # every source's last run, and every run a table cites
+    assert sorted(r["source"] for r in manifest["source_runs"]) == sorted(source_definitions())
+    cited = {row["source_run_id"] for row in json_rows(outcome.path, "index_lineage")}
+    assert cited <= {r["run_id"] for r in manifest["source_runs"]}
+    diff = json.loads((outcome.path / "diff.json").read_text())
+    assert diff["from"] is None and diff["to"] == outcome.release_id
+    assert len(diff["models_added"]) == manifest["tables"][TABLES.index("models")]["rows"]
+
+
+def json_rows(folder: Path, table: str) -> list[dict]:
+    return json.loads((folder / "data" / f"{table}.json").read_text())
+
+
+def test_same_warehouse_gives_the_same_release_and_the_same_bytes(
+    built: dict, tmp_path: Path
+) -> None:
+    first = built["outcome"]
+    before = file_hashes(first.path)
+    again = release(built["database"], built["root"] / "releases")
+    assert (again.release_id, again.created) == (first.release_id, False)
+    assert file_hashes(first.path) == before  # untouched
+
+    elsewhere = release(built["database"], tmp_path / "releases")
+    assert elsewhere.created and elsewhere.release_id == first.release_id
+    theirs, ours = file_hashes(elsewhere.path), file_hashes(first.path)
+    data = [name for name in ours if name.startswith("data/")]
+    assert len(data) == 3 * len(TABLES)
+    assert {n: theirs[n] for n in data} == {n: ours[n] for n in data}  # byte-identical
+    assert theirs["diff.json"] == ours["diff.json"]
+
+
+def test_reingesting_unchanged_sources_makes_no_new_release(built: dict, tmp_path: Path) -> None:
+    """New run ids and run times alone are no change: the same values are the same release."""
+    database = copy_of(built, tmp_path)
+    ingest_everything(database, tmp_path / "raw")
+    with connect(database) as conn:
+        runs = conn.execute("SELECT count(*) FROM source_runs").fetchone()[0]
+        observations = conn.execute("SELECT count(DISTINCT source_run_id) FROM price_history")
+        assert observations.fetchone()[0] == 4  # models and endpoints, twice each
+    assert runs == 2 * len(source_definitions())
+    outcome = release(database, tmp_path / "releases")
+    assert outcome.release_id == built["outcome"].release_id
+
+
+def test_id_covers_the_methodology_versions(built: dict, tmp_path: Path) -> None:
+    bumped = {**METHODOLOGY_VERSIONS, "known_good_index": "2"}
+    outcome = release(built["database"], tmp_path / "releases", bumped)
+    assert outcome.created and outcome.release_id != built["outcome"].release_id
+    with pytest.raises(ValueError, match="no methodology version"):
+        release(built["database"], tmp_path / "other", {"known_good_index": "1"})
+
+
+def count_rows(path: Path) -> int:
+    if path.suffix == ".json":
+        return len(json.loads(path.read_text()))
+    if path.suffix == ".csv":
+        with path.open(newline="") as handle:
+            return len(list(csv.DictReader(handle)))
+    return pl.read_parquet(path).height
+
+
+def test_manifest_lists_every_file_with_its_sha256_and_rows(built: dict) -> None:
+    folder = built["outcome"].path
+    manifest = json.loads((folder / "manifest.json").read_text())
+    listed = {entry["path"]: entry for entry in manifest["files"]}
+    on_disk = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    assert set(listed) == on_disk - {"manifest.json"}
+    for path, entry in listed.items():
+        assert entry["sha256"] == sha256_file(folder / path), path
+        assert entry["bytes"] == (folder / path).stat().st_size, path
+        if path.startswith("data/"):
+            assert entry["rows"] == count_rows(folder / path), path
+    tables = {t["name"]: t for t in manifest["tables"]}
+    with duckdb.connect(str(folder / "bench.duckdb"), read_only=True) as conn:
+        for name, table in tables.items():
+            assert conn.execute(f"SELECT count(*) FROM {name}").fetchone()[0] == table["rows"]
+            for fmt, file in table["files"].items():
+                assert file["path"] == f"data/{name}.{fmt}"
+                assert file["sha256"] == listed[file["path"]]["sha256"]
+    assert listed["bench.duckdb"]["rows"] == sum(t["rows"] for t in tables.values())
+    assert listed["diff.json"]["rows"] is None
+    assert verify_release(folder) == []
+
+
+def test_verification_sees_a_changed_file(built: dict, tmp_path: Path) -> None:
+    folder = tmp_path / built["outcome"].release_id
+    shutil.copytree(built["outcome"].path, folder)
+    target = folder / "data" / "market.csv"
+    target.chmod(0o644)
+    target.write_text(target.read_text().replace(",", ";", 1))
+    (folder / "data" / "stray.txt").write_text("x")
+    problems = verify_release(folder)
+    assert any(p.startswith("data/market.csv: sha256") for p in problems)
+    assert "data/stray.txt: not in the manifest" in problems
+
+
+def test_published_files_follow_the_download_rules(built: dict) -> None:
+    folder = built["outcome"].path
+    known_good = json_rows(folder, "known_good_index")
+    assert list(known_good[0]) == [
+        "model_id",
+        "model_name",
+        "known_good_index",
+        "index_components",
+        "gpqa_diamond",
+        "math_aime",
+        "swe_bench_verified",
+        "livebench",
+        "terminal_bench",
+        "hle",
+    ]
+    indexed = [r["known_good_index"] for r in known_good if r["known_good_index"] is not None]
+    assert indexed == sorted(indexed, reverse=True)
+    assert known_good[-1]["known_good_index"] is None  # missing is null, last
+    market = json_rows(folder, "market")
+    priced = next(r for r in market if r["input_usd_per_1m"] is not None)
+    assert isinstance(priced["input_usd_per_1m"], str)  # exact decimal as text
+    sources = json_rows(folder, "sources")
+    assert [s["name"] for s in sources] == sorted(source_definitions())
+    assert sources[0]["licence"] == source_definitions()[sources[0]["name"]].licence
+
+
+def test_release_is_atomic_and_latest_is_written_last(
+    built: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "releases"
+    rid = built["outcome"].release_id
+    # a crash half-way through writing: nothing published, `latest` not moved
+    monkeypatch.setattr(build_module, "_write_database", _crash)
+    with pytest.raises(RuntimeError, match="crash"):
+        release(built["database"], root)
+    assert not (root / rid).exists() and not (root / "latest").exists()
+    monkeypatch.undo()
+    # the next build clears the leftover partial folder and publishes
+    outcome = release(built["database"], root)
+    assert outcome.created
+    assert [p.name for p in root.iterdir() if "partial" in p.name] == []
+    assert (root / "latest").read_text() == rid
+    assert verify_latest(root) == (rid, [])
+    with connect(built["database"]) as conn:
+        row = conn.execute(
+            "SELECT previous_release_id, rows_total, tables FROM releases WHERE release_id = ?",
+            [rid],
+        ).fetchone()
+    assert row[0] is None and row[1] == sum(json.loads(row[2]).values())
+
+
+def _crash(*args, **kwargs):
+    raise RuntimeError("crash")
+
+
+HOLD_WRITER = """
+import sys, time, duckdb
+conn = duckdb.connect(sys.argv[1])
+conn.execute("CREATE TABLE IF NOT EXISTS _held (x INTEGER)")
+print("holding", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.close()
+"""
+
+
+def test_release_database_opens_read_only_while_the_warehouse_is_held(
+    built: dict, tmp_path: Path
+) -> None:
+    database = copy_of(built, tmp_path)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", HOLD_WRITER, str(database), "10"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert writer.stdout.readline().strip() == "holding"
+        with pytest.raises(duckdb.IOException, match="lock"):
+            duckdb.connect(str(database), read_only=True)  # the warehouse itself is taken
+        path = built["outcome"].path / "bench.duckdb"
+        with duckdb.connect(str(path), read_only=True) as conn:
+            tables = {r[0] for r in conn.execute("SHOW TABLES").fetchall()}
+            assert tables == set(TABLES)
+            top = conn.execute(
+                "SELECT model_id FROM known_good_index ORDER BY known_good_index DESC NULLS LAST "
+                "LIMIT 1"
+            ).fetchone()[0]
+        assert top == json_rows(built["outcome"].path, "known_good_index")[0]["model_id"]
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def test_price_history_records_each_run_once_and_publishes_changes(
+    built: dict, tmp_path: Path
+) -> None:
+    database = copy_of(built, tmp_path)
+    with connect(database) as conn:
+        assert record_price_history(conn) == 0  # the live runs are recorded already
+        canonical, hosts = conn.execute(
+            "SELECT count(*) FILTER (WHERE host IS NULL), count(*) FILTER (WHERE host IS NOT NULL) "
+            "FROM price_history"
+        ).fetchone()
+        expected = conn.execute(
+            "SELECT count(*) FROM model_aliases a JOIN openrouter_models o "
+            "ON o.model_id = a.source_key WHERE a.source = 'openrouter_models' "
+            "AND a.source_key = a.model_id"
+        ).fetchone()[0]
+        assert (
+            canonical == expected
+            and hosts == conn.execute("SELECT count(*) FROM provider_prices").fetchone()[0]
+        )
+        model, price = conn.execute(
+            "SELECT model_id, input_usd_per_1m FROM price_history "
+            "WHERE host IS NULL AND input_usd_per_1m > 0 ORDER BY model_id LIMIT 1"
+        ).fetchone()
+        # a later run at the same rates: recorded, but not a change
+        conn.execute(
+            "INSERT INTO price_history SELECT observed_at + INTERVAL 1 DAY, 'later-run', "
+            "model_id, host, tag, input_usd_per_1m, output_usd_per_1m FROM price_history"
+        )
+    same = release(database, tmp_path / "releases")
+    assert same.release_id == built["outcome"].release_id
+    with connect(database) as conn:  # and one at a new rate
+        conn.execute(
+            "UPDATE price_history SET input_usd_per_1m = input_usd_per_1m * 2 "
+            "WHERE source_run_id = 'later-run' AND model_id = ? AND host IS NULL",
+            [model],
+        )
+    changed = release(database, tmp_path / "releases")
+    assert changed.created and changed.previous_release_id == same.release_id
+    rows = [r for r in json_rows(changed.path, "price_history") if r["model_id"] == model]
+    canonical_rows = [r for r in rows if r["host"] is None]
+    assert [r["source_run_id"] for r in canonical_rows][-1] == "later-run"
+    assert canonical_rows[-1]["input_usd_per_1m"] == format((2 * price).normalize(), "f")
+    diff = json.loads((changed.path / "diff.json").read_text())
+    assert diff["tables"]["price_history"]["rows_added"] == [
+        {"model_id": model, "host": None, "tag": None, "source_run_id": "later-run"}
+    ]
+    assert all(
+        not t.get("rows_added") and not t.get("changed")
+        for name, t in diff["tables"].items()
+        if name != "price_history"
+    )
+
+
+SECRET = 'Private case 17: "What is the boiling point", answer 42°'
+
+
+def test_privacy_check_finds_a_private_text_in_any_file(
+    built: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    database = home / "warehouse" / "bench.duckdb"
+    database.parent.mkdir(parents=True)
+    shutil.copy(built["database"], database)
+    monkeypatch.setenv("BENCH_HOME", str(home))
+    clean = release(database, settings.releases_dir())
+    check = release_asset.release_has_no_private_text
+    warehouse = WarehouseResource(path=str(database))
+    assert check(warehouse=warehouse).passed  # nothing private yet
+    monkeypatch.setattr(release_asset, "private_texts", lambda conn: [SECRET])
+    assert check(warehouse=warehouse).passed  # the clean release does not hold it
+
+    with connect(database) as conn:  # a private text leaks into a published table
+        conn.execute(
+            "UPDATE models SET name = ? WHERE model_id = (SELECT min(model_id) FROM models)",
+            [SECRET],
+        )
+    leaked = release(database, settings.releases_dir())
+    assert leaked.created and leaked.release_id != clean.release_id
+    result = check(warehouse=warehouse)
+    assert not result.passed
+    findings = result.metadata["findings"].value
+    files = {f["file"] for f in findings}
+    assert {"data/models.csv", "data/models.json", "data/models.parquet", "bench.duckdb"} <= files
+    assert SECRET not in json.dumps(findings)  # the report says where, not what
+    assert private_text_findings(leaked.path, []) == []
+
+
+def test_release_asset_checks_pass_on_a_sound_release(
+    built: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("BENCH_HOME", str(home))
+    shutil.copytree(built["root"] / "releases", settings.releases_dir())
+    result = release_asset.latest_release_matches_manifest()
+    assert isinstance(result, dg.AssetCheckResult) and result.passed
+    (settings.releases_dir() / "latest").write_text("r-missing")
+    assert not release_asset.latest_release_matches_manifest().passed
