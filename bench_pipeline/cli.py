@@ -103,6 +103,26 @@ def ui(host: str, port: int) -> int:
     return 0  # not reached
 
 
+def serve(port: int, out: TextIO = sys.stdout) -> int:
+    """Serve the built site (`build/site/`) on 127.0.0.1 until interrupted."""
+    import functools
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    site = settings.downloads_dir().parent
+    if not (site / "index.html").is_file():
+        print(f"no site at {site}: run `bench run` first", file=out)
+        return 1
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(site))
+    with ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+        print(f"serving {site} on http://127.0.0.1:{server.server_address[1]}/", file=out)
+        out.flush()
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -116,9 +136,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ui_parser = commands.add_parser("ui", help="start the Dagster UI (dagster dev)")
     ui_parser.add_argument("--host", default="127.0.0.1")
     ui_parser.add_argument("--port", type=int, default=3000)
+    serve_parser = commands.add_parser("serve", help="serve the built static site locally")
+    serve_parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args(argv)
     if args.command == "run":
         return run(args.sources)
+    if args.command == "serve":
+        return serve(args.port)
     return ui(args.host, args.port)
 
 

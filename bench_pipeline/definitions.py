@@ -13,6 +13,8 @@ from bench_pipeline.assets.registry import (
     registry_covers_sources,
     registry_referential_integrity,
 )
+from bench_pipeline.assets.release import release_checks, release_dataset
+from bench_pipeline.assets.site import static_site
 from bench_pipeline.assets.sources import client_key, live_table_checks, source_assets
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.resources.sources import LiveHttpClient, RecordedSnapshotClient, SourceClient
@@ -41,12 +43,15 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
             market_data,
             arena_elo,
             analyst_copy,
+            release_dataset,
+            static_site,
         ],
         asset_checks=[
             *(check for d in catalog.values() for check in live_table_checks(d)),
             registry_referential_integrity,
             registry_covers_sources,
             *index_checks,
+            *release_checks,
         ],
         resources={"warehouse": WarehouseResource(), **source_clients(source_mode)},
         jobs=[

@@ -1,7 +1,8 @@
-"""`python -m benchmarks [--only ingest|indices] [options]`: the benchmarks, one after another.
+"""`python -m benchmarks [--only ingest|indices|site] [options]`: the benchmarks, in turn.
 
 1. ingest: the ingest swap (`benchmarks.ingest_swap`; `--rows N`, `--parser P`).
 2. indices: the index family (`benchmarks.index_family`; `--models N`, `--seed S`).
+3. site: the static site build for 2,000 synthetic models (`benchmarks.site_build`).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (1 for ingest, 5 for indices).
@@ -13,9 +14,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from benchmarks import index_family, ingest_swap
+from benchmarks import index_family, ingest_swap, site_build
 
-BENCHMARKS = ("ingest", "indices")
+BENCHMARKS = ("ingest", "indices", "site")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,6 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     index_options_given = (args.models, args.seed) != (index_family.MODELS, index_family.SEED)
+    if args.only == "site" and (ingest_argv or index_options_given):
+        parser.error("the site benchmark takes only --repeat")
     if args.only == "indices" and ingest_argv:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
     if args.only == "ingest" and index_options_given:
@@ -65,8 +68,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if status or args.only == "ingest":
             return status
         print()
-    repeat = index_family.REPEAT if args.repeat is None else args.repeat
-    return index_family.run(args.models, args.seed, repeat, args.profile)
+    if args.only in (None, "indices"):
+        repeat = index_family.REPEAT if args.repeat is None else args.repeat
+        status = index_family.run(args.models, args.seed, repeat, args.profile)
+        if status or args.only == "indices":
+            return status
+        print()
+    return site_build.main(["--repeat", str(args.repeat)] if args.repeat is not None else [])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,39 @@
+"""The static site, rendered from the latest dataset release into `build/site/`."""
+
+import time
+
+import dagster as dg
+
+from bench_pipeline import settings
+from bench_pipeline.site import build_site, latest_release
+
+SITE_KEY = dg.AssetKey(["site", "static_site"])
+RELEASE_KEY = dg.AssetKey(["release", "dataset"])
+
+
+@dg.asset(
+    key=SITE_KEY,
+    deps=[RELEASE_KEY],
+    group_name="publish",
+    kinds={"html"},
+    owners=["team:platform"],
+    description=(
+        "The public static site in `$BENCH_HOME/build/site/` (no JavaScript, relative links): "
+        "leaderboards, market data, Arena ratings, a page per model, methodology, downloads and "
+        "what changed, all rendered from the release `build/releases/latest` names and from "
+        "nothing else. `build/site/data/` is left to the release asset. `bench serve` shows it."
+    ),
+)
+def static_site() -> dg.MaterializeResult:
+    started = time.perf_counter()
+    releases = settings.releases_dir()
+    out = settings.downloads_dir().parent
+    result = build_site(latest_release(releases), out, releases)
+    return dg.MaterializeResult(
+        metadata={
+            "release_id": result.release_id,
+            "pages": len(result.pages),
+            "path": dg.MetadataValue.path(str(out / "index.html")),
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+    )
