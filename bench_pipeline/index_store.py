@@ -13,8 +13,6 @@ import duckdb
 import polars as pl
 
 from bench_pipeline.indices import (
-    CAPABILITY_INDICES,
-    KNOWN_GOOD_COMPONENTS,
     capability_indices,
     known_good_index,
     normalise,
@@ -116,18 +114,3 @@ def store(conn: duckdb.DuckDBPyConnection, result: IndexComputation) -> None:
     finally:
         for table in frames:
             conn.unregister(f"_{table}")
-
-
-def known_good_download(known_good: pl.DataFrame) -> pl.DataFrame:
-    """The published columns: id, name, index, components, then each normalised component."""
-    return known_good.select(
-        "model_id", "model_name", "known_good_index", "index_components", *KNOWN_GOOD_COMPONENTS
-    ).sort(
-        pl.col("known_good_index").is_null(), -pl.col("known_good_index").fill_null(0), "model_id"
-    )
-
-
-def capability_download(capability: pl.DataFrame) -> pl.DataFrame:
-    return capability.select("model_id", "model_name", *[d.name for d in CAPABILITY_INDICES]).sort(
-        "model_id"
-    )

@@ -7,7 +7,7 @@ import pytest
 
 from bench_pipeline import settings
 from bench_pipeline.assets.indices import INDEX_CHECKS
-from bench_pipeline.index_store import compute, known_good_download, store
+from bench_pipeline.index_store import compute, store
 from bench_pipeline.warehouse import connect, migrate
 
 DIRECTIONS = {
@@ -98,23 +98,6 @@ def test_a_new_model_moves_the_others_and_history_explains_it(conn) -> None:
         [second.computation_id],
     ).fetchone()[0]
     assert "epoch-2" in runs
-
-
-def test_download_has_exactly_the_published_columns(conn) -> None:
-    result = compute(conn, DIRECTIONS)
-    columns = known_good_download(result.known_good).columns
-    assert columns == [
-        "model_id",
-        "model_name",
-        "known_good_index",
-        "index_components",
-        "gpqa_diamond",
-        "math_aime",
-        "swe_bench_verified",
-        "livebench",
-        "terminal_bench",
-        "hle",
-    ]
 
 
 @pytest.mark.parametrize(

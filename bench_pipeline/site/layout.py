@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-KGI_COLUMNS = (
-    "gpqa_diamond",
-    "math_aime",
-    "swe_bench_verified",
-    "livebench",
-    "terminal_bench",
-    "hle",
-)
-CAPABILITY_COLUMNS = (
-    "coding_index", "agentic_index", "mathematics_index", "science_index", "reasoning_index",
-)  # fmt: skip
+from bench_pipeline.indices import CAPABILITY_INDICES, KNOWN_GOOD_COMPONENTS
+
+KGI_COLUMNS = KNOWN_GOOD_COMPONENTS
+CAPABILITY_COLUMNS = tuple(index.name for index in CAPABILITY_INDICES)
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "known_good_index": (
