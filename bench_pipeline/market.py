@@ -14,7 +14,7 @@ import polars as pl
 
 from bench_pipeline.openness import LicenceTable, classify_licence, openness_score
 from bench_pipeline.pricing import blended_price, prices_disagree
-from bench_pipeline.warehouse import fetch_frame
+from bench_pipeline.warehouse import fetch_frame, replace_tables
 
 MODEL_INPUTS_SQL = """
 WITH own_entry AS (   -- the model's own OpenRouter listing carries the canonical rate
@@ -154,6 +154,16 @@ def market_rows(models: pl.DataFrame, hosts: pl.DataFrame, licences: LicenceTabl
     frame = pl.DataFrame(rows, schema=MARKET_SCHEMA, strict=False)
     known = ["input_usd_per_1m", "output_usd_per_1m", "output_speed_tps", "openness"]
     return frame.filter(pl.any_horizontal(pl.col(c).is_not_null() for c in known))
+
+
+def refresh_market(
+    conn: duckdb.DuckDBPyConnection, licences: LicenceTable
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Recompute `market` and `provider_prices` from the live tables and store both."""
+    models, hosts = market_inputs(conn)
+    market, providers = market_rows(models, hosts, licences), provider_prices(hosts)
+    replace_tables(conn, {"market": market, "provider_prices": providers})
+    return market, providers
 
 
 MONEY = pl.Decimal(24, 12)

@@ -139,3 +139,18 @@ def publish_read_only_copy(conn: duckdb.DuckDBPyConnection, target: Path) -> Pat
         conn.execute("DETACH analyst_copy")
     os.replace(partial, target)
     return target
+
+
+def replace_tables(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]) -> None:
+    """Replace the whole content of each table with its frame, all in one transaction."""
+    names = {table: f"_replacement_{table}" for table in frames}
+    for table, frame in frames.items():
+        conn.register(names[table], frame.to_arrow())
+    try:
+        with transaction(conn):
+            for table in frames:
+                conn.execute(f"DELETE FROM {table}")
+                conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {names[table]}")
+    finally:
+        for name in names.values():
+            conn.unregister(name)

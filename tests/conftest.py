@@ -163,27 +163,10 @@ def seeded(warehouse: Warehouse, openrouter_listing: dict[str, Any]) -> Seeded:
 def recorded_warehouse(tmp_path_factory: pytest.TempPathFactory):
     """Every recorded source ingested, the registry and the indices built; a read-only view."""
     import duckdb
-
-    from bench_pipeline.index_store import compute, store
-    from bench_pipeline.ingest.catalog import evaluations
-    from bench_pipeline.registry.candidates import all_candidates
-    from bench_pipeline.registry.matching import AliasFile, build_registry
-    from bench_pipeline.registry.store import write_registry
+    from pipeline_steps import ingest_everything
 
     root = tmp_path_factory.mktemp("recorded")
-    with connect(root / "bench.duckdb") as conn:
-        migrate(conn, settings.migrations_dir())
-        client = RecordedSnapshotClient()
-        for name, definition in source_definitions().items():
-            run = engine.fetch_and_store(
-                conn, definition, lambda d=definition: client.fetch(d), root / "raw", "recorded"
-            )
-            run = engine.stage(conn, run, definition, PARSERS[name])
-            run = engine.validate(conn, run, definition)
-            assert engine.publish(conn, run, definition).status == "accepted"
-        aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
-        write_registry(conn, build_registry(all_candidates(conn, aliases), aliases), evaluations())
-        store(conn, compute(conn, {spec.id: spec.direction for spec in evaluations()}))
+    ingest_everything(root / "bench.duckdb", root / "raw")
     reader = duckdb.connect(str(root / "bench.duckdb"), read_only=True)
     yield reader
     reader.close()

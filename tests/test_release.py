@@ -15,58 +15,20 @@ import dagster as dg
 import duckdb
 import polars as pl
 import pytest
+from pipeline_steps import ingest_everything
 
 from bench_pipeline import settings
 from bench_pipeline.assets import release as release_asset
-from bench_pipeline.index_store import compute, store
-from bench_pipeline.ingest import engine
-from bench_pipeline.ingest.catalog import evaluations, source_definitions
-from bench_pipeline.ingest.sources import PARSERS
-from bench_pipeline.market import market_inputs, market_rows, provider_prices
-from bench_pipeline.openness import load_licence_table
-from bench_pipeline.registry.candidates import all_candidates
-from bench_pipeline.registry.matching import AliasFile, build_registry
-from bench_pipeline.registry.store import write_registry
+from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.release import build as build_module
 from bench_pipeline.release.build import build_release, sha256_file
 from bench_pipeline.release.prices import record_price_history
 from bench_pipeline.release.published import METHODOLOGY_VERSIONS, PUBLISHED
 from bench_pipeline.release.verify import private_text_findings, verify_latest, verify_release
-from bench_pipeline.resources.sources import RecordedSnapshotClient
 from bench_pipeline.resources.warehouse import WarehouseResource
-from bench_pipeline.warehouse import connect, migrate, transaction
+from bench_pipeline.warehouse import connect
 
 TABLES = [t.name for t in PUBLISHED]
-
-
-def ingest_everything(database: Path, raw_root: Path, snapshots: Path | None = None) -> None:
-    """What `bench run` does before the release, without Dagster: every source through the
-    ingestion chain, the registry, the indices, market data and the price history."""
-    client = RecordedSnapshotClient(snapshots_dir=str(snapshots) if snapshots else None)
-    with connect(database) as conn:
-        migrate(conn, settings.migrations_dir())
-        for name, definition in source_definitions().items():
-            run = engine.fetch_and_store(
-                conn, definition, lambda d=definition: client.fetch(d), raw_root, "recorded"
-            )
-            run = engine.stage(conn, run, definition, PARSERS[name])
-            run = engine.validate(conn, run, definition)
-            assert engine.publish(conn, run, definition).status == "accepted"
-        aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
-        write_registry(conn, build_registry(all_candidates(conn, aliases), aliases), evaluations())
-        store(conn, compute(conn, {spec.id: spec.direction for spec in evaluations()}))
-        licences = load_licence_table(settings.sources_dir() / "licences.toml")
-        models, hosts = market_inputs(conn)
-        for table, frame in (
-            ("market", market_rows(models, hosts, licences)),
-            ("provider_prices", provider_prices(hosts)),
-        ):
-            conn.register("_frame", frame.to_arrow())
-            with transaction(conn):
-                conn.execute(f"DELETE FROM {table}")
-                conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _frame")
-            conn.unregister("_frame")
-        record_price_history(conn)
 
 
 def release(database: Path, root: Path, versions=METHODOLOGY_VERSIONS):

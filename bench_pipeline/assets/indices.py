@@ -12,11 +12,11 @@ from bench_pipeline.assets.metadata import table_metadata
 from bench_pipeline.assets.registry import REGISTRY_KEY
 from bench_pipeline.index_store import compute, store
 from bench_pipeline.ingest.catalog import evaluations
-from bench_pipeline.market import market_inputs, market_rows, provider_prices
+from bench_pipeline.market import refresh_market
 from bench_pipeline.openness import load_licence_table
 from bench_pipeline.release.published import ARENA_SQL
 from bench_pipeline.resources.warehouse import WarehouseResource
-from bench_pipeline.warehouse import fetch_frame, transaction
+from bench_pipeline.warehouse import fetch_frame
 
 GROUP = "indices"
 INDEX_KEY = dg.AssetKey(["indices", "known_good_index"])
@@ -69,14 +69,7 @@ def known_good_indices(warehouse: WarehouseResource) -> dg.MaterializeResult:
 def market_data(warehouse: WarehouseResource) -> dg.MaterializeResult:
     licences = load_licence_table(settings.sources_dir() / "licences.toml")
     with warehouse.connection() as conn:
-        models, hosts = market_inputs(conn)
-        market, providers = market_rows(models, hosts, licences), provider_prices(hosts)
-        for table, frame in (("market", market), ("provider_prices", providers)):
-            conn.register("_frame", frame.to_arrow())
-            with transaction(conn):
-                conn.execute(f"DELETE FROM {table}")
-                conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _frame")
-            conn.unregister("_frame")
+        refresh_market(conn, licences)
         metadata = table_metadata(conn, "market") | table_metadata(conn, "provider_prices")
     return dg.MaterializeResult(metadata=metadata)
 

@@ -1,0 +1,37 @@
+"""What `bench run` does before the release, as plain calls without Dagster, for tests."""
+
+from pathlib import Path
+
+from bench_pipeline import settings
+from bench_pipeline.index_store import compute, store
+from bench_pipeline.ingest import engine
+from bench_pipeline.ingest.catalog import evaluations, source_definitions
+from bench_pipeline.ingest.sources import PARSERS
+from bench_pipeline.market import refresh_market
+from bench_pipeline.openness import load_licence_table
+from bench_pipeline.registry.candidates import all_candidates
+from bench_pipeline.registry.matching import AliasFile, build_registry
+from bench_pipeline.registry.store import write_registry
+from bench_pipeline.release.prices import record_price_history
+from bench_pipeline.resources.sources import RecordedSnapshotClient
+from bench_pipeline.warehouse import connect, migrate
+
+
+def ingest_everything(database: Path, raw_root: Path, snapshots: Path | None = None) -> None:
+    """Every recorded source through the ingestion chain, then the registry, the indices,
+    market data and the price history."""
+    client = RecordedSnapshotClient(snapshots_dir=str(snapshots) if snapshots else None)
+    with connect(database) as conn:
+        migrate(conn, settings.migrations_dir())
+        for name, definition in source_definitions().items():
+            run = engine.fetch_and_store(
+                conn, definition, lambda d=definition: client.fetch(d), raw_root, "recorded"
+            )
+            run = engine.stage(conn, run, definition, PARSERS[name])
+            run = engine.validate(conn, run, definition)
+            assert engine.publish(conn, run, definition).status == "accepted"
+        aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
+        write_registry(conn, build_registry(all_candidates(conn, aliases), aliases), evaluations())
+        store(conn, compute(conn, {spec.id: spec.direction for spec in evaluations()}))
+        refresh_market(conn, load_licence_table(settings.sources_dir() / "licences.toml"))
+        record_price_history(conn)
