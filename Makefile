@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test ui bench lint clean
+.PHONY: setup browser run test ui bench lint clean
 
 setup: $(STAMP)
 
@@ -18,7 +18,13 @@ $(STAMP): pyproject.toml uv.lock
 run: setup  ## materialise every asset on the embedded default (recorded sources)
 	$(BIN)/bench run
 
-test: setup  ## the whole test suite
+# The site's browser tests drive Debian's Chromium (never a downloaded browser).
+browser:
+	@[ -x /usr/bin/chromium ] || { \
+	  echo "Installing Debian's chromium for the browser tests"; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; }
+
+test: setup browser  ## the whole test suite
 	$(BIN)/python -m pytest
 
 ui: setup  ## the Dagster UI on http://127.0.0.1:3000
