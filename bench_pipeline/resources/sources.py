@@ -20,6 +20,8 @@ from bench_pipeline.http import get_with_retries
 from bench_pipeline.ingest.catalog import SourceDefinition
 from bench_pipeline.ingest.payload import FetchError, RawFile
 
+FETCH_FAILURES = "fetch_failures.txt"
+
 
 class SourceClient(dg.ConfigurableResource):
     """Fetches one source's payload."""
@@ -119,9 +121,16 @@ class LiveHttpClient(SourceClient):
         except (ValueError, KeyError, TypeError) as error:
             raise FetchError(f"model list unreadable: {error}") from error
         slugs = slugs[: self.max_models] if self.max_models is not None else slugs
-        return [
-            RawFile(
-                f"{slug.replace('/', '__')}.json", self._get(client, template.format(slug=slug))
-            )
-            for slug in slugs
-        ]
+        files, failures = [], []
+        for slug in slugs:  # one model's failure must not cost every other model's data
+            try:
+                content = self._get(client, template.format(slug=slug))
+            except FetchError as error:
+                failures.append(f"{slug}\t{error}")
+                continue
+            files.append(RawFile(f"{slug.replace('/', '__')}.json", content))
+        if slugs and not files:
+            raise FetchError(f"every endpoint request failed; first: {failures[0]}")
+        if failures:  # kept with the raw payload, so the run says which models it lacks
+            files.append(RawFile(FETCH_FAILURES, ("\n".join(failures) + "\n").encode()))
+        return files

@@ -129,8 +129,10 @@ def _endpoint_row(endpoint: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def parse_endpoints(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
+    """Every `*.json` file is one model's endpoint listing; other files (the live client's
+    list of models it could not fetch) are kept in the raw payload but hold no records."""
     rows = []
-    for raw in files:
+    for raw in (f for f in files if f.name.endswith(".json")):
         data = _records(raw, load_json(raw), "an endpoint listing")
         endpoints = data.get("endpoints") if isinstance(data, dict) else None
         if not isinstance(endpoints, list):
