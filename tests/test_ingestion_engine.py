@@ -145,3 +145,23 @@ def test_every_recorded_source_is_accepted(warehouse) -> None:
     assert warehouse.query(
         "SELECT source, table_name, field, reason, count(*) FROM quarantine GROUP BY ALL"
     ) == [("epoch", "evaluation_rows", "model_version", "missing a required value", 32)]
+
+
+def test_freshness_reads_the_last_accepted_run_not_the_last_run(seeded) -> None:
+    from datetime import timedelta
+
+    from bench_pipeline.assets.sources import last_good_data
+    from bench_pipeline.ingest.engine import now_utc
+
+    with seeded.warehouse.connect() as conn:
+        accepted = conn.execute(
+            "SELECT max(finished_at) FROM source_runs WHERE status = 'accepted'"
+        ).fetchall()[0][0]
+        conn.execute(
+            "INSERT INTO source_runs VALUES ('openrouter_models', 'later-rejected', 'recorded', "
+            "?, ?, 'rejected', 0, 0, 50, 'no valid rows', NULL)",
+            [accepted + timedelta(hours=30), accepted + timedelta(hours=30)],
+        )
+        when, hours = last_good_data(conn, "openrouter_models", accepted + timedelta(hours=48))
+        assert when == accepted and hours == 48
+        assert last_good_data(conn, "arena", now_utc()) is None

@@ -133,7 +133,49 @@ def live_table_checks(definition: SourceDefinition) -> list[dg.AssetChecksDefini
                 _check(definition.name, table, CHECK_VALUES, _values_valid(spec)),
             ]
         )
-    return checks
+    return [*checks, _freshness_check(definition)]
+
+
+def _freshness_check(definition: SourceDefinition) -> dg.AssetChecksDefinition:
+    """Warn when the last *accepted* run is older than the source's cadence allows: a rejected
+    run refreshes the asset but not the data, so the asset's own timestamp would mislead."""
+
+    @dg.asset_check(
+        asset=live_key(definition.name),
+        name="fresh",
+        blocking=False,
+        required_resource_keys={"warehouse"},
+        description=(
+            f"The last accepted run of {definition.title} is at most "
+            f"{definition.freshness_hours} hours old."
+        ),
+    )
+    def fresh(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+        with context.resources.warehouse.connection() as conn:
+            age = last_good_data(conn, definition.name, engine.now_utc())
+        overdue = age is None or age[1] > definition.freshness_hours
+        return dg.AssetCheckResult(
+            passed=not overdue,
+            severity=dg.AssetCheckSeverity.WARN,
+            metadata={
+                "last_good_data": str(age[0]) if age else "never",
+                "hours_old": round(age[1], 1) if age else -1,
+                "allowed_hours": definition.freshness_hours,
+            },
+        )
+
+    return fresh
+
+
+def last_good_data(conn, source: str, now) -> tuple[object, float] | None:
+    """(when the last accepted run finished, its age in hours), or None if never accepted."""
+    row = conn.execute(
+        "SELECT max(finished_at) FROM source_runs WHERE source = ? AND status = 'accepted'",
+        [source],
+    ).fetchall()[0][0]
+    if row is None:
+        return None
+    return row, (now - row).total_seconds() / 3600
 
 
 def _check(source: str, table: str, what: str, evaluate, blocking: bool = True):
