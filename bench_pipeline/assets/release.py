@@ -95,8 +95,7 @@ def release_has_no_private_text(warehouse: WarehouseResource) -> dg.AssetCheckRe
     latest = read_latest(root)
     if latest is None:
         return dg.AssetCheckResult(passed=False, metadata={"problem": "no latest release"})
-    with warehouse.connection() as conn:
-        texts = private_texts(conn)
+    texts = private_texts()
     findings = private_text_findings(root / latest, texts)
     return dg.AssetCheckResult(
         passed=not findings,

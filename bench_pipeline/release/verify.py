@@ -18,12 +18,14 @@ import duckdb
 import polars as pl
 
 from bench_pipeline.release.build import DATABASE, LATEST, MANIFEST, read_latest, sha256_file
+from bench_pipeline.taskbank import load_bank
+from bench_pipeline.taskbank import private_texts as bank_private_texts
 
 
-def private_texts(conn: duckdb.DuckDBPyConnection) -> list[str]:
-    """Every text that must never be published. There are no private cases yet, so none;
-    when private case texts are stored in the warehouse, read them here."""
-    return []
+def private_texts() -> list[str]:
+    """Every text that must never be published: the private (held-out) cases of the task
+    bank, whole and paragraph by paragraph (see `taskbank.private_texts`)."""
+    return bank_private_texts(load_bank())
 
 
 def _count_rows(path: Path) -> int | None:

@@ -1,0 +1,412 @@
+"""Submitted runs: agent runs of a use case done elsewhere, sent in as one JSON file each.
+
+`Submission` is the published format (`submission_json_schema()`, `write_schema(path)`).
+`load_submission(path)` reads one file and returns a `Submission` or a `Rejection` (reason
+and field): it never raises on malformed input (unreadable bytes, bad JSON, NaN, duplicate
+keys, wrong types, missing or unknown fields, a file over `MAX_SUBMISSION_BYTES`), and it
+never moves, changes or deletes the file: a rejection carries the file's path, size and
+sha256 so it can be traced and the file kept for review.
+
+Validation is strict (JSON types as the schema says: `"5"` is not an integer) and only about
+the shape and internal consistency of the record. What the methodology treats as a hard
+flag (cost, autonomy or evidence-hash mismatch, implausible throughput, step-ins above
+turns, retries against first try) is *not* a rejection: such a run is accepted and put under
+review by the intake that computes the flags.
+
+Token counts follow the OpenAI-compatible convention of `providers.base.Usage`: `input_tokens`
+includes the cached and cache-write tokens, `output_tokens` includes the reasoning tokens.
+A breakdown not reported (`cached_tokens` etc. left out) is priced as 0 of that kind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+
+from bench_pipeline.providers.base import Usage
+from bench_pipeline.taskbank.bank import TaskBank
+from bench_pipeline.taskbank.errors import rule_error, validation_problems
+from bench_pipeline.taskbank.models import Slug
+
+SCHEMA_VERSION = 1
+MAX_SUBMISSION_BYTES = 8 * 1024 * 1024
+"""A larger file is rejected unread (an evidence log is text; 8 MiB is plenty)."""
+MAX_TOKENS = 10**12
+"""Any one token count above this is refused as nonsense (it would also overflow storage)."""
+COST_PATTERN = r"^[0-9]+(\.[0-9]+)?$"
+"""A cost given as a string: a plain non-negative decimal, no exponent or sign."""
+
+Outcome = Literal["pass", "partial", "fail"]
+RunOutcome = Literal["success", "partial", "fail"]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{64}$")]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+TokenCount = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class TokenCounts(_Strict):
+    """Tokens of one request (or a total over the run's requests)."""
+
+    input_tokens: TokenCount
+    """Prompt tokens, cached and cache-write tokens included."""
+    output_tokens: TokenCount
+    """Completion tokens, reasoning tokens included."""
+    cached_tokens: TokenCount | None = None
+    """Of `input_tokens`, read from the provider's prompt cache (left out: not reported)."""
+    cache_write_tokens: TokenCount | None = None
+    """Of `input_tokens`, written to the provider's prompt cache."""
+    reasoning_tokens: TokenCount | None = None
+    """Of `output_tokens`, spent on reasoning."""
+
+    @model_validator(mode="after")
+    def _breakdowns_fit(self) -> TokenCounts:
+        if (self.cached_tokens or 0) + (self.cache_write_tokens or 0) > self.input_tokens:
+            raise rule_error(
+                "cached_tokens",
+                "cached + cache-write tokens exceed input_tokens (which must include them)",
+            )
+        if (self.reasoning_tokens or 0) > self.output_tokens:
+            raise rule_error(
+                "reasoning_tokens", "exceeds output_tokens (which must include reasoning)"
+            )
+        return self
+
+    def usage(self, per_request: bool) -> Usage:
+        return Usage(
+            prompt_tokens=self.input_tokens,
+            completion_tokens=self.output_tokens,
+            cached_tokens=self.cached_tokens or 0,
+            cache_write_tokens=self.cache_write_tokens or 0,
+            reasoning_tokens=self.reasoning_tokens or 0,
+            per_request=per_request,
+        )
+
+
+class Tokens(_Strict):
+    """Per-request counts where known (needed for long-context tiers), else a total; both
+    may be given, and then the total must be their sum."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"anyOf": [{"required": ["per_request"]}, {"required": ["total"]}]}
+    )
+
+    per_request: tuple[TokenCounts, ...] | None = Field(default=None, min_length=1)
+    total: TokenCounts | None = None
+
+    @model_validator(mode="after")
+    def _some_and_consistent(self) -> Tokens:
+        if self.per_request is None and self.total is None:
+            raise rule_error("per_request", "give per_request counts, a total, or both")
+        if self.per_request is not None and self.total is not None:
+            for name in TokenCounts.model_fields:
+                values = [getattr(r, name) for r in self.per_request]
+                declared = getattr(self.total, name)
+                summed = None if any(v is None for v in values) else sum(values)
+                if declared is not None and summed is not None and declared != summed:
+                    raise rule_error(
+                        f"total.{name}", f"is {declared}, the requests sum to {summed}"
+                    )
+        return self
+
+
+class ModelUsed(_Strict):
+    """The model as the submitter ran it. Runs are grouped by name + settings."""
+
+    name: Name
+    """The model's name or API id, e.g. `anthropic/claude-opus-4.6`."""
+    settings: dict[Name, str | int | float | bool] = Field(default_factory=dict)
+    """Settings that make it a different group, e.g. `{"thinking": "off"}`."""
+
+
+class HarnessUsed(_Strict):
+    """What the model ran in: the agent product or framework, its version, skills, tools."""
+
+    name: Name
+    version: str | None = None
+    skills: tuple[Name, ...] = ()
+    tools: tuple[Name, ...] = ()
+
+
+class Submission(_Strict):
+    """One submitted run: one attempt by one model at one use case."""
+
+    model_config = ConfigDict(title="Submitted use-case run")
+
+    schema_version: Literal[1]
+    use_case: Slug
+    """The use case's id."""
+    use_case_version: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16}$")]
+    """The version of the use case that was run (shown on its page)."""
+    started_at: AwareDatetime
+    """When the run started, with its UTC offset; its date picks the price row."""
+    model: ModelUsed
+    harness: HarnessUsed
+    tokens: Tokens
+    claimed_cost_usd: Annotated[
+        Decimal | None,
+        WithJsonSchema(
+            {
+                "anyOf": [
+                    {"type": "number", "minimum": 0},
+                    {"type": "string", "pattern": COST_PATTERN},
+                    {"type": "null"},
+                ]
+            }
+        ),
+    ] = Field(default=None, ge=0, allow_inf_nan=False)
+    """The cost in USD the submitter computed or was billed: a number, or a decimal string
+    such as `"0.0312"` to keep every digit."""
+    wall_time_seconds: float = Field(gt=0, allow_inf_nan=False)
+    step_ins: int = Field(ge=0)
+    """Messages after the first prompt that corrected, clarified, approved or nudged the
+    agent, scripted `continue` messages included."""
+    turns: int = Field(ge=1)
+    retries: int = Field(ge=0)
+    first_try: bool
+    autonomy: Literal["autonomous", "lightly_guided", "heavily_guided"] | None = None
+    """Claimed autonomy (checked against `step_ins` by the intake)."""
+    criteria: dict[Slug, Outcome] = Field(
+        min_length=1, json_schema_extra={"additionalProperties": False}
+    )
+    """Outcome per success criterion of the use case, by criterion id."""
+    evidence_log: str
+    """The run's log as text (transcript, commands, test output)."""
+    evidence_sha256: Sha256
+    """SHA-256 (hex) of `evidence_log` encoded as UTF-8."""
+    output: str
+    """The run's output, or a description of it (e.g. the diff or files produced)."""
+    rerun_of: str | None = None
+    """The run this one repeats on another model (head-to-head pairs) or reproduces."""
+    submitter: str | None = None
+    notes: str | None = None
+
+    @field_validator("claimed_cost_usd", mode="before")
+    @classmethod
+    def _exact_decimal(cls, value: Any) -> Any:
+        """A string keeps every digit (it must be a plain decimal); a JSON number is taken
+        at its shortest decimal form (`0.1` is 0.1, not the float's binary expansion)."""
+        if isinstance(value, str):
+            if not re.fullmatch(COST_PATTERN, value):
+                raise ValueError("a cost string is a plain decimal such as 0.0312")
+            return Decimal(value)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return Decimal(str(value))
+        return value
+
+    @field_validator("evidence_sha256")
+    @classmethod
+    def _lowercase(cls, value: str) -> str:
+        return value.lower()
+
+    @property
+    def outcome(self) -> RunOutcome:
+        """`success` only when every criterion passed; `fail` when every one failed; else
+        `partial` (real work, not a completed task)."""
+        values = set(self.criteria.values())
+        if values == {"pass"}:
+            return "success"
+        if values == {"fail"}:
+            return "fail"
+        return "partial"
+
+    @property
+    def group(self) -> str:
+        """Model name plus its settings, e.g. `glm-5 (thinking=off)`: runs are ranked per
+        group."""
+        if not self.model.settings:
+            return self.model.name
+        settings = ", ".join(f"{k}={v}" for k, v in sorted(self.model.settings.items()))
+        return f"{self.model.name} ({settings})"
+
+    @property
+    def run_date(self) -> date:
+        """The run's own calendar date (at its stated offset)."""
+        return self.started_at.date()
+
+    @property
+    def evidence_hash_matches(self) -> bool:
+        """False raises the `evidence_hash_mismatch` flag (a flag, not a rejection)."""
+        return hashlib.sha256(self.evidence_log.encode()).hexdigest() == self.evidence_sha256
+
+    def usages(self) -> list[Usage]:
+        """The token counts as `Usage` for `costing.cost_of_all`: one per request when known
+        (`per_request=True`, so long-context tiers apply), else the total."""
+        if self.tokens.per_request is not None:
+            return [r.usage(per_request=True) for r in self.tokens.per_request]
+        assert self.tokens.total is not None  # the model's validator guarantees one of them
+        return [self.tokens.total.usage(per_request=False)]
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Why a submission was refused. The file itself is left exactly where it was."""
+
+    reason: str
+    """For the submitter: what is wrong, and where."""
+    field: str | None
+    """The first offending field as a dotted path (`tokens.per_request[0].input_tokens`);
+    None when the file as a whole is the problem (unreadable, not JSON, too large)."""
+    problems: tuple[tuple[str | None, str], ...] = ()
+    """Every problem found, as (field, message)."""
+    source: str | None = None
+    """The file's path, when read from a file."""
+    sha256: str | None = None
+    """SHA-256 of the bytes read; None when the file was not read (missing, too large)."""
+    size: int | None = None
+
+
+class _BadJson(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _BadJson(f"the key {key!r} appears twice in one object")
+        result[key] = value
+    return result
+
+
+def _no_constants(name: str) -> Any:
+    raise _BadJson(f"{name} is not a JSON number")
+
+
+def _reject(
+    problems: list[tuple[str | None, str]],
+    source: str | None,
+    data: bytes | None,
+    size: int | None = None,
+) -> Rejection:
+    field, message = problems[0]
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return Rejection(
+        reason=f"{field}: {message}{more}" if field else f"{message}{more}",
+        field=field or None,
+        problems=tuple(problems),
+        source=source,
+        sha256=hashlib.sha256(data).hexdigest() if data is not None else None,
+        size=len(data) if data is not None else size,
+    )
+
+
+def parse_submission(data: bytes, source: str | None = None) -> Submission | Rejection:
+    """A submission from the bytes of its JSON file, or why not. Never raises on bad input."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return _reject([(None, f"not UTF-8 text: {exc.reason} at byte {exc.start}")], source, data)
+    try:
+        document = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        return _reject([(None, f"not valid JSON: {exc}")], source, data)
+    if not isinstance(document, dict):
+        return _reject([(None, "a submission is one JSON object")], source, data)
+    try:
+        return Submission.model_validate_json(text)
+    except ValidationError as exc:
+        problems: list[tuple[str | None, str]] = [
+            (field or None, message) for field, message in validation_problems(exc)
+        ]
+        return _reject(problems, source, data)
+
+
+def load_submission(
+    path: Path,
+    *,
+    max_bytes: int = MAX_SUBMISSION_BYTES,
+    bank: TaskBank | None = None,
+) -> Submission | Rejection:
+    """Read one submitted file: a `Submission`, or a `Rejection` saying why (never raises on a
+    missing, unreadable, oversized or malformed file; never moves or changes it).
+
+    Args:
+        path: The JSON file.
+        max_bytes: Larger files are rejected without being read.
+        bank: When given, the submission is also checked against it (`check_against_bank`).
+    """
+    source = str(path)
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return _reject([(None, "not a regular file")], source, None)
+        if info.st_size > max_bytes:
+            return _too_large(info.st_size, max_bytes, source)
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        return _reject([(None, f"cannot read the file: {exc.strerror or exc}")], source, None)
+    if len(data) > max_bytes:  # grew after the size check
+        return _too_large(len(data), max_bytes, source)
+    result = parse_submission(data, source)
+    if bank is not None and isinstance(result, Submission):
+        problem = check_against_bank(result, bank)
+        if problem is not None:
+            return _reject([problem], source, data)
+    return result
+
+
+def _too_large(size: int, max_bytes: int, source: str) -> Rejection:
+    message = f"the file is {size} bytes; the limit is {max_bytes}"
+    return _reject([(None, message)], source, None, size=size)
+
+
+def check_against_bank(submission: Submission, bank: TaskBank) -> tuple[str, str] | None:
+    """(field, message) when the submission does not fit the bank: an unknown use case, a
+    version other than the current one, or criteria that are not exactly the use case's."""
+    try:
+        case = bank.get("usecase", submission.use_case)
+    except KeyError:
+        return "use_case", f"no use case {submission.use_case!r}"
+    if submission.use_case_version != case.version:
+        return (
+            "use_case_version",
+            f"the use case is at version {case.version}; runs of other versions are not taken",
+        )
+    wanted = {c.id for c in case.rubric}
+    missing = sorted(wanted - submission.criteria.keys())
+    if missing:
+        return "criteria", f"no outcome for {', '.join(missing)}"
+    unknown = sorted(submission.criteria.keys() - wanted)
+    if unknown:
+        return "criteria", f"not criteria of {case.id}: {', '.join(unknown)}"
+    return None
+
+
+def submission_json_schema() -> dict[str, Any]:
+    """The published JSON Schema (2020-12) of a submission file, from the pydantic model."""
+    schema = Submission.model_json_schema(mode="validation")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+def write_schema(path: Path) -> Path:
+    """Write `submission_json_schema()` to `path` (sorted keys, 2-space indent), atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(submission_json_schema(), indent=2, sort_keys=True, ensure_ascii=False)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text + "\n", encoding="utf-8")
+    os.replace(partial, path)
+    return path
