@@ -20,19 +20,10 @@ from bench_pipeline.indices import (
     known_good_index,
     normalise,
 )
+from bench_pipeline.ingest.catalog import evaluations
 
-DIRECTIONS = {
-    "gpqa_diamond": "higher",
-    "math_aime": "higher",
-    "math_level5": "higher",
-    "swe_bench_verified": "higher",
-    "livebench": "higher",
-    "livebench_coding": "higher",
-    "livebench_reasoning": "higher",
-    "terminal_bench": "higher",
-    "hle": "higher",
-    "hle_calibration_error": "lower",
-}
+# The directions the pipeline uses, from sources/evaluations.toml.
+DIRECTIONS = {spec.id: spec.direction for spec in evaluations()}
 
 
 def scores_frame(rows: list[tuple[str, str, float]]) -> pl.DataFrame:
