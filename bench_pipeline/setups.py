@@ -33,7 +33,7 @@ from pydantic import (
     model_validator,
 )
 
-from bench_pipeline.providers.base import RESERVED_BODY_KEYS, ChatRequest, Message
+from bench_pipeline.providers.base import ChatRequest, Message, without_reserved_keys
 from bench_pipeline.settings import REPO_ROOT
 from bench_pipeline.taskbank.errors import rule_error, validation_problems
 from bench_pipeline.taskbank.models import Slug, Text, content_hash
@@ -91,10 +91,7 @@ class ModelRecord(_Record):
     @field_validator("extra")
     @classmethod
     def _not_reserved(cls, extra: dict[str, Any]) -> dict[str, Any]:
-        clash = sorted(RESERVED_BODY_KEYS & extra.keys())
-        if clash:
-            raise ValueError(f"may not set {', '.join(clash)}: use the record's own fields")
-        return extra
+        return without_reserved_keys(extra, "the record's")
 
     @model_validator(mode="after")
     def _local_rules(self) -> ModelRecord:

@@ -35,3 +35,14 @@ def ingest_everything(database: Path, raw_root: Path, snapshots: Path | None = N
         store(conn, compute(conn, {spec.id: spec.direction for spec in evaluations()}))
         refresh_market(conn, load_licence_table(settings.sources_dir() / "licences.toml"))
         record_price_history(conn)
+
+
+def bench_env(home: Path, snapshots: Path | None = None) -> dict[str, str]:
+    """The environment for a `bench run` subprocess in its own BENCH_HOME (and snapshots)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "BENCH_SNAPSHOTS")}
+    env["BENCH_HOME"] = str(home)
+    if snapshots is not None:
+        env["BENCH_SNAPSHOTS"] = str(snapshots)
+    return env

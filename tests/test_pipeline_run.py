@@ -2,7 +2,6 @@
 
 import csv
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from pipeline_steps import bench_env
 
 from bench_pipeline import settings
 from bench_pipeline.ingest.catalog import evaluations
@@ -19,10 +19,7 @@ pytestmark = pytest.mark.integration
 
 
 def bench_run(home: Path, snapshots: Path | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "BENCH_SNAPSHOTS")}
-    env["BENCH_HOME"] = str(home)
-    if snapshots is not None:
-        env["BENCH_SNAPSHOTS"] = str(snapshots)
+    env = bench_env(home, snapshots)
     return subprocess.run(
         [sys.executable, "-m", "bench_pipeline.cli", "run"],
         env=env,

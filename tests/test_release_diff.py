@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from pipeline_steps import bench_env
 
 from bench_pipeline import settings
 from bench_pipeline.indices import KNOWN_GOOD_COMPONENTS
@@ -93,10 +93,7 @@ def test_rank_moves_count_positions_among_rows_with_a_value() -> None:
 
 
 def bench_run(home: Path, snapshots: Path | None = None) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "BENCH_SNAPSHOTS")}
-    env["BENCH_HOME"] = str(home)
-    if snapshots is not None:
-        env["BENCH_SNAPSHOTS"] = str(snapshots)
+    env = bench_env(home, snapshots)
     return subprocess.Popen(
         [sys.executable, "-m", "bench_pipeline.cli", "run"],
         env=env,

@@ -34,6 +34,14 @@ RESERVED_BODY_KEYS = frozenset(
 (one request must have one hash and one body)."""
 
 
+def without_reserved_keys(extra: dict[str, Any], owner: str) -> dict[str, Any]:
+    """`extra` unchanged, or a ValueError when it repeats a field the body sets itself."""
+    clash = sorted(RESERVED_BODY_KEYS & extra.keys())
+    if clash:
+        raise ValueError(f"may not set {', '.join(clash)}: use {owner} own fields")
+    return extra
+
+
 class ProviderError(RuntimeError):
     """A model call failed for good (non-retryable status, retries spent, malformed reply)."""
 
@@ -71,10 +79,7 @@ class ChatRequest(BaseModel):
     @field_validator("extra")
     @classmethod
     def _no_reserved_keys(cls, extra: dict[str, Any]) -> dict[str, Any]:
-        clash = sorted(RESERVED_BODY_KEYS & extra.keys())
-        if clash:
-            raise ValueError(f"extra may not set {', '.join(clash)}: use the request's own fields")
-        return extra
+        return without_reserved_keys(extra, "the request's")
 
     def body(self) -> dict[str, Any]:
         """The JSON body for `/chat/completions`: parameters left at None are not sent."""
