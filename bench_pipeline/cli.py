@@ -15,14 +15,24 @@ from bench_pipeline import settings
 from bench_pipeline.instance import prepare_dagster_home
 
 
-def _progress(instance, run_id: str, total: int, out: TextIO, done: threading.Event) -> None:
-    """Print each finished step while the run goes on (polls the run's event log)."""
+def _progress(
+    instance, run_id: str, total: int, out: TextIO, done: threading.Event, seen: set[str]
+) -> None:
+    """Print each finished step while the run goes on (polls the run's event log); `seen`
+    carries the steps already printed by earlier runs of the same `bench run`."""
     import dagster as dg
 
-    seen: set[str] = set()
+    from bench_pipeline.assets.runs import PROGRESS_PREFIX
+
     finished = False
+    shown_logs = 0
     while not finished:
         finished = done.wait(1.0)  # one more look after the run ends, for its last steps
+        logs = instance.all_logs(run_id)
+        for entry in logs[shown_logs:]:
+            if entry.user_message.startswith(PROGRESS_PREFIX):
+                print(f"    {entry.user_message}", file=out)
+        shown_logs = len(logs)
         records = instance.get_records_for_run(
             run_id, of_type={dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE}
         ).records
@@ -36,6 +46,9 @@ def _progress(instance, run_id: str, total: int, out: TextIO, done: threading.Ev
 
 
 def _summary(started: datetime, out: TextIO) -> None:
+    from decimal import Decimal
+
+    from bench_pipeline.costing import format_usd
     from bench_pipeline.warehouse import connect
 
     with connect(settings.warehouse_path()) as conn:
@@ -51,48 +64,97 @@ def _summary(started: datetime, out: TextIO) -> None:
             (name, conn.execute(f'SELECT count(*) FROM "{name}"').fetchall()[0][0])
             for (name,) in names
         ]
+        model_runs = conn.execute(
+            "SELECT count(*), count(*) FILTER (WHERE simulated), sum(cost_usd), "
+            "count(*) FILTER (WHERE cost_usd IS NULL) FROM model_runs"
+        ).fetchall()[0]
+        failures = conn.execute("SELECT count(*) FROM run_failures").fetchall()[0][0]
+        inbox = conn.execute(
+            "SELECT status, count(*) FROM submission_files WHERE received_at >= ? GROUP BY 1",
+            [started.replace(tzinfo=None)],
+        ).fetchall()
     print("\nSource runs:", file=out)
     for source, status, valid, quarantined, reason in runs:
         detail = f"{valid} rows, {quarantined} quarantined" if status == "accepted" else reason
         print(f"  {source:<22} {status:<9} {detail}", file=out)
+    runs, simulated, cost, unpriced = model_runs
+    label = " (simulated: made-up answers, not real models)" if runs and simulated == runs else ""
+    print(f"\nModel runs: {runs} stored{label}, {failures} failed", file=out)
+    total = format_usd(cost or Decimal(0))
+    print(f"  cost of stored runs: ${total}; runs without a known cost: {unpriced}", file=out)
+    received = dict(inbox)
+    print(
+        f"Submissions this run: {received.get('accepted', 0)} accepted, "
+        f"{received.get('rejected', 0)} rejected",
+        file=out,
+    )
     print("\nTables:", file=out)
     for name, rows in tables:
         print(f"  {name:<22} {rows} rows", file=out)
     print(f"\nWarehouse: {settings.warehouse_path()}", file=out)
 
 
+def _partition_range_tags(instance) -> dict[str, str] | None:
+    """Tags that make one run cover every model-run partition (None when there are none)."""
+    from dagster._core.storage.tags import (
+        ASSET_PARTITION_RANGE_END_TAG,
+        ASSET_PARTITION_RANGE_START_TAG,
+    )
+
+    from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS
+
+    keys = instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)
+    if not keys:
+        return None
+    return {ASSET_PARTITION_RANGE_START_TAG: keys[0], ASSET_PARTITION_RANGE_END_TAG: keys[-1]}
+
+
 def run(mode: str, out: TextIO = sys.stdout) -> int:
-    """Materialise every asset; 0 only when every step succeeded (rejections are normal)."""
+    """Materialise every asset (the pipeline's jobs in order); 0 only when every step
+    succeeded (rejections are normal)."""
     prepare_dagster_home()
     import dagster as dg
 
-    from bench_pipeline.definitions import EVERYTHING_JOB, build_definitions
+    from bench_pipeline.definitions import PIPELINE_JOBS, RUN_JOB, build_definitions
 
     definitions = build_definitions(mode)
-    job = definitions.resolve_job_def(EVERYTHING_JOB)
     instance = dg.DagsterInstance.get()
-    run_id = str(uuid.uuid4())
     started = datetime.now(UTC)
-    steps = len(definitions.resolve_asset_graph().get_all_asset_keys()) + len(
-        list(definitions.resolve_asset_graph().asset_check_keys)
-    )
+    graph = definitions.resolve_asset_graph()
+    steps = len(graph.get_all_asset_keys()) + len(list(graph.asset_check_keys))
     print(f"bench run: {steps} steps, sources {mode}, BENCH_HOME={settings.bench_home()}", file=out)
-    done = threading.Event()
-    watcher = threading.Thread(target=_progress, args=(instance, run_id, steps, out, done))
-    watcher.start()
-    try:
-        result = job.execute_in_process(
-            instance=instance,
-            run_id=run_id,
-            raise_on_error=False,
-            run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+    seen: set[str] = set()
+    run_ids: list[str] = []
+    success = True
+    for name, _selection, _description in PIPELINE_JOBS:
+        tags = _partition_range_tags(instance) if name == RUN_JOB else {}
+        if tags is None:
+            print(f"  ({name}: no model-run partitions, nothing to run)", file=out)
+            continue
+        run_id = str(uuid.uuid4())
+        run_ids.append(run_id)
+        done = threading.Event()
+        watcher = threading.Thread(
+            target=_progress, args=(instance, run_id, steps, out, done, seen)
         )
-    finally:
-        done.set()
-        watcher.join()
+        watcher.start()
+        try:
+            result = definitions.resolve_job_def(name).execute_in_process(
+                instance=instance,
+                run_id=run_id,
+                tags=tags,
+                raise_on_error=False,
+                run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+            )
+        finally:
+            done.set()
+            watcher.join()
+        if not result.success:
+            success = False
+            break
     _summary(started, out)
-    print(f"\n{'OK' if result.success else 'FAILED'}: run {run_id}", file=out)
-    return 0 if result.success else 1
+    print(f"\n{'OK' if success else 'FAILED'}: runs {', '.join(run_ids)}", file=out)
+    return 0 if success else 1
 
 
 def ui(host: str, port: int) -> int:

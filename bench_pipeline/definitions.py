@@ -14,15 +14,37 @@ from bench_pipeline.assets.registry import (
     registry_referential_integrity,
 )
 from bench_pipeline.assets.release import release_checks, release_dataset
+from bench_pipeline.assets.runs import MODEL_RUNS_KEY, RUN_ASSETS
 from bench_pipeline.assets.site import static_site
 from bench_pipeline.assets.sources import client_key, live_table_checks, source_assets
 from bench_pipeline.ingest.catalog import source_definitions
+from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.sources import LiveHttpClient, RecordedSnapshotClient, SourceClient
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.sensors.schedules import source_schedules
 
 SOURCE_MODES = ("recorded", "live")
-EVERYTHING_JOB = "materialize_everything"
+RUN_JOB = "execute_model_runs"
+_RUNS = dg.AssetSelection.assets(MODEL_RUNS_KEY)
+_BEFORE_RUNS = _RUNS.upstream() - _RUNS
+PIPELINE_JOBS: tuple[tuple[str, dg.AssetSelection, str], ...] = (
+    (
+        "prepare_inputs",
+        _BEFORE_RUNS,
+        "Sources, registry, task bank, setups and rates: everything model runs need.",
+    ),
+    (
+        RUN_JOB,
+        _RUNS,
+        "Model runs over every partition given (a single-run backfill in `bench run`).",
+    ),
+    (
+        "grade_and_publish",
+        dg.AssetSelection.all() - _BEFORE_RUNS - _RUNS,
+        "Everything after the runs: submissions, grading, scores, indices, release and site.",
+    ),
+)
+"""`bench run` runs these jobs in order: together they are every asset and check."""
 
 
 def source_clients(mode: str) -> dict[str, SourceClient]:
@@ -38,6 +60,7 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
     return dg.Definitions(
         assets=[
             *(asset for d in catalog.values() for asset in source_assets(d)),
+            *RUN_ASSETS,
             model_registry,
             known_good_indices,
             market_data,
@@ -53,13 +76,14 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
             *index_checks,
             *release_checks,
         ],
-        resources={"warehouse": WarehouseResource(), **source_clients(source_mode)},
+        resources={
+            "warehouse": WarehouseResource(),
+            "models": ModelCallsResource(),
+            **source_clients(source_mode),
+        },
         jobs=[
-            dg.define_asset_job(
-                EVERYTHING_JOB,
-                selection=dg.AssetSelection.all(),
-                description="Every asset and check, in dependency order (what `bench run` runs).",
-            )
+            dg.define_asset_job(name, selection=selection, description=description)
+            for name, selection, description in PIPELINE_JOBS
         ],
         schedules=source_schedules(catalog.values()),
         executor=dg.in_process_executor,

@@ -50,3 +50,13 @@ def downloads_dir() -> Path:
 def releases_dir() -> Path:
     """Dataset releases: one immutable folder per release id, and the `latest` pointer."""
     return bench_home() / "build" / "releases"
+
+
+def submissions_inbox() -> Path:
+    """Where submitted use-case runs are dropped as JSON files (a sensor picks them up)."""
+    return bench_home() / "inbox" / "submissions"
+
+
+def reviews_inbox() -> Path:
+    """Where blind human reviews arrive as JSON files (a sensor picks them up)."""
+    return bench_home() / "inbox" / "reviews"

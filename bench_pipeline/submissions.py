@@ -26,7 +26,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -60,6 +60,8 @@ Outcome = Literal["pass", "partial", "fail"]
 RunOutcome = Literal["success", "partial", "fail"]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{64}$")]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+RunId = Annotated[str, StringConstraints(pattern=r"^sub-[0-9a-f]{16}$")]
+"""A submitted run's id: `sub-` + the first 16 hex digits of its file's SHA-256."""
 TokenCount = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
 
 
@@ -198,8 +200,12 @@ class Submission(_Strict):
     """SHA-256 (hex) of `evidence_log` encoded as UTF-8."""
     output: str
     """The run's output, or a description of it (e.g. the diff or files produced)."""
-    rerun_of: str | None = None
-    """The run this one repeats on another model (head-to-head pairs) or reproduces."""
+    reproduces: RunId | None = None
+    """The run id of a run this one independently reproduces (same model and settings, run
+    by someone else): each reproduction adds to the original's trust."""
+    rerun_of: RunId | None = None
+    """The run id of a run this one repeats on another model: the two form a head-to-head
+    pair."""
     submitter: str | None = None
     notes: str | None = None
 
@@ -339,6 +345,7 @@ def load_submission(
     *,
     max_bytes: int = MAX_SUBMISSION_BYTES,
     bank: TaskBank | None = None,
+    now: datetime | None = None,
 ) -> Submission | Rejection:
     """Read one submitted file: a `Submission`, or a `Rejection` saying why (never raises on a
     missing, unreadable, oversized or malformed file; never moves or changes it).
@@ -347,6 +354,7 @@ def load_submission(
         path: The JSON file.
         max_bytes: Larger files are rejected without being read.
         bank: When given, the submission is also checked against it (`check_against_bank`).
+        now: When given, a run said to start after it is rejected (`check_not_future`).
     """
     source = str(path)
     try:
@@ -362,11 +370,24 @@ def load_submission(
     if len(data) > max_bytes:  # grew after the size check
         return _too_large(len(data), max_bytes, source)
     result = parse_submission(data, source)
-    if bank is not None and isinstance(result, Submission):
-        problem = check_against_bank(result, bank)
+    if isinstance(result, Submission):
+        problem = (check_against_bank(result, bank) if bank is not None else None) or (
+            check_not_future(result, now) if now is not None else None
+        )
         if problem is not None:
             return _reject([problem], source, data)
     return result
+
+
+CLOCK_SKEW = timedelta(minutes=5)
+"""How far ahead of our clock a submitter's clock may run before a start is `in the future`."""
+
+
+def check_not_future(submission: Submission, now: datetime) -> tuple[str, str] | None:
+    """(field, message) when the run says it started after `now` (an aware datetime)."""
+    if submission.started_at > now + CLOCK_SKEW:
+        return "started_at", f"{submission.started_at.isoformat()} is in the future"
+    return None
 
 
 def _too_large(size: int, max_bytes: int, source: str) -> Rejection:

@@ -1,0 +1,215 @@
+"""Task bank, setups, dated rates, executed model runs (partitioned) and submitted runs.
+
+`model_runs` is partitioned by setup × case version (dynamic partitions, registered by
+`task_bank` as the bank and setups change). A backfill over many partitions runs as one
+Dagster run (single-run backfill policy): the calls of all its partitions share one
+concurrency limit instead of one process each.
+"""
+
+import asyncio
+import time
+
+import dagster as dg
+
+from bench_pipeline import settings
+from bench_pipeline.assets.metadata import table_metadata
+from bench_pipeline.assets.sources import live_key
+from bench_pipeline.costing import format_usd
+from bench_pipeline.resources.models import ModelCallsResource
+from bench_pipeline.resources.warehouse import WarehouseResource
+from bench_pipeline.runs.execute import BatchReport, execute_batch
+from bench_pipeline.runs.intake import ingest_inbox
+from bench_pipeline.runs.plan import planned_partitions, work_items
+from bench_pipeline.runs.rates import rates_by_api_id, refresh_model_rates
+from bench_pipeline.runs.store import (
+    store_bank_and_setups,
+    store_failures,
+    store_runs,
+    stored_run_ids,
+)
+from bench_pipeline.setups import load_setups
+from bench_pipeline.taskbank import load_bank
+
+GROUP = "runs"
+PROGRESS_SECONDS = 2.0
+PROGRESS_PREFIX = "model runs:"
+
+
+def progress_line(report: BatchReport) -> str:
+    """One progress message (`bench run` prints the latest ones it finds in the run log)."""
+    finished = report.skipped + report.recorded + len(report.failures)
+    return (
+        f"{PROGRESS_PREFIX} {finished}/{report.planned} runs, {report.calls} model calls, "
+        f"{report.from_cache} from cache, cost so far ${format_usd(report.cost_usd)}"
+    )
+MODEL_RUN_PARTITIONS = dg.DynamicPartitionsDefinition(name="model_runs")
+TASK_BANK_KEY = dg.AssetKey(["runs", "task_bank"])
+RATES_KEY = dg.AssetKey(["runs", "model_rates"])
+MODEL_RUNS_KEY = dg.AssetKey(["runs", "model_runs"])
+SUBMITTED_KEY = dg.AssetKey(["runs", "submitted_runs"])
+
+
+def register_partitions(instance: dg.DagsterInstance, keys: list[str]) -> list[str]:
+    """Make the instance's partitions exactly `keys`: add the new ones, drop keys of case
+    versions or setups no longer in the config (their runs stay in the warehouse). Returns
+    the keys added."""
+    known = instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)
+    wanted = set(keys)
+    for stale in (key for key in known if key not in wanted):
+        instance.delete_dynamic_partition(MODEL_RUN_PARTITIONS.name, stale)
+    new = [key for key in keys if key not in set(known)]
+    if new:
+        instance.add_dynamic_partitions(MODEL_RUN_PARTITIONS.name, new)
+    return new
+
+
+def current_partitions() -> list[str]:
+    """Every partition key of the task bank and setups in the repository now."""
+    return planned_partitions(load_bank(), load_setups())
+
+
+@dg.asset(
+    key=TASK_BANK_KEY,
+    group_name=GROUP,
+    kinds={"duckdb"},
+    owners=["team:runs"],
+    description=(
+        "The task bank (tasks/) and the setups (setups/) as loaded: every case version and "
+        "setup ever seen, which are current, and one model-run partition per executable "
+        "setup × PM/Navigator case version. Private cases' text is never stored."
+    ),
+)
+def task_bank(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
+    bank, catalog = load_bank(), load_setups()
+    new = register_partitions(context.instance, planned_partitions(bank, catalog))
+    with warehouse.connection() as conn:
+        counts = store_bank_and_setups(conn, bank, catalog)
+        metadata = table_metadata(conn, "task_cases") | table_metadata(conn, "setups")
+    return dg.MaterializeResult(
+        metadata=metadata | {"new partitions": len(new), **counts}
+    )
+
+
+@dg.asset(
+    key=RATES_KEY,
+    deps=[live_key("openrouter_models")],
+    group_name=GROUP,
+    kinds={"duckdb"},
+    owners=["team:runs"],
+    description=(
+        "Dated rates by exact API id: each accepted OpenRouter ingestion (effective from its "
+        "day, kept for good) plus setups/pricing.toml, which wins on the same day."
+    ),
+)
+def model_rates(warehouse: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse.connection() as conn:
+        rows = refresh_model_rates(conn)
+        metadata = table_metadata(conn, "model_rates")
+    return dg.MaterializeResult(metadata=metadata | {"rate rows": rows})
+
+
+@dg.asset(
+    key=MODEL_RUNS_KEY,
+    deps=[TASK_BANK_KEY, RATES_KEY],
+    partitions_def=MODEL_RUN_PARTITIONS,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    group_name=GROUP,
+    kinds={"duckdb"},
+    owners=["team:runs"],
+    description=(
+        "Each setup's answers to one case version (every input, three repeats for a noisy "
+        "case), costed at the rate in effect on the run date. Resumable: a stored run is "
+        "never run again and a cached response is never paid for twice."
+    ),
+)
+def model_runs(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, models: ModelCallsResource
+) -> dg.MaterializeResult:
+    keys = list(context.partition_keys)
+    items = work_items(keys, load_bank(), load_setups())
+    chooser = models.providers()
+    with warehouse.connection() as conn:
+        done = stored_run_ids(conn, keys)
+        rates = rates_by_api_id(conn)
+
+        last = [0.0]
+
+        def progress(report: BatchReport) -> None:
+            now = time.monotonic()
+            if now - last[0] >= PROGRESS_SECONDS:
+                last[0] = now
+                context.log.info(progress_line(report))
+
+        async def batch():
+            try:
+                return await execute_batch(
+                    items,
+                    chooser,
+                    rates,
+                    lambda rows: store_runs(conn, rows),
+                    done=done,
+                    concurrency=models.concurrency,
+                    progress=progress,
+                )
+            finally:
+                await chooser.aclose()
+
+        report = asyncio.run(batch())
+        if report.failures:
+            store_failures(conn, report.failures)
+        metadata = table_metadata(conn, "model_runs")
+    summary = {
+        "partitions": len(keys),
+        "runs planned": report.planned,
+        "runs resumed past": report.skipped,
+        "runs recorded": report.recorded,
+        "model calls": report.calls,
+        "served from cache": report.from_cache,
+        "cost of this batch (USD)": format_usd(report.cost_usd),
+        "runs without a known cost": report.unpriced,
+        "failed runs": len(report.failures),
+        "model mode": models.mode,
+        "seconds": round(report.seconds, 2),
+    }
+    context.log.info(progress_line(report))
+    if report.failures:
+        first = next(iter(report.failures.values()))
+        raise dg.Failure(
+            description=f"{len(report.failures)} runs failed for good (first: {first}); "
+            "the others are stored, and a rerun resumes from them",
+            metadata=summary,
+        )
+    return dg.MaterializeResult(metadata=metadata | summary)
+
+
+@dg.asset(
+    key=SUBMITTED_KEY,
+    deps=[TASK_BANK_KEY, RATES_KEY],
+    group_name=GROUP,
+    kinds={"duckdb"},
+    owners=["team:runs"],
+    description=(
+        "Use-case runs submitted as JSON files in $BENCH_HOME/inbox/submissions/: valid ones "
+        "kept (costed from our dated rates), each rejected file recorded with its field and "
+        "reason. Files are never moved; a file already seen is not read again."
+    ),
+)
+def submitted_runs(warehouse: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse.connection() as conn:
+        report = ingest_inbox(
+            conn, settings.submissions_inbox(), load_bank(), rates_by_api_id(conn)
+        )
+        metadata = table_metadata(conn, "submitted_runs")
+    rejected = {r.source or "?": r.reason for r in report.rejected}
+    return dg.MaterializeResult(
+        metadata=metadata
+        | {
+            "accepted": len(report.accepted),
+            "rejected": len(report.rejected),
+            "seen before": report.seen_before,
+            "rejections": dg.MetadataValue.json(rejected),
+        }
+    )
+
+
+RUN_ASSETS = [task_bank, model_rates, model_runs, submitted_runs]

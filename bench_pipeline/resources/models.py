@@ -1,0 +1,93 @@
+"""Which provider answers model calls: simulated (the offline default), live or recorded."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+import httpx
+from pydantic import Field
+
+from bench_pipeline import settings
+from bench_pipeline.providers import (
+    DEFAULT_BASE_URL,
+    CachedProvider,
+    OpenAICompatibleProvider,
+    Provider,
+    RecordedProvider,
+    ResponseCache,
+    SimulatedProvider,
+)
+from bench_pipeline.providers.openai_compatible import DEFAULT_TIMEOUT
+from bench_pipeline.runs.plan import WorkItem
+
+MODEL_MODES = ("simulated", "live", "recorded")
+API_KEY_VARIABLE = "OPENROUTER_API_KEY"
+
+
+class ModelCallsResource(dg.ConfigurableResource):
+    """Model calls for run execution and judges.
+
+    - `simulated` (default): deterministic made-up answers, labelled simulated everywhere;
+    - `live`: OpenAI-compatible HTTP (OpenRouter with `OPENROUTER_API_KEY`, or a model
+      record's own `base_url`, e.g. a local llama.cpp server), behind the response cache;
+    - `recorded`: replay of a response-cache directory, no network.
+    """
+
+    mode: str = Field(
+        default_factory=lambda: os.environ.get("BENCH_MODEL_MODE", "simulated"),
+        description="simulated | live | recorded (env BENCH_MODEL_MODE).",
+    )
+    cache_dir: str | None = Field(
+        default=None, description="Response cache; default $BENCH_HOME/cache/responses."
+    )
+    concurrency: int = Field(default=8, ge=1, description="Calls in flight at most.")
+
+    def cache_path(self) -> Path:
+        if self.cache_dir:
+            return Path(self.cache_dir)
+        return settings.bench_home() / "cache" / "responses"
+
+    def providers(self) -> ProviderChooser:
+        if self.mode not in MODEL_MODES:
+            raise ValueError(f"BENCH_MODEL_MODE must be one of {MODEL_MODES}, not {self.mode!r}")
+        return ProviderChooser(self.mode, ResponseCache(self.cache_path()))
+
+
+class ProviderChooser:
+    """One provider per endpoint, made on first use; `aclose` closes their HTTP clients."""
+
+    def __init__(self, mode: str, cache: ResponseCache) -> None:
+        self.mode = mode
+        self.cache = cache
+        self._simulated = SimulatedProvider()
+        self._recorded = RecordedProvider(cache)
+        self._live: dict[str, CachedProvider] = {}
+        self._client: httpx.AsyncClient | None = None
+
+    @property
+    def simulated(self) -> bool:
+        return self.mode == "simulated"
+
+    def __call__(self, item: WorkItem) -> Provider:
+        if self.mode == "simulated":
+            return self._simulated
+        if self.mode == "recorded":
+            return self._recorded
+        model = item.setup.model
+        base_url = model.base_url or DEFAULT_BASE_URL
+        if base_url not in self._live:
+            key = None if model.local else os.environ.get(API_KEY_VARIABLE)
+            if not model.local and not key:
+                raise ValueError(f"live model calls to {base_url} need {API_KEY_VARIABLE}")
+            if self._client is None:  # one connection pool for every endpoint
+                self._client = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
+            live = OpenAICompatibleProvider(key, base_url=base_url, client=self._client)
+            self._live[base_url] = CachedProvider(live, self.cache)
+        return self._live[base_url]
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None

@@ -1,0 +1,163 @@
+"""Submitted runs: read the inbox, keep every valid run (costed from our own dated rates),
+record every rejection with its file, field and reason. Nothing is moved or deleted.
+
+Files are known by content (SHA-256): a file already seen, accepted or rejected, is not read
+again, so the sensor and the asset can look at the whole inbox every time. A rejected file
+fixed and dropped in again is a new file. A run's id is `sub-` + 16 hex digits of its file's
+hash, which is what `reproduces` and `rerun_of` in other submissions refer to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from bench_pipeline.costing import Rates, cost_of_all, rate_in_effect
+from bench_pipeline.providers.base import Usage
+from bench_pipeline.runs.store import insert_rows
+from bench_pipeline.submissions import Rejection, Submission, load_submission
+from bench_pipeline.taskbank import TaskBank
+from bench_pipeline.warehouse import transaction
+
+SUBMITTED_COLUMNS = (
+    "run_id", "file_name", "use_case", "use_case_version", "model_name", "model_settings",
+    "run_group", "harness", "harness_version", "started_at", "run_date", "prompt_tokens",
+    "completion_tokens", "cached_tokens", "cache_write_tokens", "reasoning_tokens",
+    "requests_known", "claimed_cost_usd", "cost_usd", "cost_warnings", "wall_time_seconds",
+    "step_ins", "turns", "retries", "first_try", "autonomy", "outcome", "criteria",
+    "evidence_log", "evidence_sha256", "evidence_matches", "output", "reproduces",
+    "rerun_of", "submitter", "received_at",
+)  # fmt: skip
+
+
+FILE_COLUMNS = ("sha256", "file_name", "status", "field", "reason", "run_id", "received_at")
+
+
+def submission_run_id(sha256: str) -> str:
+    return f"sub-{sha256[:16]}"
+
+
+def inbox_files(inbox: Path) -> list[Path]:
+    """The `*.json` files in the inbox, by name (other files and folders are ignored)."""
+    if not inbox.is_dir():
+        return []
+    return sorted(p for p in inbox.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+
+
+def file_sha256(path: Path) -> str | None:
+    """The file's SHA-256 read in chunks (an oversized file too), None if unreadable."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+@dataclass
+class IntakeReport:
+    accepted: list[str] = field(default_factory=list)
+    """Run ids."""
+    rejected: list[Rejection] = field(default_factory=list)
+    seen_before: int = 0
+
+
+def submitted_row(
+    submission: Submission, path: Path, sha256: str, rates: Mapping[str, Sequence[Rates]],
+    now: datetime,
+) -> dict[str, Any]:
+    """The `submitted_runs` row: our cost at the rate in effect on the run's date."""
+    usages = submission.usages()
+    total = Usage.total(usages)
+    in_effect = rate_in_effect(rates.get(submission.model.name, ()), submission.run_date)
+    cost = cost_of_all(usages, in_effect)
+    return {
+        "run_id": submission_run_id(sha256),
+        "file_name": path.name,
+        "use_case": submission.use_case,
+        "use_case_version": submission.use_case_version,
+        "model_name": submission.model.name,
+        "model_settings": json.dumps(submission.model.settings, sort_keys=True),
+        "run_group": submission.group,
+        "harness": submission.harness.name,
+        "harness_version": submission.harness.version,
+        "started_at": submission.started_at.astimezone(UTC).replace(tzinfo=None),
+        "run_date": submission.run_date,
+        "prompt_tokens": total.prompt_tokens,
+        "completion_tokens": total.completion_tokens,
+        "cached_tokens": total.cached_tokens,
+        "cache_write_tokens": total.cache_write_tokens,
+        "reasoning_tokens": total.reasoning_tokens,
+        "requests_known": submission.tokens.per_request is not None,
+        "claimed_cost_usd": submission.claimed_cost_usd,
+        "cost_usd": cost.cost_usd,
+        "cost_warnings": ",".join(cost.warnings),
+        "wall_time_seconds": submission.wall_time_seconds,
+        "step_ins": submission.step_ins,
+        "turns": submission.turns,
+        "retries": submission.retries,
+        "first_try": submission.first_try,
+        "autonomy": submission.autonomy,
+        "outcome": submission.outcome,
+        "criteria": json.dumps(submission.criteria, sort_keys=True),
+        "evidence_log": submission.evidence_log,
+        "evidence_sha256": submission.evidence_sha256,
+        "evidence_matches": submission.evidence_hash_matches,
+        "output": submission.output,
+        "reproduces": submission.reproduces,
+        "rerun_of": submission.rerun_of,
+        "submitter": submission.submitter,
+        "received_at": now.replace(tzinfo=None),
+    }
+
+
+def ingest_inbox(
+    conn: duckdb.DuckDBPyConnection,
+    inbox: Path,
+    bank: TaskBank,
+    rates: Mapping[str, Sequence[Rates]],
+    now: datetime | None = None,
+) -> IntakeReport:
+    """Take every file of the inbox not seen before: valid runs into `submitted_runs`, every
+    file's fate into `submission_files`, all in one transaction."""
+    now = now or datetime.now(UTC)
+    report = IntakeReport()
+    seen = {s for (s,) in conn.execute("SELECT sha256 FROM submission_files").fetchall()}
+    files: list[list[Any]] = []
+    runs: list[dict[str, Any]] = []
+    for path in inbox_files(inbox):
+        result = load_submission(path, bank=bank, now=now)
+        sha256 = (result.sha256 if isinstance(result, Rejection) else None) or file_sha256(path)
+        if sha256 is None:  # unreadable now: reported, looked at again next time
+            if isinstance(result, Rejection):
+                report.rejected.append(result)
+            continue
+        if sha256 in seen:
+            report.seen_before += 1
+            continue
+        seen.add(sha256)
+        stamp = now.replace(tzinfo=None)
+        if isinstance(result, Rejection):
+            report.rejected.append(result)
+            files.append([sha256, path.name, "rejected", result.field, result.reason, None, stamp])
+            continue
+        row = submitted_row(result, path, sha256, rates, now)
+        runs.append(row)
+        report.accepted.append(row["run_id"])
+        files.append([sha256, path.name, "accepted", None, None, row["run_id"], stamp])
+    with transaction(conn):
+        insert_rows(conn, "submission_files", FILE_COLUMNS, files)
+        insert_rows(
+            conn, "submitted_runs", SUBMITTED_COLUMNS,
+            [[row[c] for c in SUBMITTED_COLUMNS] for row in runs],
+        )  # fmt: skip
+    return report

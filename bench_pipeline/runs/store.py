@@ -1,0 +1,113 @@
+"""Runs, the task bank and the setups in the warehouse (plain functions over a connection)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+
+from bench_pipeline.setups import SetupCatalog
+from bench_pipeline.taskbank import TaskBank
+from bench_pipeline.warehouse import transaction
+
+RUN_COLUMNS = (
+    "run_id", "partition_key", "setup_id", "suite", "case_id", "case_version", "input_id",
+    "repeat", "run_date", "request_hash", "output", "finish_reason", "max_tokens",
+    "prompt_tokens", "completion_tokens", "cached_tokens", "cache_write_tokens",
+    "reasoning_tokens", "cost_usd", "cost_warnings", "wall_seconds", "ttft_seconds",
+    "retries", "provider", "simulated", "evidence_sha256", "recorded_at",
+)  # fmt: skip
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def insert_rows(
+    conn: duckdb.DuckDBPyConnection,
+    table: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+) -> None:
+    """Insert `rows` (values in `columns` order); nothing when there are none."""
+    if rows:
+        names = ", ".join(f'"{c}"' for c in columns)
+        marks = ", ".join("?" * len(columns))
+        conn.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+
+
+def store_runs(conn: duckdb.DuckDBPyConnection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Write finished runs (replacing any row of the same run id) and clear their failures."""
+    ids = [[row["run_id"]] for row in rows]
+    with transaction(conn):
+        conn.executemany("DELETE FROM model_runs WHERE run_id = ?", ids)
+        conn.executemany("DELETE FROM run_failures WHERE run_id = ?", ids)
+        insert_rows(conn, "model_runs", RUN_COLUMNS, [[r[c] for c in RUN_COLUMNS] for r in rows])
+
+
+def store_failures(conn: duckdb.DuckDBPyConnection, failures: Mapping[str, str]) -> None:
+    """Record runs that failed for good (their last failure only)."""
+    rows = [[run_id, error.split(": ", 1)[0], error, _now()] for run_id, error in failures.items()]
+    with transaction(conn):
+        conn.executemany("DELETE FROM run_failures WHERE run_id = ?", [[r[0]] for r in rows])
+        insert_rows(conn, "run_failures", ("run_id", "partition_key", "error", "failed_at"), rows)
+
+
+def stored_run_ids(conn: duckdb.DuckDBPyConnection, partition_keys: Iterable[str]) -> set[str]:
+    """Run ids already stored for these partitions."""
+    keys = sorted(set(partition_keys))
+    if not keys:
+        return set()
+    rows = conn.execute(
+        "SELECT run_id FROM model_runs WHERE partition_key IN (SELECT unnest(?))", [keys]
+    ).fetchall()
+    return {run_id for (run_id,) in rows}
+
+
+def store_bank_and_setups(
+    conn: duckdb.DuckDBPyConnection, bank: TaskBank, catalog: SetupCatalog
+) -> dict[str, int]:
+    """Record every case version and setup seen (new ones added, `current` refreshed); the
+    text of cases is not stored (private cases never leave the task bank files)."""
+    now = _now()
+    case_rows = [
+        [c.suite, c.id, c.version, c.task, c.title, c.category, c.provenance, c.private,
+         c.noisy, c.core, c.prototype, len(c.prompts()), True, now]
+        for c in bank
+    ]  # fmt: skip
+    setup_rows = [
+        [s.setup_id, s.label, s.model.id, s.model.api_id, s.model.company,
+         s.model.reasoning_effort, s.model.temperature, s.model.context_limit,
+         s.model.pricing_date, s.model.local, s.model.base_url, s.harness.id,
+         s.harness.environment, s.executable, True, now]
+        for s in catalog.setups
+    ]  # fmt: skip
+    with transaction(conn):
+        conn.execute("UPDATE task_cases SET current = false")
+        conn.execute("UPDATE setups SET current = false")
+        conn.executemany(
+            "UPDATE task_cases SET current = true, title = ?, category = ?, private = ?, "
+            "noisy = ?, core = ?, prototype = ? WHERE suite = ? AND case_id = ? AND version = ?",
+            [[r[4], r[5], r[7], r[8], r[9], r[10], r[0], r[1], r[2]] for r in case_rows],
+        )
+        known = set(conn.execute("SELECT suite, case_id, version FROM task_cases").fetchall())
+        insert_rows(
+            conn, "task_cases",
+            ("suite", "case_id", "version", "task", "title", "category", "provenance",
+             "private", "noisy", "core", "prototype", "inputs", "current", "first_loaded"),
+            [r for r in case_rows if tuple(r[:3]) not in known],
+        )  # fmt: skip
+        conn.executemany(
+            "UPDATE setups SET current = true WHERE setup_id = ?", [[r[0]] for r in setup_rows]
+        )
+        seen = {s for (s,) in conn.execute("SELECT setup_id FROM setups").fetchall()}
+        insert_rows(
+            conn, "setups",
+            ("setup_id", "label", "model_record", "api_id", "company", "reasoning_effort",
+             "temperature", "context_limit", "pricing_date", "local", "base_url", "harness",
+             "environment", "executable", "current", "first_loaded"),
+            [r for r in setup_rows if r[0] not in seen],
+        )  # fmt: skip
+    return {"case_versions": len(case_rows), "setups": len(setup_rows)}
