@@ -26,11 +26,13 @@ from pydantic import (
     ConfigDict,
     Field,
     JsonValue,
+    SerializerFunctionWrapHandler,
     StrictBool,
     StrictFloat,
     StringConstraints,
     computed_field,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -103,10 +105,40 @@ class CriticalFailure(_Record):
 
 
 class BrowserCheck(_Record):
-    """A question about a prototype, answered by looking at it in a real browser."""
+    """A question about a prototype, answered by looking at it in a real browser.
+
+    The optional fields make the question decidable from the page itself, so the browser
+    grader answers it; without them a person does. On a freshly loaded page: `click` (when
+    set) is clicked first; then the first element matching `selector` must be visible, and
+    `expect_text` must be visible in it (or anywhere on the page when there is no selector).
+    Selectors are Playwright selectors: CSS, or e.g. `text=/98 of 120/`. Unset fields are left
+    out of the check's JSON, so a check without them keeps its case's version.
+    """
 
     id: Slug
     question: Text
+    selector: Text | None = None
+    """An element that must exist and be visible."""
+    click: Text | None = None
+    """An element to click before looking."""
+    expect_text: Text | None = None
+    """Text that must then be visible (whitespace runs compare as one space)."""
+
+    @model_validator(mode="after")
+    def _click_needs_something_to_check(self) -> BrowserCheck:
+        if self.click is not None and self.selector is None and self.expect_text is None:
+            raise ValueError("`click` needs a `selector` or `expect_text` to check afterwards")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        return {k: v for k, v in data.items() if v is not None or k in ("id", "question")}
+
+    @property
+    def decidable(self) -> bool:
+        """Whether the page alone can answer it (a selector or an expected text is set)."""
+        return self.selector is not None or self.expect_text is not None
 
 
 STANDARD_CRITERIA: tuple[Criterion, ...] = (
