@@ -15,8 +15,22 @@ def bench_home() -> Path:
 
 def snapshots_dir() -> Path:
     """`BENCH_SNAPSHOTS`, default `sources/snapshots`: recorded inputs, a folder per source."""
-    configured = os.environ.get("BENCH_SNAPSHOTS")
-    return Path(configured).resolve() if configured else REPO_ROOT / "sources" / "snapshots"
+    return _configured("BENCH_SNAPSHOTS", REPO_ROOT / "sources" / "snapshots")
+
+
+def _configured(variable: str, default: Path) -> Path:
+    configured = os.environ.get(variable)
+    return Path(configured).resolve() if configured else default
+
+
+def tasks_dir() -> Path:
+    """`BENCH_TASKS`, default `tasks/`: the task bank (a real, private bank lives elsewhere)."""
+    return _configured("BENCH_TASKS", REPO_ROOT / "tasks")
+
+
+def setups_dir() -> Path:
+    """`BENCH_SETUPS`, default `setups/`: model records, harnesses and the pricing file."""
+    return _configured("BENCH_SETUPS", REPO_ROOT / "setups")
 
 
 def sources_dir() -> Path:

@@ -33,8 +33,8 @@ from pydantic import (
     model_validator,
 )
 
+from bench_pipeline import settings
 from bench_pipeline.providers.base import ChatRequest, Message, without_reserved_keys
-from bench_pipeline.settings import REPO_ROOT
 from bench_pipeline.taskbank.errors import rule_error, validation_problems
 from bench_pipeline.taskbank.models import Slug, Text, content_hash
 
@@ -47,8 +47,8 @@ APP_ENVIRONMENTS = frozenset({"claude", "chatgpt", "gemini"})
 
 
 def default_root() -> Path:
-    """The setups in the repository: `setups/`."""
-    return REPO_ROOT / "setups"
+    """`BENCH_SETUPS`, default the setups in the repository: `setups/`."""
+    return settings.setups_dir()
 
 
 class _Record(BaseModel):

@@ -12,14 +12,19 @@ GET and POST are both answered from the same script; a POST's body is kept on it
 `RecordedRequest`. A reply with `chunks` streams its body: each `(pause, data)` is written and
 flushed after `pause` seconds, with no Content-Length (the connection closes at the end), like
 a server-sent-events stream.
+
+A path may instead be answered by a function of the request body (`Responder`), for a server
+that answers what it is asked, such as `chat_completions` (an OpenAI-compatible endpoint).
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
@@ -53,20 +58,57 @@ class RecordedRequest:
     body: bytes = b""
 
 
+Responder = Callable[[bytes], Reply]
+Routes = Mapping[str, Sequence[Reply] | Responder]
+
+
+def chat_completions(delay: float = 0.0, completion_tokens: int = 7) -> Responder:
+    """An OpenAI-compatible `/chat/completions` answer to any request: the content names the
+    sha256 of the body, usage is 11 prompt + `completion_tokens` tokens, after `delay` s."""
+
+    def answer(sent: bytes) -> Reply:
+        request = json.loads(sent)
+        digest = hashlib.sha256(sent).hexdigest()
+        body = {
+            "id": f"cmpl-{digest[:12]}",
+            "model": request["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": f"answer to {digest}"},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": 11,
+                "completion_tokens": completion_tokens,
+                "total_tokens": 11 + completion_tokens,
+            },
+        }
+        return Reply(200, body=json.dumps(body), delay=delay)
+
+    return answer
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, routes: Mapping[str, Sequence[Reply]]) -> None:
+    def __init__(self, routes: Routes) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
-        self.routes = {path: list(replies) for path, replies in routes.items()}
+        self.routes = {
+            path: replies if callable(replies) else list(replies)
+            for path, replies in routes.items()
+        }
         self.served: dict[str, int] = {}
         self.recorded: list[RecordedRequest] = []
         self.lock = threading.Lock()
         self.stopping = threading.Event()
 
-    def next_reply(self, path: str) -> Reply:
+    def next_reply(self, path: str, sent: bytes = b"") -> Reply:
         with self.lock:
             replies = self.routes.get(path)
+            if callable(replies):
+                return replies(sent)
             if not replies:
                 return Reply(404, body=b"not found")
             index = self.served.get(path, 0)
@@ -91,7 +133,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.recorded.append(
                 RecordedRequest(self.command, path, dict(self.headers.items()), arrived, wall, sent)
             )
-        reply = self.server.next_reply(path)
+        reply = self.server.next_reply(path, sent)
         if reply.delay and self.server.stopping.wait(reply.delay):
             return  # the server is shutting down: drop the held request
         if reply.chunks:
@@ -132,7 +174,7 @@ class _Handler(BaseHTTPRequestHandler):
 class LoopbackServer:
     """Context manager running a scripted `ThreadingHTTPServer` in a background thread."""
 
-    def __init__(self, routes: Mapping[str, Sequence[Reply]]) -> None:
+    def __init__(self, routes: Routes) -> None:
         self._server = _Server(routes)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

@@ -186,6 +186,39 @@ def test_an_error_object_in_a_200_body_is_a_provider_error() -> None:
         assert len(server.requests(PATH)) == 1
 
 
+@pytest.mark.integration
+def test_a_truncated_answer_keeps_finish_reason_length_and_exact_tokens() -> None:
+    body = json.loads(_completion("Ship to 10% of users, then wat"))
+    body["choices"][0]["finish_reason"] = "length"
+    body["usage"] = {"prompt_tokens": 31, "completion_tokens": 64, "total_tokens": 95,
+                     "completion_tokens_details": {"reasoning_tokens": 40}}  # fmt: skip
+    with LoopbackServer({PATH: [Reply(200, body=json.dumps(body))]}) as server:
+        response = _complete(_provider(server), _request(max_tokens=64))
+        assert json.loads(server.requests(PATH)[0].body)["max_tokens"] == 64
+    assert response.finish_reason == "length"
+    assert response.content == "Ship to 10% of users, then wat"  # never completed or edited
+    assert response.usage == Usage(
+        prompt_tokens=31, completion_tokens=64, reasoning_tokens=40, per_request=True
+    )
+
+
+@pytest.mark.integration
+@pytest.mark.faults
+def test_malformed_json_is_retried_and_then_fails_naming_the_problem() -> None:
+    cut = _completion()[:40]  # a body cut off mid-object
+    html = "<html><body>502 Bad Gateway</body></html>"
+    with LoopbackServer({PATH: [Reply(200, body=cut), Reply(200, body=_completion("ok"))]}) as ok:
+        response = _complete(_provider(ok), _request())
+        assert len(ok.requests(PATH)) == 2
+    assert (response.content, response.retries) == ("ok", 1)
+
+    policy = RetryPolicy(max_retries=1, backoff_base=0.01)
+    with LoopbackServer({PATH: [Reply(200, body=html)]}) as broken:
+        with pytest.raises(ProviderError, match="malformed JSON reply"):
+            _complete(_provider(broken, retry=policy), _request())
+        assert len(broken.requests(PATH)) == 2
+
+
 def _sse(payload: dict[str, Any] | str) -> str:
     data = payload if isinstance(payload, str) else json.dumps(payload)
     return f"data: {data}\n\n"

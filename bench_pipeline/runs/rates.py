@@ -26,9 +26,9 @@ from typing import Any
 
 import duckdb
 
+from bench_pipeline import settings
 from bench_pipeline.costing import LongContextTier, Rates
 from bench_pipeline.pricing import per_token_to_per_million
-from bench_pipeline.settings import REPO_ROOT
 from bench_pipeline.warehouse import transaction
 
 PRICING_FILE_ORIGIN = "pricing.toml"
@@ -36,7 +36,7 @@ RATE_FIELDS = ("input", "output", "cached_input", "cache_write")
 
 
 def default_pricing_file() -> Path:
-    return REPO_ROOT / "setups" / "pricing.toml"
+    return settings.setups_dir() / "pricing.toml"
 
 
 class PricingFileError(ValueError):

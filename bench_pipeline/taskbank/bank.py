@@ -17,14 +17,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bench_pipeline.settings import REPO_ROOT
+from bench_pipeline import settings
 from bench_pipeline.taskbank.errors import join_field, validation_problems
 from bench_pipeline.taskbank.models import SUITES, UNION_TAGS, Case
 
 
 def default_root() -> Path:
-    """The bank in the repository: `tasks/`."""
-    return REPO_ROOT / "tasks"
+    """`BENCH_TASKS`, default the bank in the repository: `tasks/`."""
+    return settings.tasks_dir()
 
 
 @dataclass(frozen=True)
