@@ -1,0 +1,628 @@
+"""Tier-1 scripted checks: every kind passes, partly passes and fails with an exact reason;
+answer code runs in a child process that has no network, no way out of its temporary
+directory and a hard timeout."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench_pipeline.grading import scripted
+from bench_pipeline.grading.outcomes import OUTCOME_VALUE, CheckResult
+from bench_pipeline.grading.scripted import (
+    extract_json,
+    last_number,
+    run_check,
+    schema_errors,
+    unsupported_keywords,
+)
+from bench_pipeline.taskbank import load_bank
+from bench_pipeline.taskbank.models import (
+    ExactFieldsCheck,
+    JsonSchemaCheck,
+    JudgeCheck,
+    NumericCheck,
+    RegexCheck,
+    UnitTestsCheck,
+)
+
+
+@pytest.fixture(scope="module")
+def bank():
+    return load_bank()
+
+
+def bank_check(bank, case_id: str, input_id: str):
+    case = bank.get("navigator", case_id)
+    return next(i.check for i in case.inputs if i.id == input_id)
+
+
+def fenced(code: str, lang: str = "python") -> str:
+    return f"```{lang}\n{code.strip()}\n```"
+
+
+def graded(check, output: str) -> tuple[str, str]:
+    result = run_check(check, output)
+    assert result.grader == f"script:{check.kind}@1"
+    return result.outcome, result.reason
+
+
+def test_outcome_values_follow_the_methodology():
+    assert OUTCOME_VALUE == {"pass": 1.0, "partial": 0.5, "fail": 0.0}
+    result = CheckResult("pass", "ok", "script:regex@1")
+    assert result.details == {}
+    with pytest.raises(AttributeError):
+        result.outcome = "fail"  # type: ignore[misc]
+
+
+def test_a_judge_check_is_not_tier_one():
+    judge = JudgeCheck.model_validate(
+        {"kind": "judge", "rubric": [{"id": "clear", "question": "Is it clear?"}]}
+    )
+    with pytest.raises(TypeError, match="tier 2"):
+        run_check(judge, "anything")
+    with pytest.raises(TypeError, match="not a scripted check"):
+        run_check("regex", "anything")  # type: ignore[arg-type]
+
+
+# Reading the answer ---------------------------------------------------------------------------
+
+
+def test_json_is_read_whole_then_from_the_first_fence_then_from_the_prose():
+    assert extract_json(' {"a": 1} \n').value == {"a": 1}
+    assert extract_json(' {"a": 1} \n').note is None
+    found = extract_json('Here:\n~~~json\n{"a": 2}\n~~~\nand ```{"a": 3}```')
+    assert (found.value, found.note) == ({"a": 2}, "read from the first fenced code block")
+    found = extract_json('Result [see below]: {"a": 4} and {"a": 5}.')
+    assert found.value == {"a": 4}
+    assert found.note == "read the JSON at character 20; the text around it was ignored"
+    assert extract_json("Items: [1, 2] done").value == [1, 2]
+    assert extract_json("Items: [1, 2] done", "{") is None
+    assert extract_json('{"a": NaN}') is None  # NaN is not JSON
+
+
+def test_the_last_number_in_prose():
+    assert last_number("Answer: 15") == (15.0, "15")
+    assert last_number("Total 1,284.45 EUR") == (1284.45, "1,284.45")
+    assert last_number("fell by −20.5% (v2)") == (-20.5, "−20.5")
+    assert last_number("due 2026-03-15") == (15.0, "15")
+    assert last_number("values 1,2,3") == (3.0, "3")
+    assert last_number("2.5e3 units") == (2500.0, "2.5e3")
+    assert last_number("version 1.2.3, no numbers") is None
+
+
+# exact_fields ---------------------------------------------------------------------------------
+
+
+def test_exact_fields_on_the_json_repair_case(bank):
+    check = bank_check(bank, "nav-coding-json-repair", "quotes-and-comma")
+    assert graded(check, '{"name": "Ada", "age": 36}') == ("pass", "all 2 fields match")
+    assert graded(check, '{"name": "Ada", "age": 36.0}') == ("pass", "all 2 fields match")
+    assert graded(check, fenced('{"name": "Ada", "age": 36}', "json")) == (
+        "pass",
+        "all 2 fields match (read from the first fenced code block)",
+    )
+    assert graded(check, '{"name": "Ada", "age": 37}') == (
+        "partial",
+        "1 of 2 fields match; field 'age': expected 36, got 37",
+    )
+    assert graded(check, '{"name": "Bob"}') == (
+        "fail",
+        "0 of 2 fields match; field 'name': expected \"Ada\", got \"Bob\"; field 'age': missing",
+    )
+    # allow_other_fields = false: everything right plus a field too many is partial.
+    assert graded(check, 'Repaired: {"name": "Ada", "age": 36, "x": 1}') == (
+        "partial",
+        "2 of 2 fields match; fields not allowed: 'x' "
+        "(read the JSON at character 10; the text around it was ignored)",
+    )
+    assert graded(check, "{'name': 'Ada', 'age': 36}") == (
+        "fail",
+        "no JSON object found in the answer",
+    )
+    assert graded(check, '[{"name": "Ada"}]') == (
+        "fail",
+        "the answer is a JSON array, not an object",
+    )
+
+
+def test_exact_fields_types_and_case(bank):
+    literals = bank_check(bank, "nav-coding-json-repair", "python-literals")
+    assert graded(literals, '{"items": [1, 2, 3], "ok": true, "note": null}')[0] == "pass"
+    assert graded(literals, '{"items": [1, 2, 3], "ok": 1}') == (
+        "partial",
+        "1 of 2 fields match; field 'ok': expected true, got 1",
+    )
+    race = bank_check(bank, "nav-reason-ordering", "race")  # ignore_case = true
+    assert graded(race, '{"first": "DEV", "last": "cleo"}') == ("pass", "all 2 fields match")
+    strict = ExactFieldsCheck(kind="exact_fields", expected={"first": "Dev"})
+    assert graded(strict, '{"first": "DEV"}') == (
+        "fail",
+        '0 of 1 fields match; field \'first\': expected "Dev", got "DEV"',
+    )
+    assert graded(strict, '{"first": "Dev", "other": 1}') == ("pass", "the field matches")
+
+
+# json_schema ----------------------------------------------------------------------------------
+
+EVENTS = [
+    {"title": "Launch review", "date": "2026-02-03", "online": True},
+    {"title": "Offsite", "date": "2026-02-10", "online": False},
+    {"title": "Retro", "date": "2026-02-17", "online": True},
+]
+
+
+def test_json_schema_on_the_events_case(bank):
+    import json
+
+    check = bank_check(bank, "nav-extract-events", "newsletter")
+    assert graded(check, json.dumps(EVENTS)) == ("pass", "valid against the schema")
+    assert graded(check, "Events:\n" + fenced(json.dumps(EVENTS), "json") + "\nDone.") == (
+        "pass",
+        "valid against the schema (read from the first fenced code block)",
+    )
+    broken = [EVENTS[0], {"title": "", "date": "2026-2-10", "online": "no", "room": "B"}]
+    result = run_check(check, json.dumps(broken))
+    assert (result.outcome, result.reason) == (
+        "fail",
+        "does not match the schema: $: 2 items; the minimum is 3 (and 4 more)",
+    )
+    assert result.details["errors"] == [
+        "$: 2 items; the minimum is 3",
+        '$[1].title: "" has 0 characters; the minimum is 1',
+        '$[1].date: "2026-2-10" does not match the pattern ^2026-\\d{2}-\\d{2}$',
+        '$[1].online: expected boolean, got string "no"',
+        '$[1]: field "room" is not allowed',
+    ]
+    assert graded(check, "no json here") == ("fail", "no JSON found in the answer")
+
+
+def test_every_schema_in_the_bank_is_within_the_supported_subset(bank):
+    schemas = [i.check.json_schema for c in bank for i in c.inputs if i.check.kind == "json_schema"]
+    assert schemas
+    assert all(unsupported_keywords(s) == [] for s in schemas)
+
+
+def test_a_schema_beyond_the_subset_is_not_graded():
+    check = JsonSchemaCheck(
+        kind="json_schema",
+        json_schema={"type": "object", "if": {"required": ["a"]}, "then": {"required": ["b"]}},
+    )
+    result = run_check(check, '{"a": 1}')
+    assert result.outcome == "inconclusive"
+    assert result.reason == (
+        "not graded: the schema uses keywords this validator does not implement: if, then"
+    )
+
+
+SCHEMA_CASES = [
+    ({"type": "integer"}, 3.0, []),
+    ({"type": "integer"}, True, ["$: expected integer, got boolean true"]),
+    ({"type": ["string", "null"]}, None, []),
+    ({"type": "number", "minimum": 1, "exclusiveMaximum": 2}, 2, ["$: 2 is not less than 2"]),
+    ({"multipleOf": 0.1}, 0.3, []),
+    ({"multipleOf": 2}, 7, ["$: 7 is not a multiple of 2"]),
+    ({"enum": ["a", 1]}, 1.0, []),
+    ({"enum": ["a", 1]}, "b", ['$: "b" is not one of ["a", 1]']),
+    ({"const": {"k": [1]}}, {"k": [2]}, ['$: expected {"k": [1]}, got {"k": [2]}']),
+    ({"uniqueItems": True}, [1, 2, 1.0], ["$: items 0 and 2 are equal"]),
+    (
+        {"prefixItems": [{"type": "string"}], "items": {"type": "integer"}},
+        ["a", 1, "b"],
+        ['$[2]: expected integer, got string "b"'],
+    ),
+    (
+        {"patternProperties": {"^x-": {"type": "string"}}, "additionalProperties": False},
+        {"x-a": "ok", "x-b": 2, "y": 1},
+        ['$["x-b"]: expected string, got number 2', '$: field "y" is not allowed'],
+    ),
+    ({"maxProperties": 1}, {"a": 1, "b": 2}, ["$: 2 fields; the maximum is 1"]),
+    (
+        {"$defs": {"pos": {"type": "number", "minimum": 0}}, "items": {"$ref": "#/$defs/pos"}},
+        [1, -1],
+        ["$[1]: -1 is less than the minimum 0"],
+    ),
+    (
+        {"anyOf": [{"type": "string"}, {"minimum": 5}]},
+        3,
+        ["$: matches none of the 2 alternatives (anyOf)"],
+    ),
+    (
+        {"oneOf": [{"type": "number"}, {"type": "integer"}]},
+        3,
+        ["$: matches 2 of the 2 alternatives (oneOf needs exactly one)"],
+    ),
+    ({"not": {"type": "null"}}, None, ["$: matches the schema under 'not'"]),
+    ({"properties": {"a": False}}, {"a": 1}, ["$.a: no value is allowed here"]),
+    (
+        {"properties": {"a b": {"maxLength": 1}}},
+        {"a b": "xy"},
+        ['$["a b"]: "xy" has 2 characters; the maximum is 1'],
+    ),
+    ({"type": "string", "title": "Name", "format": "email"}, "not an email", []),
+]
+
+
+@pytest.mark.parametrize(("schema", "value", "errors"), SCHEMA_CASES)
+def test_schema_subset(schema, value, errors):
+    assert schema_errors(value, schema) == errors
+
+
+# regex ----------------------------------------------------------------------------------------
+
+
+def test_regex_on_the_complexity_case(bank):
+    check = bank_check(bank, "nav-coding-complexity", "pairs")
+    answer = "Two nested loops over the list.\nAnswer: O(n^2)"
+    assert graded(check, answer) == (
+        "pass",
+        'the pattern is found at character 32: "Answer: O(n^2)"',
+    )
+    assert graded(check, "Linear.\nAnswer: O(n)") == ("fail", "the pattern is not found")
+    clock = bank_check(bank, "nav-reason-clock", "train")  # ignore_case = true
+    assert graded(clock, "answer: 12:15")[0] == "pass"
+
+
+def test_regex_that_must_not_match():
+    check = RegexCheck(kind="regex", pattern=r"\bTODO\b", must_match=False)
+    assert graded(check, "All done.") == ("pass", "the pattern is not found, as required")
+    assert graded(check, "Step 2: TODO") == (
+        "fail",
+        'the pattern is found at character 8: "TODO", but must not be',
+    )
+
+
+# numeric --------------------------------------------------------------------------------------
+
+
+def test_numeric_reads_the_last_number(bank):
+    check = bank_check(bank, "nav-data-mean", "integers")  # 15 ± 0.01
+    assert graded(check, "75 / 5\nAnswer: 15") == (
+        "pass",
+        "got 15, expected 15 ± 0.01 (the last number in the answer)",
+    )
+    assert graded(check, "Answer: 15.2") == (
+        "fail",
+        "got 15.2, expected 15 ± 0.01: off by 0.2 (the last number in the answer)",
+    )
+    assert graded(check, "I cannot tell.") == ("fail", "no number found in the answer")
+    users = bank_check(bank, "nav-data-growth", "users")  # -20 ± 0.1
+    assert graded(users, "From 1,250 to 1,000.\nAnswer: −20")[0] == "pass"
+
+
+def test_numeric_reads_a_json_field(bank):
+    check = bank_check(bank, "nav-extract-receipt-total", "cafe")  # total 11.22 ± 0.001
+    assert graded(check, '{"total": 11.22}') == (
+        "pass",
+        "field 'total': got 11.22, expected 11.22 ± 0.001",
+    )
+    assert graded(check, 'Paid: {"total": 10.2}') == (
+        "fail",
+        "field 'total': got 10.2, expected 11.22 ± 0.001: off by 1.02 "
+        "(read the JSON at character 6; the text around it was ignored)",
+    )
+    assert graded(check, '{"total": "11.22"}') == (
+        "fail",
+        "field 'total': expected a number, got string \"11.22\"",
+    )
+    assert graded(check, '{"sum": 11.22}') == ("fail", "field 'total': missing")
+    assert graded(check, "11.22") == (
+        "fail",
+        "no JSON object found in the answer (the check reads field 'total')",
+    )
+
+
+def test_numeric_relative_tolerance():
+    check = NumericCheck(kind="numeric", expected=200.0, tolerance=0.05, relative=True)
+    assert graded(check, "about 209") == (
+        "pass",
+        "got 209, expected 200 within 5% (± 10) (the last number in the answer)",
+    )
+    assert graded(check, "about 189")[0] == "fail"
+
+
+# unit_tests: grading --------------------------------------------------------------------------
+
+SLUGIFY = """
+import re
+
+
+def slugify(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+"""
+
+BUGGY_LAST_N = '''
+def last_n(items, n):
+    """The last n items of the list."""
+    return items[len(items) - n - 1:]
+'''
+
+
+def test_unit_tests_pass_on_a_correct_answer(bank):
+    check = bank_check(bank, "nav-coding-small-functions", "slugify")
+    result = run_check(check, "Here you go:\n\n" + fenced(SLUGIFY) + "\n\nIt uses re.")
+    assert (result.outcome, result.reason) == (
+        "pass",
+        "3 of 3 tests passed (read from the first fenced code block)",
+    )
+    assert [t["passed"] for t in result.details["tests"]] == [True, True, True]
+    assert result.details["network"] in {"namespace and guard", "guard"}
+
+
+def test_unit_tests_count_each_assert_separately(bank):
+    check = bank_check(bank, "nav-coding-fix-bug", "last-n")
+    assert graded(check, BUGGY_LAST_N) == (
+        "partial",
+        "1 of 3 tests passed; "
+        "test 1 failed: `assert last_n([1, 2, 3, 4], 2) == [3, 4]` (left side was [2, 3, 4]); "
+        "test 2 failed: `assert last_n([1, 2], 0) == []` (left side was [2])",
+    )
+    fixed = BUGGY_LAST_N.replace(
+        "items[len(items) - n - 1:]", "items[len(items) - n:] if n else []"
+    )
+    assert graded(check, fenced(fixed)) == (
+        "pass",
+        "3 of 3 tests passed (read from the first fenced code block)",
+    )
+
+
+def test_unit_tests_on_a_constant_entrypoint(bank):
+    check = bank_check(bank, "nav-coding-regex", "hex-colour")
+    assert graded(check, fenced('PATTERN = r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})"'))[0] == "pass"
+    outcome, reason = graded(check, fenced('PATTERN = r"#[0-9a-f]+"'))
+    assert outcome == "partial"
+    assert reason.startswith("3 of 5 tests passed; test 2 failed: ")
+    assert 'test 3 failed: `import re; assert not re.fullmatch(PATTERN, "#ffff")`' in reason
+
+
+def test_unit_tests_none_passing_is_a_fail(bank):
+    check = bank_check(bank, "nav-coding-small-functions", "slugify")
+    assert graded(check, "def slugify(title):\n    raise ValueError('not done')\n") == (
+        "fail",
+        "0 of 3 tests passed; "
+        'test 1 failed: `assert slugify("Hello, World!") == "hello-world"` raised '
+        "ValueError: not done; "
+        'test 2 failed: `assert slugify("  --Already--Slugged--  ") == "already-slugged"` '
+        "raised ValueError: not done; "
+        'test 3 failed: `assert slugify("") == ""` raised ValueError: not done',
+    )
+
+
+def test_code_that_does_not_load_is_a_fail(bank):
+    check = bank_check(bank, "nav-coding-small-functions", "slugify")
+    assert graded(check, "import numpy_that_is_not_installed\n" + SLUGIFY) == (
+        "fail",
+        "the code does not load: ModuleNotFoundError: No module named "
+        "'numpy_that_is_not_installed'",
+    )
+    assert graded(check, fenced("def slugify(title:\n    return title")) == (
+        "fail",
+        "the code does not load: SyntaxError: '(' was never closed (answer.py, line 1) "
+        "(read from the first fenced code block)",
+    )
+    assert graded(check, "import sys\nsys.exit(3)\n") == (
+        "fail",
+        "the code does not load: SystemExit: 3",
+    )
+    assert graded(check, "def slug(title):\n    return title\n") == (
+        "fail",
+        "the code does not define 'slugify'",
+    )
+
+
+def test_an_answer_that_ends_the_process_is_a_fail(bank):
+    check = bank_check(bank, "nav-coding-small-functions", "slugify")
+    answer = "import os\n\ndef slugify(title):\n    os._exit(3)\n"
+    assert graded(check, answer) == (
+        "fail",
+        "the test process ended early (exit code 3) during test 1",
+    )
+
+
+def test_an_answer_that_prints_a_lot_is_still_graded(bank):
+    check = bank_check(bank, "nav-coding-small-functions", "slugify")
+    noisy = "import os\nprint('x' * 3_000_000)\nos.write(1, b'y' * 1_000_000)\n" + SLUGIFY.replace(
+        "    return", "    print(title * 100_000)\n    return"
+    )
+    result = run_check(check, noisy)
+    assert (result.outcome, result.reason) == ("pass", "3 of 3 tests passed")
+    assert result.details["printed_chars"] > 3_000_000  # counted, not kept
+    assert result.details["printed"] == "x" * scripted.PRINTED_KEPT_CHARS
+
+
+def test_threads_left_running_do_not_hold_the_result(bank):
+    check = bank_check(bank, "nav-coding-small-functions", "slugify")
+    lingering = "import threading, time\nthreading.Thread(target=time.sleep, args=(60,)).start()\n"
+    started = time.monotonic()
+    assert graded(check, lingering + SLUGIFY) == ("pass", "3 of 3 tests passed")
+    assert time.monotonic() - started < 5
+
+
+# unit_tests: the sandbox ----------------------------------------------------------------------
+
+
+def test_a_hanging_answer_times_out(bank):
+    check = bank_check(bank, "nav-coding-small-functions", "slugify").model_copy(
+        update={"timeout_seconds": 1.0}
+    )
+    started = time.monotonic()
+    result = run_check(check, "def slugify(title):\n    while True:\n        pass\n")
+    assert time.monotonic() - started < 5
+    assert (result.outcome, result.reason) == ("fail", "timed out after 1s")
+    assert result.details["stuck_in_test"] == 1
+    # Hanging while loading, and ignoring the signals a polite stop would send.
+    hang_on_load = (
+        "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass\n"
+    )
+    started = time.monotonic()
+    assert graded(check, hang_on_load) == ("fail", "timed out after 1s")
+    assert time.monotonic() - started < 5
+
+
+class ListeningServer:
+    """A TCP server on 127.0.0.1 that counts the connections it accepts."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.05)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            self.accepted += 1
+            connection.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.sock.close()
+
+
+@pytest.fixture
+def server() -> Iterator[ListeningServer]:
+    listening = ListeningServer()
+    yield listening
+    listening.close()
+
+
+def _reaches(server: ListeningServer) -> None:
+    """The server does count a connection that is allowed (so a zero means something)."""
+    before = server.accepted
+    socket.create_connection(("127.0.0.1", server.port), timeout=2).close()
+    deadline = time.monotonic() + 2
+    while server.accepted == before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.accepted == before + 1
+
+
+NETWORK_ANSWER = """
+import socket
+import urllib.request
+
+PORT = {port}
+
+
+def attempts():
+    tried = []
+    for name, connect in [
+        ("create_connection", lambda: socket.create_connection(("127.0.0.1", PORT), timeout=1)),
+        ("raw _socket", lambda: __import__("_socket").socket().connect(("127.0.0.1", PORT))),
+        ("urllib", lambda: urllib.request.urlopen(f"http://127.0.0.1:{{PORT}}/", timeout=1)),
+    ]:
+        try:
+            connect()
+            tried.append(name + ": connected")
+        except Exception as exc:
+            tried.append(f"{{name}}: {{type(exc).__name__}}")
+    return tried
+"""
+
+
+def _network_check() -> UnitTestsCheck:
+    return UnitTestsCheck(
+        kind="unit_tests",
+        entrypoint="attempts",
+        tests=(
+            "assert not any('connected' in t for t in attempts()), attempts()",
+            "socket.socket().connect(('127.0.0.1', PORT))",
+        ),
+        timeout_seconds=10.0,
+    )
+
+
+def test_answer_code_cannot_reach_a_loopback_server(server):
+    answer = NETWORK_ANSWER.format(port=server.port)
+    result = run_check(_network_check(), answer)
+    assert result.outcome == "partial"
+    assert result.reason.startswith("1 of 2 tests passed; test 2 failed: ")
+    assert result.reason.endswith(
+        "raised PermissionError: not allowed while grading: socket.__new__"
+    )
+    time.sleep(0.2)
+    assert server.accepted == 0
+    _reaches(server)
+
+
+def test_the_guard_alone_blocks_the_network(server, monkeypatch):
+    # Force the fallback taken on machines where `unshare --net` is not allowed: only the
+    # audit hook stands between the answer and the loopback server.
+    monkeypatch.setattr(scripted, "network_isolation", lambda: ())
+    answer = NETWORK_ANSWER.format(port=server.port)
+    result = run_check(_network_check(), answer)
+    assert result.details["network"] == "guard"
+    assert result.outcome == "partial"
+    time.sleep(0.2)
+    assert server.accepted == 0
+    _reaches(server)
+
+
+def test_network_isolation_is_used_when_the_machine_allows_it():
+    prefix = scripted.network_isolation()
+    assert prefix == () or prefix[1:] == ("--net", "--")
+
+
+def test_answer_code_stays_in_its_directory_and_sees_no_secrets(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCH_TEST_SECRET", "s3cret")
+    outside = tmp_path / "escaped.txt"
+    answer = f"""
+import os
+import subprocess
+
+
+def probe():
+    results = {{}}
+    try:
+        open({str(outside)!r}, "w").write("x")
+        results["write outside"] = "done"
+    except PermissionError:
+        results["write outside"] = "refused"
+    with open("inside.txt", "w") as handle:
+        handle.write("fine")
+    results["write inside"] = open("inside.txt").read()
+    try:
+        subprocess.run(["true"])
+        results["subprocess"] = "ran"
+    except PermissionError:
+        results["subprocess"] = "refused"
+    results["secret"] = os.environ.get("BENCH_TEST_SECRET")
+    results["environment"] = sorted(os.environ)
+    return results
+"""
+    check = UnitTestsCheck(
+        kind="unit_tests",
+        entrypoint="probe",
+        tests=(
+            "assert probe()['write outside'] == 'refused'",
+            "assert probe()['write inside'] == 'fine'",
+            "assert probe()['subprocess'] == 'refused'",
+            "assert probe()['secret'] is None",
+            "assert probe()['environment'] == ['HOME', 'LC_ALL', 'PATH']",
+        ),
+    )
+    assert graded(check, answer) == ("pass", "5 of 5 tests passed")
+    assert not outside.exists()
+    assert os.environ["BENCH_TEST_SECRET"] == "s3cret"
+
+
+def test_the_test_directory_is_removed_afterwards():
+    check = UnitTestsCheck(kind="unit_tests", entrypoint="where", tests=("assert where()",))
+    answer = "import os\n\ndef where():\n    print(os.getcwd())\n    return os.getcwd()\n"
+    result = run_check(check, answer)
+    assert result.outcome == "pass"
+    directory = Path(result.details["printed"].strip())
+    assert directory.name.startswith("bench-unit-tests-")
+    assert not directory.exists()
