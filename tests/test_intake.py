@@ -1,0 +1,216 @@
+"""The submissions inbox into a real warehouse: valid runs kept and costed at the rate in
+effect on their date, each malformed file rejected with its file, field and reason, nothing
+lost and nothing read twice; dated rates from the pricing file and from OpenRouter."""
+
+import hashlib
+import json
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from test_submissions import for_bank, valid
+
+from bench_pipeline import settings
+from bench_pipeline.costing import LONG_CONTEXT_UNPRICED, MODEL_UNPRICED
+from bench_pipeline.runs.intake import ingest_inbox, submission_run_id
+from bench_pipeline.runs.rates import (
+    PricingFileError,
+    _openrouter_tier,
+    load_pricing_file,
+    rates_by_api_id,
+    refresh_model_rates,
+)
+from bench_pipeline.taskbank import load_bank
+from bench_pipeline.warehouse import connect, migrate
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+PRICING = """
+[[rate]]
+api_id = "anthropic/claude-opus-4.6"
+effective_date = 2026-08-14
+input = "5"
+output = "25"
+cached_input = "0.5"
+cache_write = "6.25"
+
+[[rate]]
+api_id = "anthropic/claude-opus-4.6"
+effective_date = 2026-11-25
+input = "6"
+output = "30"
+cached_input = "0.6"
+cache_write = "7.5"
+
+[[rate]]
+api_id = "openai/gpt-5.4"
+effective_date = 2026-08-14
+input = "2.5"
+output = "15"
+long_context = { threshold_tokens = 271999, input = "5", output = "22.5" }
+"""
+
+
+@pytest.fixture(scope="module")
+def bank():
+    return load_bank()
+
+
+@pytest.fixture
+def conn(tmp_path: Path):
+    pricing = tmp_path / "pricing.toml"
+    pricing.write_text(PRICING)
+    with connect(tmp_path / "bench.duckdb") as connection:
+        migrate(connection, settings.migrations_dir())
+        refresh_model_rates(connection, pricing)
+        yield connection
+
+
+def _write(inbox: Path, name: str, content: bytes | dict) -> Path:
+    inbox.mkdir(parents=True, exist_ok=True)
+    path = inbox / name
+    path.write_bytes(content if isinstance(content, bytes) else json.dumps(content).encode())
+    return path
+
+
+MALFORMED = {
+    "wrong-type.json": (valid(turns="six"), "turns"),
+    "missing-field.json": (
+        {k: v for k, v in valid().items() if k != "wall_time_seconds"},
+        "wall_time_seconds",
+    ),
+    "negative-tokens.json": (
+        valid(tokens={"total": {"input_tokens": -5, "output_tokens": 10}}),
+        "tokens.total.input_tokens",
+    ),
+    "bad-hash.json": (valid(evidence_sha256="not-a-hash"), "evidence_sha256"),
+    "future-date.json": (valid(started_at="2026-12-24T09:00:00+00:00"), "started_at"),
+    "unknown-use-case.json": (valid(use_case="uc-nothing-like-it"), "use_case"),
+    "old-version.json": (valid(use_case_version="0123456789abcdef"), "use_case_version"),
+    "missing-criterion.json": (valid(criteria={"keeps_latest": "pass"}), "criteria"),
+    "unknown-field.json": (valid(favourite_colour="blue"), "favourite_colour"),
+    "bad-run-link.json": (valid(rerun_of="run-42"), "rerun_of"),
+    "zero-turns.json": (valid(turns=0), "turns"),
+    "bad-autonomy.json": (valid(autonomy="fully"), "autonomy"),
+}
+KEEP_VERSION = {"old-version.json"}
+
+
+def test_malformed_files_are_rejected_precisely_and_valid_ones_kept(conn, bank, tmp_path):
+    inbox = tmp_path / "inbox"
+    for name, (document, _field) in MALFORMED.items():
+        _write(inbox, name, document if name in KEEP_VERSION else for_bank(bank, document))
+    _write(inbox, "not-json.json", b"{this is not json")
+    good = [
+        _write(inbox, "good-1.json", for_bank(bank, valid())),
+        _write(inbox, "good-2.json", for_bank(bank, valid(started_at="2026-11-26T10:00:00+00:00"))),
+    ]
+    _write(inbox, "notes.txt", b"ignored: not a .json file")
+
+    report = ingest_inbox(conn, inbox, bank, rates_by_api_id(conn), now=NOW)
+
+    assert len(report.accepted) == 2
+    assert len(report.rejected) == len(MALFORMED) + 1
+    files = {
+        name: (status, field, reason)
+        for name, status, field, reason in conn.execute(
+            "SELECT file_name, status, field, reason FROM submission_files"
+        ).fetchall()
+    }
+    for name, (_document, field) in MALFORMED.items():
+        status, got_field, reason = files[name]
+        assert (status, got_field) == ("rejected", field), (name, reason)
+        assert reason.startswith(field)
+    assert files["future-date.json"][2] == "started_at: 2026-12-24T09:00:00+00:00 is in the future"
+    assert files["not-json.json"][0] == "rejected" and "not valid JSON" in files["not-json.json"][2]
+    assert {files[p.name][0] for p in good} == {"accepted"}
+    assert "notes.txt" not in files
+    # Nothing is moved or changed: every file is still in the inbox as written.
+    assert len(list(inbox.iterdir())) == len(MALFORMED) + 4
+
+    stored = dict(conn.execute("SELECT file_name, run_id FROM submitted_runs").fetchall())
+    digest = hashlib.sha256(good[0].read_bytes()).hexdigest()
+    assert stored["good-1.json"] == submission_run_id(digest) == f"sub-{digest[:16]}"
+
+    again = ingest_inbox(conn, inbox, bank, rates_by_api_id(conn), now=NOW)
+    assert (again.accepted, again.rejected, again.seen_before) == ([], [], len(files))
+    assert conn.execute("SELECT count(*) FROM submitted_runs").fetchall()[0][0] == 2
+
+
+def test_cost_uses_the_rate_in_effect_on_the_run_date(conn, bank, tmp_path):
+    inbox = tmp_path / "inbox"
+    _write(inbox, "before.json", for_bank(bank, valid()))  # 2026-11-20: the August rates
+    _write(inbox, "after.json", for_bank(bank, valid(started_at="2026-11-26T10:00:00+00:00")))
+    ingest_inbox(conn, inbox, bank, rates_by_api_id(conn), now=NOW)
+    costs = dict(conn.execute("SELECT file_name, cost_usd FROM submitted_runs").fetchall())
+    # Request 1: 12,000 input of which 8,000 cached, 900 output; request 2: 15,000 in, 400 out.
+    # August: (4,000×5 + 8,000×0.5 + 900×25 + 15,000×5 + 400×25) / 1e6
+    #       = (20,000 + 4,000 + 22,500 + 75,000 + 10,000) / 1e6 = 0.1315
+    assert costs["before.json"] == Decimal("0.1315")
+    # From 25 November: (4,000×6 + 8,000×0.6 + 900×30 + 15,000×6 + 400×30) / 1e6
+    #       = (24,000 + 4,800 + 27,000 + 90,000 + 12,000) / 1e6 = 0.1578
+    assert costs["after.json"] == Decimal("0.1578")
+
+
+def test_totals_only_fall_back_to_base_rates_with_the_warning(conn, bank, tmp_path):
+    inbox = tmp_path / "inbox"
+    big = {"total": {"input_tokens": 300_000, "output_tokens": 1_300}}
+    _write(inbox, "long.json", for_bank(bank, valid(
+        model={"name": "openai/gpt-5.4"}, tokens=big)))  # fmt: skip
+    split = {"per_request": [{"input_tokens": 290_000, "output_tokens": 1_000},
+                             {"input_tokens": 10_000, "output_tokens": 300}]}  # fmt: skip
+    _write(inbox, "split.json", for_bank(bank, valid(
+        model={"name": "openai/gpt-5.4"}, tokens=split)))  # fmt: skip
+    _write(inbox, "unpriced.json", for_bank(bank, valid(model={"name": "acme/unknown-1"})))
+    ingest_inbox(conn, inbox, bank, rates_by_api_id(conn), now=NOW)
+    rows = {
+        name: (cost, warnings)
+        for name, cost, warnings in conn.execute(
+            "SELECT file_name, cost_usd, cost_warnings FROM submitted_runs"
+        ).fetchall()
+    }
+    # Totals only: base rates, 300,000×2.5 + 1,300×15 = 769,500 → 0.7695, with the warning.
+    assert rows["long.json"] == (Decimal("0.7695"), LONG_CONTEXT_UNPRICED)
+    # Per request: the first crosses 271,999 → 290,000×5 + 1,000×22.5 = 1,472,500; the
+    # second is at base rates 10,000×2.5 + 300×15 = 29,500; (1,472,500 + 29,500)/1e6 = 1.502
+    assert rows["split.json"] == (Decimal("1.502"), "")
+    assert rows["unpriced.json"] == (None, MODEL_UNPRICED)
+
+
+def test_pricing_file_errors_name_the_file_row_and_field(tmp_path):
+    path = tmp_path / "pricing.toml"
+    cases = {
+        'input = 2.5': "rate 1.input: write the rate as a decimal string",
+        'input = "-1"': "rate 1.input: '-1' is not a finite, non-negative rate",
+        'input = "two"': "rate 1.input: 'two' is not a decimal",
+        'colour = "red"': "rate 1.colour: unknown field",
+        'long_context = { threshold_tokens = -3 }': "rate 1.long_context.threshold_tokens",
+    }
+    for line, message in cases.items():
+        path.write_text(f'[[rate]]\napi_id = "a/b"\neffective_date = 2026-01-01\n{line}\n')
+        with pytest.raises(PricingFileError) as raised:
+            load_pricing_file(path)
+        assert str(raised.value).startswith(f"{path}: ") and message in str(raised.value)
+    path.write_text('[[rate]]\napi_id = "a/b"\neffective_date = 2026-01-01\n' * 2)
+    with pytest.raises(PricingFileError, match="rate 2: a second row for a/b on 2026-01-01"):
+        load_pricing_file(path)
+    assert load_pricing_file(tmp_path / "absent.toml") == []
+
+
+def test_the_file_wins_over_an_ingestion_on_the_same_day_and_openrouter_tiers_parse(conn):
+    conn.execute(
+        "INSERT INTO model_rates (api_id, effective_date, origin, taken_at, input_usd_per_1m, "
+        "output_usd_per_1m, local) VALUES ('anthropic/claude-opus-4.6', DATE '2026-08-14', "
+        "'openrouter:x-1', TIMESTAMP '2026-08-14 10:00', 99, 99, false)"
+    )
+    rows = rates_by_api_id(conn)["anthropic/claude-opus-4.6"]
+    assert sorted((r.effective_date, r.input) for r in rows) == [
+        (date(2026, 8, 14), Decimal("5")),
+        (date(2026, 11, 25), Decimal("6")),
+    ]
+    tier = _openrouter_tier(json.dumps([{"min_prompt_tokens": 200000, "prompt": "0.000004",
+                                         "completion": "0.000018"}]))  # fmt: skip
+    assert (tier.threshold_tokens, tier.input, tier.output, tier.cache_write) == (
+        199999, Decimal("4"), Decimal("18"), None,
+    )  # fmt: skip
+    assert _openrouter_tier(None) is None
