@@ -326,8 +326,7 @@ def test_drop_verdict_without_margin_or_comparable_coverage() -> None:
 def test_leader_excludes_the_new_setup() -> None:
     runs = [graded("a", 5, setup="new"), graded("b", 4, setup="x"), graded("c", 2, setup="y")]
     setups = [
-        setup(row["setup_id"], row["overall"], None)
-        for row in pm_tables(runs).pm_setups.to_dicts()
+        setup(row["setup_id"], row["overall"], None) for row in pm_tables(runs).pm_setups.to_dicts()
     ]
     setups = [
         PmSetupScore(**{**s.__dict__, "rank": rank}) for rank, s in enumerate(setups, start=1)

@@ -32,6 +32,7 @@ from typing import Literal, get_args
 
 import polars as pl
 
+from bench_pipeline.scores.ranking import competition_ranks
 from bench_pipeline.stats import margin95, repeat_spread
 from bench_pipeline.taskbank import CRITICAL_FAILURES_CRITERION
 
@@ -292,18 +293,6 @@ def task_scores(scores: Iterable[PmRunScore]) -> list[PmTaskScore]:
     return out
 
 
-def _competition_ranks(values: Mapping[str, float]) -> dict[str, int]:
-    """Rank descending; equal values share the best rank ("1, 2, 2, 4")."""
-    ordered = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))
-    ranks: dict[str, int] = {}
-    for position, (key, value) in enumerate(ordered, start=1):
-        if position > 1 and ordered[position - 2][1] == value:
-            ranks[key] = ranks[ordered[position - 2][0]]
-        else:
-            ranks[key] = position
-    return ranks
-
-
 def setup_scores(
     scores: Sequence[PmRunScore],
     tasks: Sequence[PmTaskScore],
@@ -348,7 +337,7 @@ def setup_scores(
                 categories={c: _mean(v) for c, v in sorted(by_category.items())},
             )
         )
-    ranks = _competition_ranks({s.setup_id: s.overall for s in partial if s.status == "ranked"})
+    ranks = competition_ranks({s.setup_id: s.overall for s in partial if s.status == "ranked"})
     ranked = [replace(s, rank=ranks[s.setup_id]) for s in partial if s.setup_id in ranks]
     provisional = [s for s in partial if s.setup_id not in ranks]
     ranked.sort(key=lambda s: (s.rank, s.setup_id))

@@ -1,0 +1,769 @@
+"""UseCaseRank: run scores, trust, plausibility flags and the per-use-case group boards.
+
+Every board is a function of the submitted runs, the reviewers' clearances and a date
+`as_of`: only runs published by then and not replaced by then are live, only clearances
+made by then count, and recency is measured from then. So the board as it stood on any past
+date can be rebuilt exactly, which is what the trend arrows compare against.
+
+Run level (METHODOLOGY.md §5, UseCaseRank):
+
+* Five metrics in 0–1: outcome (success 1, partial 0.5, fail 0); cost efficiency
+  (cheapest cost per success on the use case ÷ this run's; 0 when failed or unpriced); speed
+  (fastest wall time of a non-failed run on the use case ÷ this run's; 0 when failed);
+  autonomy 1 / (1 + step-ins); first try (1, else 1 / (1 + retries)). The "cheapest" and
+  "fastest" are taken over the runs that count for the board plus the run itself, so a run
+  under review is measured against the same reference and never scores above 1.
+  A ratio 0 / 0 (a free run against a free cheapest, an instant run) counts as 1.
+* Run score = 100 × the weighted sum of the metrics, weights normalised to sum 1 (the
+  defaults already do), so a reader's own weights still give a 0–100 score.
+* Cost per success = cost × (1 + retries) ÷ outcome value (exact Decimal; none when the
+  run failed or its cost is unknown).
+* Hard flags send a run under review (public, but out of the board) until a reviewer has
+  cleared every one of them with a `Clearance`. Trust = 50 + 20 (evidence log of at least
+  200 characters) + 10 (no hard flag raised, cleared or not) − 5 per warning + 10 per
+  independent reproduction made by `as_of`, clipped to 0–100.
+
+Group level: group = model name + settings. Runs that count (live, not under review) are
+weighted by trust/100 × 0.5^(age/90 days); score = weighted mean with a 90% interval
+(`stats.weighted_ci90`: none when n_eff ≤ 1). A group needs 5 counted runs for a rank.
+Reruns (`rerun_of`, on another group) are head-to-head pairs for a Bradley–Terry rating
+(see `bradley_terry`); a group in 20 or more pairs is scored 0.7 × its weighted score + 0.3
+× 100 × its mean win probability against every other rated group.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from decimal import Decimal, localcontext
+from typing import Literal, get_args
+
+import polars as pl
+
+from bench_pipeline.costing import format_usd
+from bench_pipeline.scores.ranking import competition_ranks
+from bench_pipeline.stats import weighted_ci90
+
+Outcome = Literal["success", "partial", "fail"]
+Autonomy = Literal["autonomous", "lightly_guided", "heavily_guided"]
+Trend = Literal["up", "down", "same", "new"]
+
+OUTCOME_VALUE: Mapping[str, float] = {"success": 1.0, "partial": 0.5, "fail": 0.0}
+
+COST_MISMATCH = "cost_mismatch"
+AUTONOMY_MISMATCH = "autonomy_mismatch"
+EVIDENCE_HASH_MISMATCH = "evidence_hash_mismatch"
+IMPLAUSIBLE_THROUGHPUT = "implausible_throughput"
+STEP_INS_EXCEED_TURNS = "step_ins_exceed_turns"
+RETRIES_VS_FIRST_TRY = "retries_vs_first_try"
+HARD_FLAGS: tuple[str, ...] = (
+    COST_MISMATCH,
+    AUTONOMY_MISMATCH,
+    EVIDENCE_HASH_MISMATCH,
+    IMPLAUSIBLE_THROUGHPUT,
+    STEP_INS_EXCEED_TURNS,
+    RETRIES_VS_FIRST_TRY,
+)
+"""Every hard flag, in the order they are reported."""
+
+COST_TOLERANCE = Decimal("0.25")
+"""A claimed cost further than this fraction from the computed one is a `cost_mismatch`."""
+MAX_OUTPUT_TOKENS_PER_SECOND = 1_000
+SUBSTANTIAL_EVIDENCE_CHARS = 200
+HALF_LIFE_DAYS = 90.0
+MIN_RUNS_FOR_RANK = 5
+MIN_PAIRS_FOR_BLEND = 20
+BLEND_SCORE_SHARE = 0.7
+TREND_LOOKBACK = timedelta(days=7)
+
+_SECONDS_PER_DAY = 86_400.0
+_OUTCOMES = frozenset(get_args(Outcome))
+_AUTONOMY = frozenset(get_args(Autonomy))
+
+
+@dataclass(frozen=True)
+class MetricWeights:
+    """Weights of the five run metrics (the published defaults; readers may pick others)."""
+
+    outcome: float = 0.40
+    cost_efficiency: float = 0.15
+    speed: float = 0.15
+    autonomy: float = 0.15
+    first_try: float = 0.15
+
+    def __post_init__(self) -> None:
+        values = self.as_tuple()
+        if any(not math.isfinite(v) or v < 0 for v in values) or sum(values) <= 0:
+            raise ValueError(f"weights must be finite, non-negative, not all zero: {values}")
+
+    def as_tuple(self) -> tuple[float, float, float, float, float]:
+        return (self.outcome, self.cost_efficiency, self.speed, self.autonomy, self.first_try)
+
+
+DEFAULT_WEIGHTS = MetricWeights()
+
+
+@dataclass(frozen=True, kw_only=True)
+class UseCaseRun:
+    """One submitted run: one attempt by one model (with its settings) at one use case.
+
+    Attributes:
+        run_id: Unique run id.
+        use_case: The use case (task) the run attempted.
+        model: Model name (or model combination) as grouped on the board.
+        settings: Settings that make a separate group, e.g. "thinking off"; "" for none.
+        outcome: `success` (100% of the rubric), `partial` or `fail`.
+        first_try: Whether it succeeded on the first try (as submitted).
+        retries: Retries taken.
+        step_ins: Human (or scripted) messages after the initial prompt.
+        turns: Turns of the session, as submitted.
+        claimed_autonomy: The autonomy level the submission claims, if any.
+        wall_time_s: Wall time in seconds.
+        output_tokens: Output tokens over the run, if known (for the throughput check).
+        cost_usd: Cost computed from tokens and dated rates (`costing.cost_of_all`); None
+            when the model is unpriced.
+        claimed_cost_usd: Cost the submission claims, if any.
+        evidence_log: The evidence log.
+        evidence_sha256: The SHA-256 (hex) the submission gives for its evidence log.
+        warnings: Cost warnings from pricing (`model_unpriced`, `long_context_unpriced`).
+        run_at: When the run was made (recency is measured from here).
+        published_at: When it went public.
+        replaced_at: When a newer submission replaced it, if it was.
+        rerun_of: The run this one reruns on another model, for head-to-head pairs.
+        reproduced_at: When each independent reproduction was made.
+    """
+
+    run_id: str
+    use_case: str
+    model: str
+    settings: str = ""
+    outcome: Outcome
+    first_try: bool
+    retries: int = 0
+    step_ins: int = 0
+    turns: int = 1
+    claimed_autonomy: Autonomy | None = None
+    wall_time_s: float
+    output_tokens: int | None = None
+    cost_usd: Decimal | None
+    claimed_cost_usd: Decimal | None = None
+    evidence_log: str = ""
+    evidence_sha256: str | None = None
+    warnings: tuple[str, ...] = ()
+    run_at: datetime
+    published_at: datetime
+    replaced_at: datetime | None = None
+    rerun_of: str | None = None
+    reproduced_at: tuple[datetime, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.outcome not in _OUTCOMES:
+            raise ValueError(f"run {self.run_id}: unknown outcome {self.outcome!r}")
+        if self.claimed_autonomy is not None and self.claimed_autonomy not in _AUTONOMY:
+            raise ValueError(f"run {self.run_id}: unknown autonomy {self.claimed_autonomy!r}")
+        for name in ("retries", "step_ins", "turns"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"run {self.run_id}: {name} must not be negative")
+        if self.output_tokens is not None and self.output_tokens < 0:
+            raise ValueError(f"run {self.run_id}: output_tokens must not be negative")
+        if not math.isfinite(self.wall_time_s) or self.wall_time_s < 0:
+            raise ValueError(f"run {self.run_id}: wall_time_s must be finite and >= 0")
+        for name in ("cost_usd", "claimed_cost_usd"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, Decimal) or value < 0):
+                raise ValueError(f"run {self.run_id}: {name} must be a non-negative Decimal")
+        if self.rerun_of == self.run_id:
+            raise ValueError(f"run {self.run_id} cannot be a rerun of itself")
+
+    @property
+    def group(self) -> str:
+        """Model name + settings: different settings are ranked separately."""
+        return group_name(self.model, self.settings)
+
+
+@dataclass(frozen=True)
+class Clearance:
+    """A reviewer cleared one hard flag of one run (a record of its own: runs never change)."""
+
+    run_id: str
+    flag: str
+    cleared_at: datetime
+    reviewer: str = ""
+
+    def __post_init__(self) -> None:
+        if self.flag not in HARD_FLAGS:
+            raise ValueError(f"not a hard flag: {self.flag!r}")
+
+
+def group_name(model: str, settings: str = "") -> str:
+    """The board's group label: `model` alone, or `model · settings`."""
+    return f"{model} · {settings}" if settings else model
+
+
+def autonomy_level(step_ins: int) -> Autonomy:
+    """0 step-ins: autonomous; 1–3: lightly guided; 4 or more: heavily guided."""
+    if step_ins == 0:
+        return "autonomous"
+    return "lightly_guided" if step_ins <= 3 else "heavily_guided"
+
+
+def hard_flags(run: UseCaseRun) -> tuple[str, ...]:
+    """The plausibility checks a run fails, in `HARD_FLAGS` order.
+
+    * `cost_mismatch`: a claimed cost more than 25% away from the computed one (exactly
+      25% passes; a positive claim against a computed 0 fails). Not checked without both.
+    * `autonomy_mismatch`: the claimed level is not the one its step-ins give.
+    * `evidence_hash_mismatch`: the given SHA-256 is not the log's (UTF-8; hex compared
+      case-insensitively). Not checked when no hash is given.
+    * `implausible_throughput`: more than 1,000 output tokens per second of wall time
+      (exactly 1,000 passes; any output in zero time fails).
+    * `step_ins_exceed_turns`: more step-ins than turns.
+    * `retries_vs_first_try`: a first-try run with retries, or a run that was not first
+      try but took no retry.
+    """
+    flags = []
+    computed, claimed = run.cost_usd, run.claimed_cost_usd
+    if (
+        computed is not None
+        and claimed is not None
+        and abs(claimed - computed) > (COST_TOLERANCE * computed)
+    ):
+        flags.append(COST_MISMATCH)
+    if run.claimed_autonomy is not None and run.claimed_autonomy != autonomy_level(run.step_ins):
+        flags.append(AUTONOMY_MISMATCH)
+    if run.evidence_sha256 is not None:
+        actual = hashlib.sha256(run.evidence_log.encode("utf-8")).hexdigest()
+        if run.evidence_sha256.strip().lower() != actual:
+            flags.append(EVIDENCE_HASH_MISMATCH)
+    if run.output_tokens is not None and run.output_tokens > (
+        MAX_OUTPUT_TOKENS_PER_SECOND * run.wall_time_s
+    ):
+        flags.append(IMPLAUSIBLE_THROUGHPUT)
+    if run.step_ins > run.turns:
+        flags.append(STEP_INS_EXCEED_TURNS)
+    if run.first_try == (run.retries > 0):
+        flags.append(RETRIES_VS_FIRST_TRY)
+    return tuple(flags)
+
+
+def trust(run: UseCaseRun, flags: Sequence[str], as_of: datetime) -> float:
+    """Trust % from the plausibility checks (see the module docstring), clipped to 0–100."""
+    value = 50.0
+    if len(run.evidence_log) >= SUBSTANTIAL_EVIDENCE_CHARS:
+        value += 20.0
+    if not flags:
+        value += 10.0
+    value -= 5.0 * len(set(run.warnings))
+    value += 10.0 * sum(1 for when in run.reproduced_at if when <= as_of)
+    return min(100.0, max(0.0, value))
+
+
+def recency(run_at: datetime, as_of: datetime) -> float:
+    """0.5^(age in days / 90); a run dated after `as_of` counts as new (age 0)."""
+    age_days = max(0.0, (as_of - run_at).total_seconds() / _SECONDS_PER_DAY)
+    return 0.5 ** (age_days / HALF_LIFE_DAYS)
+
+
+def cost_per_success(run: UseCaseRun) -> Decimal | None:
+    """Spend over all attempts ÷ outcome value: cost × (1 + retries) ÷ (1 or 0.5)."""
+    if run.outcome == "fail" or run.cost_usd is None:
+        return None
+    with localcontext() as ctx:
+        ctx.prec = 60
+        spend = run.cost_usd * (1 + run.retries)
+        return spend if run.outcome == "success" else spend * 2
+
+
+def _ratio(best: float, own: float) -> float:
+    """best ÷ own for a "lower is better" quantity, with 0 ÷ 0 = 1, clipped to 0–1."""
+    return 1.0 if own == 0 else min(1.0, best / own)
+
+
+def _cost_ratio(best: Decimal, own: Decimal) -> float:
+    """`_ratio` for exact costs: divided as Decimals, then made a float."""
+    if own == 0:
+        return 1.0
+    with localcontext() as ctx:
+        ctx.prec = 60
+        return min(1.0, float(best / own))
+
+
+@dataclass(frozen=True)
+class UseCaseRunScore:
+    """One row of `usecase_runs`."""
+
+    run_id: str
+    use_case: str
+    group: str
+    model: str
+    settings: str
+    outcome: Outcome
+    score: float
+    metric_outcome: float
+    metric_cost_efficiency: float
+    metric_speed: float
+    metric_autonomy: float
+    metric_first_try: float
+    cost_usd: Decimal | None
+    cost_per_success_usd: Decimal | None
+    trust: float
+    weight: float
+    """trust/100 × recency: the run's weight in its group's score."""
+    flags: tuple[str, ...]
+    """Hard flags raised (cleared ones included: clearing does not unraise them)."""
+    cleared_flags: tuple[str, ...]
+    warnings: tuple[str, ...]
+    under_review: bool
+    verified: bool
+    rerun_of: str | None
+    published_at: datetime
+
+
+@dataclass(frozen=True)
+class UseCaseGroupScore:
+    """One row of `usecase_groups`."""
+
+    use_case: str
+    group: str
+    model: str
+    settings: str
+    score: float | None
+    """The board's score: the weighted score, blended with Bradley–Terry from 20 pairs."""
+    weighted_score: float | None
+    ci_low: float | None
+    ci_high: float | None
+    """The 90% interval of `weighted_score` (None when n_eff ≤ 1)."""
+    n_eff: float | None
+    runs: int
+    passes: int
+    partials: int
+    fails: int
+    pass_rate: float | None
+    under_review_runs: int
+    bt_pairs: int
+    bt_win_probability: float | None
+    blended: bool
+    rank: int | None
+    trend: Trend | None
+
+
+@dataclass(frozen=True)
+class UseCaseBoard:
+    """Run scores and group boards of every use case, as of one date."""
+
+    as_of: datetime
+    runs: tuple[UseCaseRunScore, ...]
+    groups: tuple[UseCaseGroupScore, ...]
+
+    @property
+    def usecase_runs(self) -> pl.DataFrame:
+        rows = [
+            {
+                **{k: v for k, v in row.__dict__.items() if k not in _JOINED},
+                "cost_usd": format_usd(row.cost_usd),
+                "cost_per_success_usd": format_usd(row.cost_per_success_usd),
+                **{name: ",".join(getattr(row, name)) for name in _JOINED},
+            }
+            for row in self.runs
+        ]
+        return pl.DataFrame(rows, schema=_RUN_SCHEMA, orient="row")
+
+    @property
+    def usecase_groups(self) -> pl.DataFrame:
+        return pl.DataFrame([g.__dict__ for g in self.groups], schema=_GROUP_SCHEMA, orient="row")
+
+
+_JOINED = ("flags", "cleared_flags", "warnings")
+_RUN_SCHEMA = {
+    "run_id": pl.String,
+    "use_case": pl.String,
+    "group": pl.String,
+    "model": pl.String,
+    "settings": pl.String,
+    "outcome": pl.String,
+    "score": pl.Float64,
+    "metric_outcome": pl.Float64,
+    "metric_cost_efficiency": pl.Float64,
+    "metric_speed": pl.Float64,
+    "metric_autonomy": pl.Float64,
+    "metric_first_try": pl.Float64,
+    "cost_usd": pl.String,
+    "cost_per_success_usd": pl.String,
+    "trust": pl.Float64,
+    "weight": pl.Float64,
+    "under_review": pl.Boolean,
+    "verified": pl.Boolean,
+    "rerun_of": pl.String,
+    "published_at": pl.Datetime("us", "UTC"),
+    "flags": pl.String,
+    "cleared_flags": pl.String,
+    "warnings": pl.String,
+}
+_GROUP_SCHEMA = {
+    "use_case": pl.String,
+    "group": pl.String,
+    "model": pl.String,
+    "settings": pl.String,
+    "score": pl.Float64,
+    "weighted_score": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
+    "n_eff": pl.Float64,
+    "runs": pl.Int64,
+    "passes": pl.Int64,
+    "partials": pl.Int64,
+    "fails": pl.Int64,
+    "pass_rate": pl.Float64,
+    "under_review_runs": pl.Int64,
+    "bt_pairs": pl.Int64,
+    "bt_win_probability": pl.Float64,
+    "blended": pl.Boolean,
+    "rank": pl.Int64,
+    "trend": pl.String,
+}
+
+
+# Bradley–Terry ------------------------------------------------------------------------------
+
+
+def bradley_terry(
+    pairs: Iterable[tuple[str, str, float]],
+    *,
+    tolerance: float = 1e-12,
+    max_iterations: int = 100_000,
+) -> dict[str, float]:
+    """Bradley–Terry strengths from head-to-head results, fitted by minorise–maximise.
+
+    Model: P(i beats j) = π_i / (π_i + π_j). Each result `(i, j, s)` is one game in which
+    `i` scored `s` (1 win, 0.5 tie, 0 loss) and `j` scored `1 − s`.
+
+    A plain maximum-likelihood fit does not exist when a group won (or lost) every game,
+    or when the groups split into parts that never met. So every group also plays one
+    virtual game, drawn (half a win each way), against a fixed reference of strength 1.
+    This keeps every strength finite and the fit unique, and pulls little once a group
+    has many real games (at 20 pairs it is 1 game in 21).
+
+    Fit (Hunter 2004, MM for Bradley–Terry): repeat, for every group at once,
+    π_i ← W_i / (Σ_j n_ij / (π_i + π_j) + 1 / (π_i + 1)), where W_i is i's wins (ties half,
+    the virtual half-win included) and n_ij the games between i and j, starting from π = 1,
+    until no log-strength moves by more than `tolerance`. Each step increases the
+    likelihood, which is strictly concave in log π, so it converges to the unique maximum.
+
+    Returns:
+        Strength per group met in `pairs` (the reference is not included).
+
+    Raises:
+        ValueError: On a result outside 0–1, a group playing itself, or no convergence.
+    """
+    wins: dict[str, float] = defaultdict(lambda: 0.5)
+    games: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for a, b, outcome in pairs:
+        if a == b:
+            raise ValueError(f"group {a!r} cannot play itself")
+        if not 0.0 <= outcome <= 1.0:
+            raise ValueError(f"a result must be in 0..1, got {outcome}")
+        wins[a] += outcome
+        wins[b] += 1.0 - outcome
+        games[a][b] += 1
+        games[b][a] += 1
+    names = sorted(wins)
+    strength = dict.fromkeys(names, 1.0)
+    for _ in range(max_iterations):
+        updated = {
+            i: wins[i]
+            / (
+                math.fsum(n / (strength[i] + strength[j]) for j, n in games[i].items())
+                + 1.0 / (strength[i] + 1.0)
+            )
+            for i in names
+        }
+        moved = max((abs(math.log(updated[i] / strength[i])) for i in names), default=0.0)
+        strength = updated
+        if moved <= tolerance:
+            return strength
+    raise ValueError(f"Bradley–Terry did not converge in {max_iterations} iterations")
+
+
+def mean_win_probability(strength: Mapping[str, float]) -> dict[str, float]:
+    """Each group's mean P(win) against every other rated group (a lone group gets none)."""
+    out = {}
+    for i, si in strength.items():
+        others = [si / (si + sj) for j, sj in strength.items() if j != i]
+        if others:
+            out[i] = math.fsum(others) / len(others)
+    return out
+
+
+# The board ----------------------------------------------------------------------------------
+
+
+def _live(run: UseCaseRun, as_of: datetime) -> bool:
+    return run.published_at <= as_of and (run.replaced_at is None or run.replaced_at > as_of)
+
+
+def _score_runs(
+    live: Sequence[UseCaseRun],
+    clearances: Sequence[Clearance],
+    as_of: datetime,
+    weights: MetricWeights,
+) -> list[UseCaseRunScore]:
+    cleared: dict[str, set[str]] = defaultdict(set)
+    for clearance in clearances:
+        if clearance.cleared_at <= as_of:
+            cleared[clearance.run_id].add(clearance.flag)
+    flags = {run.run_id: hard_flags(run) for run in live}
+    counted = [r for r in live if set(flags[r.run_id]) <= cleared[r.run_id]]
+    cheapest: dict[str, Decimal] = {}
+    fastest: dict[str, float] = {}
+    for run in counted:
+        cps = cost_per_success(run)
+        if cps is not None and (run.use_case not in cheapest or cps < cheapest[run.use_case]):
+            cheapest[run.use_case] = cps
+        if run.outcome != "fail":
+            fastest[run.use_case] = min(fastest.get(run.use_case, math.inf), run.wall_time_s)
+
+    total_weight = math.fsum(weights.as_tuple())
+    rows = []
+    for run in live:
+        cps = cost_per_success(run)
+        failed = run.outcome == "fail"
+        if failed or cps is None:
+            cost_efficiency = 0.0
+        else:
+            cost_efficiency = _cost_ratio(min(cheapest.get(run.use_case, cps), cps), cps)
+        speed = (
+            0.0
+            if failed
+            else _ratio(min(fastest.get(run.use_case, math.inf), run.wall_time_s), run.wall_time_s)
+        )
+        metrics = (
+            OUTCOME_VALUE[run.outcome],
+            cost_efficiency,
+            speed,
+            1.0 / (1 + run.step_ins),
+            1.0 if run.first_try else 1.0 / (1 + run.retries),
+        )
+        score = (
+            100.0
+            * math.fsum(w * m for w, m in zip(weights.as_tuple(), metrics, strict=True))
+            / total_weight
+        )
+        run_flags = flags[run.run_id]
+        run_trust = trust(run, run_flags, as_of)
+        rows.append(
+            UseCaseRunScore(
+                run_id=run.run_id,
+                use_case=run.use_case,
+                group=run.group,
+                model=run.model,
+                settings=run.settings,
+                outcome=run.outcome,
+                score=min(100.0, max(0.0, score)),
+                metric_outcome=metrics[0],
+                metric_cost_efficiency=metrics[1],
+                metric_speed=metrics[2],
+                metric_autonomy=metrics[3],
+                metric_first_try=metrics[4],
+                cost_usd=run.cost_usd,
+                cost_per_success_usd=cps,
+                trust=run_trust,
+                weight=run_trust / 100.0 * recency(run.run_at, as_of),
+                flags=run_flags,
+                cleared_flags=tuple(f for f in run_flags if f in cleared[run.run_id]),
+                warnings=tuple(dict.fromkeys(run.warnings)),
+                under_review=not set(run_flags) <= cleared[run.run_id],
+                verified=any(when <= as_of for when in run.reproduced_at),
+                rerun_of=run.rerun_of,
+                published_at=run.published_at,
+            )
+        )
+    rows.sort(key=lambda r: (r.use_case, r.group, r.run_id))
+    return rows
+
+
+def _head_to_head(rows: Sequence[UseCaseRunScore]) -> list[tuple[str, str, float]]:
+    """Rerun pairs of one use case between counted runs of two different groups."""
+    by_id = {r.run_id: r for r in rows if not r.under_review}
+    pairs = []
+    for rerun in by_id.values():
+        original = by_id.get(rerun.rerun_of) if rerun.rerun_of else None
+        if original is None or original.group == rerun.group:
+            continue
+        if rerun.score > original.score:
+            result = 1.0
+        elif rerun.score < original.score:
+            result = 0.0
+        else:
+            result = 0.5
+        pairs.append((rerun.group, original.group, result))
+    return pairs
+
+
+def _groups(rows: Sequence[UseCaseRunScore]) -> list[UseCaseGroupScore]:
+    """The group rows of one use case (trend left None)."""
+    by_group: dict[str, list[UseCaseRunScore]] = defaultdict(list)
+    for row in rows:
+        by_group[row.group].append(row)
+    pairs = _head_to_head(rows)
+    pair_counts: dict[str, int] = defaultdict(int)
+    for a, b, _ in pairs:
+        pair_counts[a] += 1
+        pair_counts[b] += 1
+    win_probability = mean_win_probability(bradley_terry(pairs)) if pairs else {}
+
+    groups: list[UseCaseGroupScore] = []
+    for group, members in sorted(by_group.items()):
+        counted = [r for r in members if not r.under_review]
+        scores = [r.score for r in counted]
+        weights = [r.weight for r in counted]
+        weighted = low = high = n_eff = None
+        if counted and math.fsum(weights) > 0:
+            weighted, low, high = weighted_ci90(scores, weights)
+            n_eff = math.fsum(weights) ** 2 / math.fsum(w * w for w in weights)
+        probability = win_probability.get(group)
+        blended = (
+            weighted is not None
+            and probability is not None
+            and pair_counts[group] >= MIN_PAIRS_FOR_BLEND
+        )
+        score = weighted
+        if blended and weighted is not None and probability is not None:
+            score = BLEND_SCORE_SHARE * weighted + (1 - BLEND_SCORE_SHARE) * 100.0 * probability
+        outcomes = [r.outcome for r in counted]
+        groups.append(
+            UseCaseGroupScore(
+                use_case=members[0].use_case,
+                group=group,
+                model=members[0].model,
+                settings=members[0].settings,
+                score=score,
+                weighted_score=weighted,
+                ci_low=low,
+                ci_high=high,
+                n_eff=n_eff,
+                runs=len(counted),
+                passes=outcomes.count("success"),
+                partials=outcomes.count("partial"),
+                fails=outcomes.count("fail"),
+                pass_rate=outcomes.count("success") / len(counted) if counted else None,
+                under_review_runs=len(members) - len(counted),
+                bt_pairs=pair_counts[group],
+                bt_win_probability=probability,
+                blended=blended,
+                rank=None,
+                trend=None,
+            )
+        )
+    ranks = competition_ranks(
+        {g.group: g.score for g in groups if g.score is not None and g.runs >= MIN_RUNS_FOR_RANK}
+    )
+    return [replace(g, rank=ranks.get(g.group)) for g in groups]
+
+
+def _board_at(
+    runs: Sequence[UseCaseRun],
+    clearances: Sequence[Clearance],
+    as_of: datetime,
+    weights: MetricWeights,
+) -> tuple[list[UseCaseRunScore], list[UseCaseGroupScore]]:
+    rows = _score_runs([r for r in runs if _live(r, as_of)], clearances, as_of, weights)
+    by_use_case: dict[str, list[UseCaseRunScore]] = defaultdict(list)
+    for row in rows:
+        by_use_case[row.use_case].append(row)
+    groups = [g for use_case in sorted(by_use_case) for g in _groups(by_use_case[use_case])]
+    return rows, groups
+
+
+def trend(rank_now: int | None, rank_then: int | None, ranked_then: bool) -> Trend | None:
+    """The arrow beside a group: its rank now against its rank on the board a week ago.
+
+    None when the group has no rank now, or when nothing on that use case was ranked then
+    (no ranked history); `new` when others were ranked then but not this group; else
+    `up` (a smaller rank number), `down` or `same`.
+    """
+    if rank_now is None or not ranked_then:
+        return None
+    if rank_then is None:
+        return "new"
+    if rank_now < rank_then:
+        return "up"
+    return "down" if rank_now > rank_then else "same"
+
+
+def usecase_board(
+    runs: Iterable[UseCaseRun],
+    clearances: Iterable[Clearance] = (),
+    *,
+    as_of: datetime,
+    weights: MetricWeights = DEFAULT_WEIGHTS,
+) -> UseCaseBoard:
+    """Score every live run and build every use case's group board as of `as_of`.
+
+    The trend compares each rank with the board rebuilt, by this same function's rules,
+    as of `as_of − 7 days` (runs published by then and not replaced by then, clearances
+    made by then, recency measured from then).
+
+    Args:
+        runs: Every submitted run, whatever its dates (the live ones are picked here).
+        clearances: Every clearance made so far.
+        as_of: The date the board stands at. All datetimes must be alike (all
+            timezone-aware, or all naive UTC).
+        weights: The five metric weights (the published defaults unless a reader changes
+            them).
+
+    Returns:
+        The board: `usecase_runs` lists every live run, under review or not; `usecase_groups`
+        every group with a live run, ranked ones first within each use case.
+
+    Raises:
+        ValueError: On a repeated run id.
+    """
+    run_list = list(runs)
+    ids = [r.run_id for r in run_list]
+    if len(set(ids)) != len(ids):
+        raise ValueError("a run id appears twice")
+    clearance_list = list(clearances)
+    rows, groups = _board_at(run_list, clearance_list, as_of, weights)
+    _, past = _board_at(run_list, clearance_list, as_of - TREND_LOOKBACK, weights)
+    past_rank = {(g.use_case, g.group): g.rank for g in past}
+    ranked_then = {g.use_case for g in past if g.rank is not None}
+    with_trend = [
+        replace(
+            g,
+            trend=trend(g.rank, past_rank.get((g.use_case, g.group)), g.use_case in ranked_then),
+        )
+        for g in groups
+    ]
+    with_trend.sort(
+        key=lambda g: (g.use_case, g.rank is None, g.rank or 0, -(g.score or 0.0), g.group)
+    )
+    return UseCaseBoard(as_of=as_of, runs=tuple(rows), groups=tuple(with_trend))
+
+
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "HARD_FLAGS",
+    "Autonomy",
+    "Clearance",
+    "MetricWeights",
+    "Outcome",
+    "Trend",
+    "UseCaseBoard",
+    "UseCaseGroupScore",
+    "UseCaseRun",
+    "UseCaseRunScore",
+    "autonomy_level",
+    "bradley_terry",
+    "cost_per_success",
+    "group_name",
+    "hard_flags",
+    "mean_win_probability",
+    "recency",
+    "trend",
+    "trust",
+    "usecase_board",
+]
