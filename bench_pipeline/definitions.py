@@ -6,6 +6,7 @@ import os
 
 import dagster as dg
 
+from bench_pipeline import settings
 from bench_pipeline.assets.indices import arena_elo, index_checks, known_good_indices, market_data
 from bench_pipeline.assets.publish import analyst_copy
 from bench_pipeline.assets.registry import (
@@ -14,13 +15,14 @@ from bench_pipeline.assets.registry import (
     registry_referential_integrity,
 )
 from bench_pipeline.assets.release import release_checks, release_dataset
-from bench_pipeline.assets.runs import MODEL_RUNS_KEY, RUN_ASSETS
+from bench_pipeline.assets.runs import MODEL_RUNS_KEY, RUN_ASSETS, SUBMITTED_KEY
 from bench_pipeline.assets.site import static_site
 from bench_pipeline.assets.sources import client_key, live_table_checks, source_assets
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.sources import LiveHttpClient, RecordedSnapshotClient, SourceClient
 from bench_pipeline.resources.warehouse import WarehouseResource
+from bench_pipeline.sensors.inbox import inbox_sensor
 from bench_pipeline.sensors.schedules import source_schedules
 
 SOURCE_MODES = ("recorded", "live")
@@ -86,6 +88,14 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
             for name, selection, description in PIPELINE_JOBS
         ],
         schedules=source_schedules(catalog.values()),
+        sensors=[
+            inbox_sensor(
+                "new_submissions",
+                settings.submissions_inbox,
+                SUBMITTED_KEY,
+                "Takes in run files dropped in $BENCH_HOME/inbox/submissions/.",
+            ),
+        ],
         executor=dg.in_process_executor,
     )
 
