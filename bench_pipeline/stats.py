@@ -18,6 +18,7 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from itertools import combinations
 
 import numpy as np
@@ -450,11 +451,17 @@ def significantly_better_pairs(results: Iterable[PairResult]) -> set[tuple[str, 
     return pairs
 
 
-def dominates(a_significantly_better: bool, cost_a: float | None, cost_b: float | None) -> bool:
+def dominates(
+    a_significantly_better: bool,
+    cost_a: float | Decimal | None,
+    cost_b: float | Decimal | None,
+) -> bool:
     """Whether model A dominates model B.
 
     A dominates B only when A is significantly better AND strictly cheaper per successful
-    task. An unknown cost (``None``) on either side never yields dominance.
+    task. An unknown cost (``None``) on either side never yields dominance. Costs may be
+    exact ``Decimal`` amounts (as published): they are compared as given, never through
+    ``float``, so two costs that differ beyond float precision still order correctly.
 
     Args:
         a_significantly_better: Whether A is significantly better than B.

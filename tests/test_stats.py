@@ -7,6 +7,7 @@ import itertools
 import math
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
+from decimal import Decimal
 from fractions import Fraction
 from functools import cache
 
@@ -453,3 +454,11 @@ def test_dominates() -> None:
     assert not dominates(False, 1.0, 2.0)
     assert not dominates(True, None, 2.0)
     assert not dominates(True, 1.0, None)
+
+
+def test_dominates_compares_exact_decimal_costs() -> None:
+    # Costs per successful task are exact decimals; these two are equal as floats.
+    cheaper, dearer = Decimal("0.10000000000000000001"), Decimal("0.10000000000000000002")
+    assert float(cheaper) == float(dearer)
+    assert dominates(True, cheaper, dearer)
+    assert not dominates(True, dearer, cheaper)
