@@ -13,6 +13,7 @@ from loopback import LoopbackServer, Reply
 
 from bench_pipeline.grading.decision import (
     PROMPT_VERSION,
+    BoundedProvider,
     Decision,
     GradeRecord,
     close_marker,
@@ -23,6 +24,7 @@ from bench_pipeline.grading.decision import (
     output_nonce,
     parse_decision,
     quoted_output,
+    redact,
     rubric_for,
     rubric_version,
 )
@@ -32,6 +34,7 @@ from bench_pipeline.providers import (
     CachedProvider,
     OpenAICompatibleProvider,
     ResponseCache,
+    SimulatedProvider,
     Usage,
 )
 from bench_pipeline.taskbank.models import STANDARD_CRITERIA, Case, Criterion
@@ -361,3 +364,37 @@ def test_one_attempt_means_one_call() -> None:
         )
         assert len(server.requests(PATH)) == 1
     assert (grade.outcome, grade.attempts) == ("ungraded", 1)
+
+
+# --- helpers for the caller ------------------------------------------------------------------
+
+
+def test_redact_blanks_identity_terms_in_the_judges_copy_only() -> None:
+    output = "As Quetzal-9000 by Xylocorp (xylocorp/quetzal-9000), I recommend a delay. AI ok."
+    terms = ["xylocorp/quetzal-9000", "Quetzal-9000", "XYLOCORP", "AI", ""]
+    assert redact(output, terms) == (
+        "As [redacted] by [redacted] ([redacted]), I recommend a delay. AI ok."
+    )
+    assert "Quetzal" in output  # the caller's text is untouched
+
+
+def test_bounded_provider_keeps_at_most_the_limit_in_flight() -> None:
+    class Slow(SimulatedProvider):
+        in_flight = 0
+        most = 0
+
+        async def complete(self, request):
+            Slow.in_flight += 1
+            Slow.most = max(Slow.most, Slow.in_flight)
+            await asyncio.sleep(0.01)
+            Slow.in_flight -= 1
+            return await super().complete(request)
+
+    async def run() -> None:
+        bounded = BoundedProvider(Slow(), 3)
+        assert bounded.simulated
+        requests = [criterion_request(JUDGE, CASE, CRITERION, str(n)) for n in range(10)]
+        await asyncio.gather(*(bounded.complete(r) for r in requests))
+
+    asyncio.run(run())
+    assert Slow.most == 3

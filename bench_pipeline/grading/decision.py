@@ -28,7 +28,7 @@ import hashlib
 import html
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -184,6 +184,25 @@ def escape_output(output: str) -> str:
     return html.escape(output, quote=False)
 
 
+REDACTED = "[redacted]"
+MIN_REDACT_CHARS = 3
+
+
+def redact(output: str, identity: Iterable[str]) -> str:
+    """The output as it may be shown to a judge: every identity term (model id, model or
+    setup name, company, harness) replaced by `[redacted]`, ignoring case, longest first.
+
+    For the caller that knows the candidate: an answer can name its own maker ("as a model
+    made by ..."), and the prompt builders, which never see the identity, cannot catch that.
+    Only the judge's copy changes; the stored output is never edited. Terms shorter than
+    `MIN_REDACT_CHARS` are skipped so ordinary words are not blanked out.
+    """
+    terms = sorted({t for t in identity if len(t.strip()) >= MIN_REDACT_CHARS}, key=len)
+    for term in reversed(terms):
+        output = re.sub(re.escape(term.strip()), REDACTED, output, flags=re.IGNORECASE)
+    return output
+
+
 def output_nonce(kind: str, case: Case, input_id: str, question_id: str, output: str) -> str:
     """The id on one request's quote markers (see the module docstring)."""
     seed = "\0".join((PROMPT_VERSION, kind, case.version, input_id, question_id, output))
@@ -331,6 +350,24 @@ def parse_decision(text: str) -> Decision | None:
 
 
 T = TypeVar("T")
+
+
+class BoundedProvider(Provider):
+    """Passes requests to `inner`, at most `limit` in flight at once: a rubric's criteria
+    are asked together, and judge APIs rate-limit."""
+
+    def __init__(self, inner: Provider, limit: int) -> None:
+        if limit < 1:
+            raise ValueError("the limit must be at least 1")
+        self.inner = inner
+        self.name = inner.name
+        self.simulated = inner.simulated
+        self._gate = asyncio.Semaphore(limit)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """`inner`'s answer, once a slot is free."""
+        async with self._gate:
+            return await self.inner.complete(request)
 
 
 async def ask_until_parsed(

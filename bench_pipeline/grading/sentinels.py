@@ -26,7 +26,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bench_pipeline.grading.decision import DEFAULT_ATTEMPTS, GradeRecord, grade_rubric
+from bench_pipeline.grading.decision import (
+    DEFAULT_ATTEMPTS,
+    BoundedProvider,
+    GradeRecord,
+    grade_rubric,
+)
 from bench_pipeline.grading.judges import JudgeModel
 from bench_pipeline.grading.outcomes import Outcome
 from bench_pipeline.providers.base import Provider
@@ -307,20 +312,14 @@ async def grade_cycle(
 
     Args:
         cases: Case key → case, for every item.
-        concurrency: Items graded at once (each item's criteria are asked together).
+        concurrency: Judge requests in flight at once, over the whole cycle.
     """
-    gate = asyncio.Semaphore(concurrency)
+    bounded = BoundedProvider(provider, concurrency)
 
     async def one(item: CycleItem) -> JudgedItem:
-        async with gate:
-            grades = await grade_rubric(
-                provider,
-                judge,
-                cases[item.case_key],
-                item.output,
-                attempts,
-                input_id=item.input_id,
-            )
+        grades = await grade_rubric(
+            bounded, judge, cases[item.case_key], item.output, attempts, input_id=item.input_id
+        )
         return JudgedItem(cycle_id=cycle_id, item=item, judge_api_id=judge.api_id, grades=grades)
 
     return tuple(await asyncio.gather(*(one(item) for item in items)))
