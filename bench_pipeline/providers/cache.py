@@ -138,7 +138,9 @@ class CachedProvider(Provider):
                     return cached.model_copy(update={"from_cache": True})
                 response = await self.inner.complete(request)
                 if not response.simulated:
-                    self.cache.put(request, response)
+                    # In a worker thread: creating the entry's file costs about a millisecond
+                    # on this machine, which would stall every other call in flight.
+                    await asyncio.to_thread(self.cache.put, request, response)
                 return response
         finally:
             flight.users -= 1

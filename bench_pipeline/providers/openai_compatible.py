@@ -47,6 +47,7 @@ from bench_pipeline.providers.base import (
     ProviderError,
     Usage,
 )
+from bench_pipeline.providers.pool import ClientPool
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +175,7 @@ class OpenAICompatibleProvider(Provider):
         retry: RetryPolicy | None = None,
         stream: bool = False,
         headers: Mapping[str, str] | None = None,
-        client: httpx.AsyncClient | None = None,
+        client: httpx.AsyncClient | ClientPool | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         """
@@ -186,7 +187,8 @@ class OpenAICompatibleProvider(Provider):
             retry: Retry policy (default `RetryPolicy()`: 4 retries, 0.5 s base, 60 s cap).
             stream: Use server-sent events and measure time to first token.
             headers: Extra request headers (e.g. OpenRouter's `HTTP-Referer`, `X-Title`).
-            client: An `httpx.AsyncClient` to use instead of one of our own.
+            client: An `httpx.AsyncClient`, or a `ClientPool` taken in turn, to use instead of
+                one of our own (which is then not closed by this provider).
             sleep: Awaitable sleep between attempts (tests may replace it).
         """
         self._api_key = api_key
@@ -222,7 +224,9 @@ class OpenAICompatibleProvider(Provider):
 
     @asynccontextmanager
     async def _client_for_call(self) -> AsyncIterator[httpx.AsyncClient]:
-        if self._client is not None:
+        if isinstance(self._client, ClientPool):
+            yield self._client.next()
+        elif self._client is not None:
             yield self._client
         else:
             async with httpx.AsyncClient(timeout=self.timeout) as client:

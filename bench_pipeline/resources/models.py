@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import dagster as dg
-import httpx
 from pydantic import Field
 
 from bench_pipeline import settings
@@ -20,6 +19,7 @@ from bench_pipeline.providers import (
     SimulatedProvider,
 )
 from bench_pipeline.providers.openai_compatible import DEFAULT_TIMEOUT
+from bench_pipeline.providers.pool import ClientPool
 from bench_pipeline.runs.plan import WorkItem
 
 MODEL_MODES = ("simulated", "live", "recorded")
@@ -52,19 +52,20 @@ class ModelCallsResource(dg.ConfigurableResource):
     def providers(self) -> ProviderChooser:
         if self.mode not in MODEL_MODES:
             raise ValueError(f"BENCH_MODEL_MODE must be one of {MODEL_MODES}, not {self.mode!r}")
-        return ProviderChooser(self.mode, ResponseCache(self.cache_path()))
+        return ProviderChooser(self.mode, ResponseCache(self.cache_path()), self.concurrency)
 
 
 class ProviderChooser:
     """One provider per endpoint, made on first use; `aclose` closes their HTTP clients."""
 
-    def __init__(self, mode: str, cache: ResponseCache) -> None:
+    def __init__(self, mode: str, cache: ResponseCache, concurrency: int = 8) -> None:
         self.mode = mode
         self.cache = cache
+        self.concurrency = concurrency
         self._simulated = SimulatedProvider()
         self._recorded = RecordedProvider(cache)
         self._live: dict[str, CachedProvider] = {}
-        self._client: httpx.AsyncClient | None = None
+        self._pool: ClientPool | None = None
 
     @property
     def simulated(self) -> bool:
@@ -81,13 +82,13 @@ class ProviderChooser:
             key = None if model.local else os.environ.get(API_KEY_VARIABLE)
             if not model.local and not key:
                 raise ValueError(f"live model calls to {base_url} need {API_KEY_VARIABLE}")
-            if self._client is None:  # one connection pool for every endpoint
-                self._client = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
-            live = OpenAICompatibleProvider(key, base_url=base_url, client=self._client)
+            if self._pool is None:  # made inside the event loop that uses it
+                self._pool = ClientPool(self.concurrency, timeout=DEFAULT_TIMEOUT)
+            live = OpenAICompatibleProvider(key, base_url=base_url, client=self._pool)
             self._live[base_url] = CachedProvider(live, self.cache)
         return self._live[base_url]
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        if self._pool is not None:
+            await self._pool.aclose()
+            self._pool = None
