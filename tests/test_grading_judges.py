@@ -239,7 +239,7 @@ def test_the_pm_judge_checks_claims_then_criteria_then_answers_the_review(
     assert result.claims.graded and result.claims.not_found == ("Orbis asked for a refund.",)
     assert [g.criterion_id for g in result.criteria] == [c.id for c in case.rubric]
     assert all(g.outcome == "pass" and g.judge_api_id == MISTRAL.api_id for g in result.criteria)
-    assert (result.review.score, result.review.score_100) == (4, 75.0)
+    assert (result.review.score, result.judge_score) == (4, 75.0)
     assert result.review.call.usage[0].prompt_tokens == 500
     assert not result.simulated
 

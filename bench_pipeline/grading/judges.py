@@ -20,14 +20,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Collection, Sequence
-from typing import Annotated, Literal
+from collections.abc import Callable, Collection, Sequence
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from bench_pipeline.grading.decision import (
     DEFAULT_ATTEMPTS,
     FORMAT_PREFIX,
+    PROMPT_VERSION,
     GradeRecord,
     ask_until_parsed,
     grade_rubric,
@@ -140,6 +141,7 @@ class CallRecord(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     judge_api_id: str
+    prompt_version: str = PROMPT_VERSION
     attempts: int
     request_hashes: tuple[str, ...]
     usage: tuple[Usage | None, ...]
@@ -201,8 +203,13 @@ class _ReviewAnswer(BaseModel):
     reason: Annotated[str, Field(strict=True)]
 
 
-def _parse_as(model: type[BaseModel]):
-    def parse(text: str):
+M = TypeVar("M", bound=BaseModel)
+
+
+def _parse_as(model: type[M]) -> Callable[[str], M | None]:
+    """A parser for judge replies: the reply's JSON object as `model`, or None."""
+
+    def parse(text: str) -> M | None:
         data = json_object(text)
         if data is None:
             return None
@@ -265,6 +272,11 @@ class PMJudgeResult(BaseModel):
     review: JudgeReview
 
     @property
+    def judge_score(self) -> float | None:
+        """The LLM judge score (0–100): the review answer as (x − 1) × 25."""
+        return self.review.score_100
+
+    @property
     def simulated(self) -> bool:
         return (
             self.claims.call.simulated
@@ -290,7 +302,7 @@ async def pm_judge(
     if case.prototype:
         raise ValueError(f"{case.key} is a prototype task: the LLM judge does not grade it")
 
-    def ask(kind: Literal["claims", "review"], instructions: str):
+    def ask(kind: Literal["claims", "review"], instructions: str) -> Callable[[int], ChatRequest]:
         return lambda attempt: judge_request(
             judge,
             kind=kind,
