@@ -185,6 +185,23 @@ def serve(port: int, out: TextIO = sys.stdout) -> int:
     return 0
 
 
+def review(reviewer: str, include_simulated: bool, out: TextIO = sys.stdout) -> int:
+    """A blind review session in the terminal (see `bench_pipeline.reviews.terminal`)."""
+    from bench_pipeline.reviews.terminal import review_session
+    from bench_pipeline.taskbank import load_bank
+    from bench_pipeline.warehouse import connect, migrate
+
+    with connect(settings.warehouse_path()) as conn:
+        migrate(conn, settings.migrations_dir())
+        try:
+            review_session(
+                conn, load_bank(), reviewer, out=out, include_simulated=include_simulated
+            )
+        except (EOFError, KeyboardInterrupt):
+            print("\nStopped; nothing unsubmitted was stored.", file=out)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -200,7 +217,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ui_parser.add_argument("--port", type=int, default=3000)
     serve_parser = commands.add_parser("serve", help="serve the built static site locally")
     serve_parser.add_argument("--port", type=int, default=8000)
+    review_parser = commands.add_parser("review", help="review run outputs blind")
+    review_parser.add_argument("--reviewer", required=True, help="your name, as recorded")
+    review_parser.add_argument(
+        "--include-simulated",
+        action="store_true",
+        help="also offer simulated outputs (the offline demo), for practice",
+    )
     args = parser.parse_args(argv)
+    if args.command == "review":
+        return review(args.reviewer, args.include_simulated)
     if args.command == "run":
         return run(args.sources)
     if args.command == "serve":

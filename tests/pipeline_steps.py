@@ -46,3 +46,32 @@ def bench_env(home: Path, snapshots: Path | None = None) -> dict[str, str]:
     if snapshots is not None:
         env["BENCH_SNAPSHOTS"] = str(snapshots)
     return env
+
+
+def simulated_runs(database: Path, suites: tuple[str, ...] = ("pm", "navigator")) -> int:
+    """The task bank and setups stored, and every executable setup's simulated runs of the
+    given suites (what the model-run asset does offline); returns the runs stored."""
+    import asyncio
+
+    from bench_pipeline.providers import SimulatedProvider
+    from bench_pipeline.runs.execute import execute_batch
+    from bench_pipeline.runs.plan import parse_partition_key, planned_partitions, work_items
+    from bench_pipeline.runs.store import store_bank_and_setups, store_runs
+    from bench_pipeline.setups import load_setups
+    from bench_pipeline.taskbank import load_bank
+
+    bank, catalog = load_bank(), load_setups()
+    keys = [k for k in planned_partitions(bank, catalog) if parse_partition_key(k).suite in suites]
+    provider = SimulatedProvider()
+    with connect(database) as conn:
+        migrate(conn, settings.migrations_dir())
+        store_bank_and_setups(conn, bank, catalog)
+        report = asyncio.run(
+            execute_batch(
+                work_items(keys, bank, catalog),
+                lambda _item: provider,
+                {},
+                lambda rows: store_runs(conn, rows),
+            )
+        )
+    return report.recorded

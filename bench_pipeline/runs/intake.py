@@ -63,6 +63,26 @@ def file_sha256(path: Path) -> str | None:
     return digest.hexdigest()
 
 
+def unseen_files(
+    conn: duckdb.DuckDBPyConnection, inbox: Path, table: str
+) -> tuple[list[tuple[Path, str]], int]:
+    """The inbox files whose content `table` (with a `sha256` column) has not recorded, with
+    their hashes, and how many were seen before. A file unreadable now is left for later."""
+    seen = {s for (s,) in conn.execute(f"SELECT sha256 FROM {table}").fetchall()}
+    unseen: list[tuple[Path, str]] = []
+    seen_before = 0
+    for path in inbox_files(inbox):
+        sha256 = file_sha256(path)
+        if sha256 is None:
+            continue
+        if sha256 in seen:
+            seen_before += 1
+            continue
+        seen.add(sha256)
+        unseen.append((path, sha256))
+    return unseen, seen_before
+
+
 @dataclass
 class IntakeReport:
     accepted: list[str] = field(default_factory=list)
@@ -131,21 +151,12 @@ def ingest_inbox(
     file's fate into `submission_files`, all in one transaction."""
     now = now or datetime.now(UTC)
     report = IntakeReport()
-    seen = {s for (s,) in conn.execute("SELECT sha256 FROM submission_files").fetchall()}
+    unseen, report.seen_before = unseen_files(conn, inbox, "submission_files")
     files: list[list[Any]] = []
     runs: list[dict[str, Any]] = []
-    for path in inbox_files(inbox):
+    stamp = now.replace(tzinfo=None)
+    for path, sha256 in unseen:
         result = load_submission(path, bank=bank, now=now)
-        sha256 = (result.sha256 if isinstance(result, Rejection) else None) or file_sha256(path)
-        if sha256 is None:  # unreadable now: reported, looked at again next time
-            if isinstance(result, Rejection):
-                report.rejected.append(result)
-            continue
-        if sha256 in seen:
-            report.seen_before += 1
-            continue
-        seen.add(sha256)
-        stamp = now.replace(tzinfo=None)
         if isinstance(result, Rejection):
             report.rejected.append(result)
             files.append([sha256, path.name, "rejected", result.field, result.reason, None, stamp])

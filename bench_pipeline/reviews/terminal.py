@@ -1,0 +1,139 @@
+"""`bench review`: a blind review session in the terminal.
+
+The reviewer sees the task (brief and context) and the output, never the model, setup or
+harness, nor any automated grade. Only after the review is confirmed and stored does the
+screen reveal whose output it was and what the automated graders said, so those cannot anchor
+the score. A stored review is final: there is no edit command, and the store refuses a second
+review of the same run by the same person.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TextIO
+
+import duckdb
+
+from bench_pipeline.reviews.model import Review
+from bench_pipeline.reviews.store import QueueItem, ReviewRefused, review_queue, submit_review
+from bench_pipeline.taskbank import TaskBank
+
+RULE = "─" * 72
+
+Ask = Callable[[str], str]
+
+
+def _ask_score(ask: Ask, out: TextIO) -> int:
+    while True:
+        answer = ask("Score 1-5 (1 unusable, 5 would ship as is): ").strip()
+        if answer in {"1", "2", "3", "4", "5"}:
+            return int(answer)
+        print("  Please type a whole number from 1 to 5.", file=out)
+
+
+def _ask_text(ask: Ask, out: TextIO, question: str) -> str:
+    while True:
+        answer = ask(question).strip()
+        if answer:
+            return answer
+        print("  An answer is needed (write `nothing` if there is nothing to say).", file=out)
+
+
+def _ask_critical(ask: Ask, out: TextIO, item: QueueItem) -> str | None:
+    ids = [f.id for f in item.case.critical_failures]
+    if not ids:
+        return None
+    for number, failure in enumerate(item.case.critical_failures, start=1):
+        print(f"  {number}. {failure.id}: {failure.description}", file=out)
+    while True:
+        answer = ask("Critical failure committed? (number, or Enter for none): ").strip()
+        if not answer:
+            return None
+        if answer.isdigit() and 1 <= int(answer) <= len(ids):
+            return ids[int(answer) - 1]
+        print(f"  Type a number from 1 to {len(ids)}, or press Enter.", file=out)
+
+
+def show_blind(item: QueueItem, position: int, total: int, out: TextIO) -> None:
+    """The task and the output, with no identity and no grade."""
+    case = item.case
+    print(f"\n{RULE}\nOutput {position} of {total} · task {case.task} ({case.category})", file=out)
+    if item.why != "pm review":
+        print(f"Asked for a second look: {item.why}", file=out)
+    print(f"{RULE}\nTHE TASK\n\n{case.brief.strip()}\n", file=out)
+    if case.context.strip():
+        print(f"CONTEXT\n\n{case.context.strip()}\n", file=out)
+    print(f"{RULE}\nTHE OUTPUT\n\n{item.output.strip()}\n{RULE}", file=out)
+
+
+def reveal(conn: duckdb.DuckDBPyConnection, run_id: str, out: TextIO) -> None:
+    """Whose output it was and the automated grades (shown only after submitting)."""
+    setup = conn.execute(
+        "SELECT s.label, s.api_id, s.harness FROM model_runs r JOIN setups s USING (setup_id) "
+        "WHERE r.run_id = ? LIMIT 1",
+        [run_id],
+    ).fetchall()
+    print("Revealed now that your review is stored:", file=out)
+    if setup:
+        label, api_id, harness = setup[0]
+        print(f"  setup: {label} (model {api_id}, harness {harness})", file=out)
+    grades = conn.execute(
+        "SELECT question, outcome, score, grader FROM grades WHERE run_id = ? AND NOT held "
+        "ORDER BY grader, question",
+        [run_id],
+    ).fetchall()
+    if not grades:
+        print("  automated grades: none yet", file=out)
+    for question, outcome, score, grader in grades:
+        shown = f"{score:g}/5" if score is not None else outcome
+        print(f"  {grader}: {question} = {shown}", file=out)
+
+
+def review_session(
+    conn: duckdb.DuckDBPyConnection,
+    bank: TaskBank,
+    reviewer: str,
+    *,
+    ask: Ask = input,
+    out: TextIO,
+    include_simulated: bool = False,
+) -> int:
+    """Work through the queue until it is empty or the reviewer stops; return reviews stored."""
+    queue = review_queue(conn, bank, reviewer, include_simulated=include_simulated)
+    if not queue:
+        print(f"Nothing waits for a review by {reviewer}.", file=out)
+        return 0
+    print(f"{len(queue)} outputs wait for a blind review by {reviewer}.", file=out)
+    stored = 0
+    for position, item in enumerate(queue, start=1):
+        show_blind(item, position, len(queue), out)
+        score = _ask_score(ask, out)
+        understood = _ask_text(ask, out, "What did it understand? ")
+        missed = _ask_text(ask, out, "What did it miss? ")
+        decisive = _ask_text(ask, out, "The decisive reason for your score: ")
+        critical = _ask_critical(ask, out, item)
+        confirm = ask("Submit? A submitted review can never be changed [y/N]: ")
+        if confirm.strip().lower() not in {"y", "yes"}:
+            print("Not submitted; this output stays in the queue.", file=out)
+        else:
+            review = Review(
+                run_id=item.run_id,
+                reviewer=reviewer,
+                score=score,
+                understood=understood,
+                missed=missed,
+                decisive_reason=decisive,
+                critical_failure=critical,
+            )
+            try:
+                review_id = submit_review(conn, review, bank)
+            except ReviewRefused as refused:
+                print(f"Refused: {refused}", file=out)
+            else:
+                stored += 1
+                print(f"Stored review {review_id}.", file=out)
+                reveal(conn, item.run_id, out)
+        if position < len(queue) and ask("Next output? [Y/n]: ").strip().lower() in {"n", "no"}:
+            break
+    print(f"Done: {stored} reviews stored.", file=out)
+    return stored
