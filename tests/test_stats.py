@@ -202,6 +202,41 @@ def test_sign_flip_n40_matches_independent_mitm(
     assert sign_flip_pvalue(differences, real_weights) == pytest.approx(float(expected), abs=1e-12)
 
 
+@pytest.mark.parametrize("chunk_terms", [1, 2, 16])
+def test_sign_flip_pruned_tail_matches_brute_force(
+    chunk_terms: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A drift moves most examples into the tail, where sums that can never reach |D| are
+    # dropped from the table and from the streamed chunks (whole chunks are skipped with
+    # small chunks): the counts must not change.
+    monkeypatch.setattr(stats_module, "_CHUNK_TERMS", chunk_terms)
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        st.integers(4, 16).flatmap(_paired_lists),
+        st.floats(min_value=0.5, max_value=6.0),
+    )
+    def check(data: tuple[list[float], list[float]], drift: float) -> None:
+        differences, weights = data
+        differences = [d + drift for d in differences]
+        weights = [abs(w) + 0.1 for w in weights]
+        expected = brute_force_p(differences, weights)
+        assert sign_flip_pvalue(differences, weights) == pytest.approx(expected, abs=1e-12)
+
+    check()
+
+
+def test_sign_flip_pruning_keeps_exact_ties_at_the_threshold() -> None:
+    # Sums that reach |D| exactly must survive the pruning.
+    # 3, 1, 1, 1 (D = 6): only all-plus and all-minus reach 6 (3 + 1 + 1 - 1 = 4): 2 of 16.
+    assert sign_flip_pvalue([3.0, 1.0, 1.0, 1.0]) == 2 / 16
+    # 3, 2, 1 (D = 6): 3 + 2 - 1 = 4 falls short: 2 of 8.
+    assert sign_flip_pvalue([3.0, 2.0, 1.0]) == 2 / 8
+    # 2, 1, -1, 1 (D = 3): with +2, the three ±1 sum to k in {3, 1, 1, 1, -1, ...}; 2 + k
+    # reaches 3 for k = 3 (1 way) and k = 1 (3 ways); the mirrors add 4 more: 8 of 16.
+    assert sign_flip_pvalue([2.0, 1.0, -1.0, 1.0]) == 8 / 16
+
+
 def test_sign_flip_n40_extremes() -> None:
     assert sign_flip_pvalue([1.0] * 40) == 2 / 2**40
     assert sign_flip_pvalue([1.0, -1.0] * 20) == 1.0
