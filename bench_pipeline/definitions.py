@@ -7,6 +7,7 @@ import os
 import dagster as dg
 
 from bench_pipeline import settings
+from bench_pipeline.assets.grading import GRADING_ASSETS, GRADING_CHECKS, REVIEWS_KEY
 from bench_pipeline.assets.indices import arena_elo, index_checks, known_good_indices, market_data
 from bench_pipeline.assets.publish import analyst_copy
 from bench_pipeline.assets.registry import (
@@ -63,6 +64,7 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
         assets=[
             *(asset for d in catalog.values() for asset in source_assets(d)),
             *RUN_ASSETS,
+            *GRADING_ASSETS,
             model_registry,
             known_good_indices,
             market_data,
@@ -77,6 +79,7 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
             registry_covers_sources,
             *index_checks,
             *release_checks,
+            *GRADING_CHECKS,
         ],
         resources={
             "warehouse": WarehouseResource(),
@@ -94,6 +97,12 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
                 settings.submissions_inbox,
                 SUBMITTED_KEY,
                 "Takes in run files dropped in $BENCH_HOME/inbox/submissions/.",
+            ),
+            inbox_sensor(
+                "new_reviews",
+                settings.reviews_inbox,
+                REVIEWS_KEY,
+                "Takes in blind reviews dropped in $BENCH_HOME/inbox/reviews/.",
             ),
         ],
         executor=dg.in_process_executor,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 
 import dagster as dg
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from bench_pipeline import settings
+from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, JudgeModel, SimulatedJudgeProvider
 from bench_pipeline.providers import (
     DEFAULT_BASE_URL,
     CachedProvider,
@@ -71,16 +73,20 @@ class ProviderChooser:
     def simulated(self) -> bool:
         return self.mode == "simulated"
 
-    def __call__(self, item: WorkItem) -> Provider:
+    def judges(self) -> tuple[Provider, tuple[JudgeModel, ...]]:
+        """The provider that answers judge requests, and the judge pool: the simulated judges
+        offline, else `setups/judges.toml` through OpenRouter (behind the cache)."""
         if self.mode == "simulated":
-            return self._simulated
+            return SimulatedJudgeProvider(), SIMULATED_JUDGE_POOL
+        pool = load_judges()
         if self.mode == "recorded":
-            return self._recorded
-        model = item.setup.model
-        base_url = model.base_url or DEFAULT_BASE_URL
+            return self._recorded, pool
+        return self._live_provider(DEFAULT_BASE_URL, local=False), pool
+
+    def _live_provider(self, base_url: str, local: bool) -> Provider:
         if base_url not in self._live:
-            key = None if model.local else os.environ.get(API_KEY_VARIABLE)
-            if not model.local and not key:
+            key = None if local else os.environ.get(API_KEY_VARIABLE)
+            if not local and not key:
                 raise ValueError(f"live model calls to {base_url} need {API_KEY_VARIABLE}")
             if self._pool is None:  # made inside the event loop that uses it
                 self._pool = ClientPool(self.concurrency, timeout=DEFAULT_TIMEOUT)
@@ -88,7 +94,35 @@ class ProviderChooser:
             self._live[base_url] = CachedProvider(live, self.cache)
         return self._live[base_url]
 
+    def __call__(self, item: WorkItem) -> Provider:
+        if self.mode == "simulated":
+            return self._simulated
+        if self.mode == "recorded":
+            return self._recorded
+        model = item.setup.model
+        return self._live_provider(model.base_url or DEFAULT_BASE_URL, model.local)
+
     async def aclose(self) -> None:
         if self._pool is not None:
             await self._pool.aclose()
             self._pool = None
+
+
+def load_judges(path: Path | None = None) -> tuple[JudgeModel, ...]:
+    """The judge pool of `setups/judges.toml` (`[[judge]]` tables).
+
+    Raises:
+        ValueError: The file is missing or a judge record is invalid (file and record named).
+    """
+    path = path or settings.setups_dir() / "judges.toml"
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ValueError(f"{path}: cannot read the judge pool: {error}") from None
+    judges = []
+    for number, record in enumerate(document.get("judge", []), start=1):
+        try:
+            judges.append(JudgeModel.model_validate(record))
+        except ValidationError as error:
+            raise ValueError(f"{path}: judge {number}: {error.errors()[0]['msg']}") from None
+    return tuple(judges)

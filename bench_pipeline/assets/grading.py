@@ -1,0 +1,176 @@
+"""Grading: a cycle over every run not graded yet, then people's reviews and calibration.
+
+The calibration check is blocking: when judges and people agree on less than 85% of the
+runs both graded, the scores and the release below it are not built.
+"""
+
+import asyncio
+import hashlib
+from datetime import UTC, datetime
+
+import dagster as dg
+
+from bench_pipeline import settings
+from bench_pipeline.assets.metadata import table_metadata
+from bench_pipeline.assets.runs import MODEL_RUNS_KEY
+from bench_pipeline.grading.calibration import RELEASE_AGREEMENT
+from bench_pipeline.grading.cycle import grade_runs
+from bench_pipeline.grading.store import (
+    MIN_CALIBRATION_PAIRS,
+    add_score_gaps,
+    calibration_pairs,
+    runs_to_grade,
+    store_calibration,
+    store_cycle,
+)
+from bench_pipeline.resources.models import ModelCallsResource
+from bench_pipeline.resources.warehouse import WarehouseResource
+from bench_pipeline.reviews.store import ingest_review_files, simulated_reviews
+from bench_pipeline.runs.rates import rates_by_api_id
+from bench_pipeline.setups import load_setups
+from bench_pipeline.taskbank import load_bank
+
+GROUP = "grading"
+GRADES_KEY = dg.AssetKey(["grading", "grades"])
+REVIEWS_KEY = dg.AssetKey(["grading", "reviews"])
+
+
+@dg.asset(
+    key=GRADES_KEY,
+    deps=[MODEL_RUNS_KEY],
+    group_name=GROUP,
+    kinds={"duckdb"},
+    owners=["team:grading"],
+    description=(
+        "One grading cycle over every run not graded yet: scripted checks, blinded judges "
+        "(never the candidate's company; two companies for Navigator), Chromium for "
+        "prototypes, and sentinels mixed in. Grades are only ever added, never changed."
+    ),
+)
+def grades(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, models: ModelCallsResource
+) -> dg.MaterializeResult:
+    bank = load_bank()
+    companies = sorted({s.model.company for s in load_setups().setups})
+    now = datetime.now(UTC)
+    chooser = models.providers()
+    with warehouse.connection() as conn:
+        runs = runs_to_grade(conn, bank)
+        if not runs:
+            return dg.MaterializeResult(metadata={"runs graded": 0})
+        cycle_id = "c" + hashlib.sha256(
+            (now.isoformat() + "".join(r.run_id for r in runs)).encode()
+        ).hexdigest()[:16]
+        provider, pool = chooser.judges()
+
+        async def cycle():
+            try:
+                return await grade_runs(
+                    runs, provider, pool, companies, cycle_id,
+                    rates=rates_by_api_id(conn), now=now,
+                    screenshots=settings.bench_home() / "build" / "screenshots",
+                    concurrency=models.concurrency,
+                )  # fmt: skip
+            finally:
+                await chooser.aclose()
+
+        result = asyncio.run(cycle())
+        store_cycle(conn, cycle_id, result, now)
+        metadata = table_metadata(conn, "grades")
+    flagged = sorted({f["judge"] for f in result.flags})
+    context.log.info(f"cycle {cycle_id}: {len(runs)} runs, judges flagged: {flagged or 'none'}")
+    return dg.MaterializeResult(
+        metadata=metadata
+        | {
+            "cycle": cycle_id,
+            "runs graded": len(runs),
+            "grades": len(result.grades),
+            "judges": dg.MetadataValue.json(sorted(result.judges)),
+            "judges flagged by sentinels": dg.MetadataValue.json(flagged),
+            "second looks": len(result.second_look),
+            "simulated": result.simulated,
+        }
+    )
+
+
+@dg.asset(
+    key=REVIEWS_KEY,
+    deps=[GRADES_KEY],
+    group_name=GROUP,
+    kinds={"duckdb"},
+    owners=["team:grading"],
+    description=(
+        "People's blind reviews (from `bench review` and files in $BENCH_HOME/inbox/reviews/), "
+        "the labelled simulated reviewer for simulated runs, the DM-versus-review second "
+        "looks, and judge-person calibration for the release gate."
+    ),
+)
+def reviews(warehouse: WarehouseResource) -> dg.MaterializeResult:
+    now = datetime.now(UTC)
+    bank = load_bank()
+    with warehouse.connection() as conn:
+        intake = ingest_review_files(conn, settings.reviews_inbox(), bank, now)
+        simulated = simulated_reviews(conn, now)
+        gaps = add_score_gaps(conn, now)
+        pairs = calibration_pairs(conn, bank)
+        agreement = store_calibration(conn, pairs, now)
+        metadata = table_metadata(conn, "reviews") | table_metadata(conn, "calibration")
+    return dg.MaterializeResult(
+        metadata=metadata
+        | {
+            "review files accepted": len(intake.accepted),
+            "review files rejected": dg.MetadataValue.json(
+                {name: reason for name, _field, reason in intake.rejected}
+            ),
+            "simulated reviews added": simulated,
+            "new score-gap second looks": gaps,
+            "calibration pairs": len(pairs),
+            "agreement": agreement,
+        }
+    )
+
+
+@dg.asset_check(asset=REVIEWS_KEY, blocking=True, description=(
+    "Release gate: judges and people agree on at least 85% of the runs both graded (from at "
+    "least 10 pairs). Passes without pairs only while every graded run is simulated."
+))  # fmt: skip
+def calibration_gate(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    with warehouse.connection() as conn:
+        overall = conn.execute(
+            "SELECT pairs, agreement FROM calibration WHERE scope = 'overall'"
+        ).fetchall()
+        pairs, agreement = overall[0] if overall else (0, None)
+        real = conn.execute(
+            "SELECT count(*) FROM model_runs r WHERE NOT simulated "
+            "AND EXISTS (SELECT 1 FROM grades g WHERE g.run_id = r.run_id)"
+        ).fetchall()[0][0]
+    if real == 0 and pairs == 0:
+        return dg.AssetCheckResult(
+            passed=True,
+            metadata={"note": "every graded run is simulated: nothing to calibrate"},
+        )
+    passed = pairs >= MIN_CALIBRATION_PAIRS and (agreement or 0) >= RELEASE_AGREEMENT
+    return dg.AssetCheckResult(
+        passed=passed,
+        metadata={"pairs": pairs, "agreement": agreement, "graded real runs": real},
+    )
+
+
+@dg.asset_check(asset=GRADES_KEY, description=(
+    "No judge misgraded a sentinel in the last cycle (a flagged judge's grades are held)."
+))  # fmt: skip
+def sentinels_passed(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    with warehouse.connection() as conn:
+        flagged = conn.execute(
+            "SELECT judge, count(*) FROM sentinel_flags WHERE cycle_id = "
+            "(SELECT cycle_id FROM grading_cycles ORDER BY started_at DESC LIMIT 1) GROUP BY 1"
+        ).fetchall()
+    return dg.AssetCheckResult(
+        passed=not flagged,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={"judges flagged": dg.MetadataValue.json(dict(flagged))},
+    )
+
+
+GRADING_ASSETS = [grades, reviews]
+GRADING_CHECKS = [calibration_gate, sentinels_passed]
