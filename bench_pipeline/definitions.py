@@ -17,6 +17,7 @@ from bench_pipeline.assets.registry import (
 )
 from bench_pipeline.assets.release import release_checks, release_dataset
 from bench_pipeline.assets.runs import MODEL_RUNS_KEY, RUN_ASSETS, SUBMITTED_KEY
+from bench_pipeline.assets.scores import SCORE_ASSETS
 from bench_pipeline.assets.site import static_site
 from bench_pipeline.assets.sources import client_key, live_table_checks, source_assets
 from bench_pipeline.ingest.catalog import source_definitions
@@ -65,6 +66,7 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
             *(asset for d in catalog.values() for asset in source_assets(d)),
             *RUN_ASSETS,
             *GRADING_ASSETS,
+            *SCORE_ASSETS,
             model_registry,
             known_good_indices,
             market_data,

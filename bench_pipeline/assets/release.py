@@ -10,6 +10,7 @@ import dagster as dg
 
 from bench_pipeline import settings
 from bench_pipeline.assets.indices import ARENA_KEY, INDEX_KEY, MARKET_KEY
+from bench_pipeline.assets.scores import SCORE_KEYS
 from bench_pipeline.release.build import build_release, read_latest
 from bench_pipeline.release.diff import load_manifest
 from bench_pipeline.release.prices import record_price_history
@@ -38,7 +39,7 @@ def publish_downloads(release_dir: Path, directory: Path) -> list[str]:
 
 @dg.asset(
     key=RELEASE_KEY,
-    deps=[INDEX_KEY, MARKET_KEY, ARENA_KEY],
+    deps=[INDEX_KEY, MARKET_KEY, ARENA_KEY, *SCORE_KEYS],
     group_name="publish",
     kinds={"duckdb", "parquet", "csv", "json"},
     owners=["team:platform"],

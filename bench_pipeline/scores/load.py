@@ -1,0 +1,347 @@
+"""The three run-based boards from the warehouse, as of any date.
+
+Scores are always computed from stored grades, reviews and runs, never from stored scores.
+`as_of` rebuilds a board from what existed then: runs recorded, grades made, reviews
+submitted and clearances recorded by that moment (runs are never edited, so nothing later
+can leak in). Only the current version of each case counts (a changed case is a new task
+version, and old results stay with the old version).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import duckdb
+import polars as pl
+
+from bench_pipeline.costing import format_usd
+from bench_pipeline.grading.navigator_v1 import completeness, display_overall
+from bench_pipeline.grading.outcomes import OUTCOME_VALUE
+from bench_pipeline.scores.navigator import (
+    NavigatorRun,
+    V1Call,
+    navigator_board,
+    v1_fit_rows,
+)
+from bench_pipeline.scores.pm import (
+    PmRun,
+    PmSetupScore,
+    drop_ready,
+    drop_verdict,
+    pm_tables,
+    score_run,
+    setup_scores,
+    task_scores,
+)
+from bench_pipeline.scores.usecase import Clearance, UseCaseRun, usecase_board
+from bench_pipeline.taskbank import TaskBank
+
+V1_SCENARIOS: tuple[tuple[int, Decimal], ...] = (
+    (1_000, Decimal("10")),
+    (10_000, Decimal("100")),
+    (100_000, Decimal("1000")),
+)
+"""(monthly calls, monthly budget in USD) for the published v1 fit tables."""
+
+
+def _naive(moment: datetime) -> datetime:
+    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
+
+
+@dataclass(frozen=True)
+class _Run:
+    run_id: str
+    setup_id: str
+    label: str
+    company: str
+    suite: str
+    case_id: str
+    input_id: str
+    repeat: int
+    output: str
+    finish_reason: str | None
+    max_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: Decimal | None
+    recorded_at: datetime
+
+
+def _runs(
+    conn: duckdb.DuckDBPyConnection, bank: TaskBank, suite: str, as_of: datetime
+) -> list[_Run]:
+    rows = conn.execute(
+        """
+        SELECT r.run_id, r.setup_id, s.label, s.company, r.suite, r.case_id, r.input_id,
+               r.repeat, r.output, r.finish_reason, r.max_tokens, r.completion_tokens,
+               r.cost_usd, r.recorded_at, r.case_version
+        FROM model_runs r JOIN setups s USING (setup_id)
+        WHERE r.suite = ? AND r.recorded_at <= ?
+        ORDER BY r.run_id
+        """,
+        [suite, _naive(as_of)],
+    ).fetchall()
+    current = {c.id: c.version for c in bank.suite(suite)}
+    return [_Run(*row[:-1]) for row in rows if current.get(row[5]) == row[-1]]
+
+
+def _grades(conn: duckdb.DuckDBPyConnection, suite: str, as_of: datetime) -> dict[str, list[tuple]]:
+    """Unheld grades of real runs by run: (input, question, grader kind, grader, outcome, score)."""
+    rows = conn.execute(
+        "SELECT run_id, input_id, question, grader_kind, grader, outcome, score FROM grades "
+        "WHERE suite = ? AND NOT sentinel AND NOT held AND graded_at <= ? ORDER BY grade_id",
+        [suite, _naive(as_of)],
+    ).fetchall()
+    by_run: dict[str, list[tuple]] = defaultdict(list)
+    for run_id, *rest in rows:
+        by_run[run_id].append(tuple(rest))
+    return by_run
+
+
+# --- PM suite ---------------------------------------------------------------------------------
+
+
+def pm_inputs(conn: duckdb.DuckDBPyConnection, bank: TaskBank, as_of: datetime) -> list[PmRun]:
+    """One `PmRun` per current PM run: its judge criteria, blind score and first review.
+
+    A run is `pending` until every criterion has a readable grade, the judge's blind score
+    exists (written tasks), the browser check is decided (prototypes) and someone reviewed
+    it. The review is the first person's; the simulated reviewer counts only for a run no
+    person reviewed (and only simulated runs have one)."""
+    grades = _grades(conn, "pm", as_of)
+    reviews: dict[str, tuple[int, bool]] = {}
+    for run_id, score, critical, _simulated in conn.execute(
+        "SELECT run_id, score, critical_failure IS NOT NULL, simulated FROM reviews "
+        "WHERE submitted_at <= ? ORDER BY simulated, submitted_at, review_id",
+        [_naive(as_of)],
+    ).fetchall():
+        reviews.setdefault(run_id, (score, critical))
+    cases = {c.id: c for c in bank.suite("pm")}
+    runs = []
+    for run in _runs(conn, bank, "pm", as_of):
+        case = cases[run.case_id]
+        criteria: dict[str, str] = {}
+        judge = None
+        pending = False
+        for _input, question, kind, _grader, outcome, score in grades.get(run.run_id, []):
+            if kind == "judge" and question == "blind_score":
+                judge = None if score is None else int(score)
+            elif kind == "judge":
+                pending |= outcome == "ungraded"
+                criteria[question] = outcome
+            elif kind == "browser":
+                pending |= outcome == "inconclusive"
+        review, critical = reviews.get(run.run_id, (None, False))
+        expected = {c.id for c in case.rubric}
+        pending |= set(criteria) != expected or review is None
+        pending |= judge is None and not case.prototype
+        runs.append(
+            PmRun(
+                run_id=run.run_id, setup_id=run.setup_id, task=case.task, case_id=case.id,
+                category=case.category, core=case.core, prototype=case.prototype,
+                repeat=run.repeat,
+                criteria={} if pending else criteria,
+                judge=None if pending or case.prototype else judge,
+                review=None if pending else review,
+                reviewer_critical_failure=critical and not pending,
+                status="pending" if pending else "complete",
+            )
+        )
+    return runs
+
+
+def pm_frames(
+    conn: duckdb.DuckDBPyConnection, bank: TaskBank, as_of: datetime
+) -> dict[str, pl.DataFrame]:
+    """`pm_runs`, `pm_tasks`, `pm_categories`, `pm_setups` and `pm_drops`."""
+    runs = pm_inputs(conn, bank, as_of)
+    by_setup: dict[str, list[PmRun]] = defaultdict(list)
+    for run in runs:
+        by_setup[run.setup_id].append(run)
+    held = {s for s, rs in by_setup.items() if not drop_ready(rs).ready}
+    core = {c.task for c in bank.suite("pm") if c.core}
+    tables = pm_tables(runs, core_tasks=core, held_setups=held)
+    scored = [score_run(run, held=run.setup_id in held) for run in runs]
+    setup_list = setup_scores(scored, task_scores(scored), core)
+    labels = dict(conn.execute("SELECT setup_id, label FROM setups").fetchall())
+    setups = tables.pm_setups.with_columns(
+        pl.col("setup_id").replace_strict(labels, default=None).alias("setup")
+    )
+    return {
+        "pm_runs": tables.pm_runs,
+        "pm_tasks": tables.pm_tasks,
+        "pm_categories": tables.pm_categories,
+        "pm_setups": setups,
+        "pm_drops": _drops(conn, setup_list, as_of),
+    }
+
+
+def _drops(
+    conn: duckdb.DuckDBPyConnection, setups: list[PmSetupScore], as_of: datetime
+) -> pl.DataFrame:
+    """A drop per setup whose runs are all live: its date (its last grade or review), and
+    verdicts against the same company's previous drop and against the leader of the day."""
+    dates = dict(conn.execute(
+        "SELECT r.setup_id, greatest(max(g.graded_at), max(v.submitted_at)) FROM model_runs r "
+        "JOIN grades g USING (run_id) LEFT JOIN reviews v USING (run_id) "
+        "WHERE r.suite = 'pm' AND g.graded_at <= ? GROUP BY 1", [_naive(as_of)],
+    ).fetchall())  # fmt: skip
+    companies = dict(conn.execute("SELECT setup_id, company FROM setups").fetchall())
+    scores = {s.setup_id: s for s in setups}
+    ordered = sorted(scores, key=lambda s: (dates.get(s) or datetime.min, s))
+    rows = []
+    for position, setup_id in enumerate(ordered):
+        new = scores[setup_id]
+        if new.status != "ranked":
+            continue
+        earlier = [s for s in ordered[:position] if companies.get(s) == companies.get(setup_id)]
+        previous = scores[earlier[-1]] if earlier else None
+        others = [s for s in scores.values() if s.setup_id != setup_id and s.rank is not None]
+        leader = min(others, key=lambda s: s.rank) if others else None
+        vs_previous, vs_leader = drop_verdict(new, previous, leader)
+        rows.append({
+            "setup_id": setup_id, "drop_date": dates.get(setup_id),
+            "previous_setup_id": previous.setup_id if previous else None,
+            "verdict_vs_previous": vs_previous,
+            "leader_setup_id": leader.setup_id if leader else None,
+            "verdict_vs_leader": vs_leader,
+        })  # fmt: skip
+    schema = {"setup_id": pl.String, "drop_date": pl.Datetime, "previous_setup_id": pl.String,
+              "verdict_vs_previous": pl.String, "leader_setup_id": pl.String,
+              "verdict_vs_leader": pl.String}  # fmt: skip
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+# --- Navigator --------------------------------------------------------------------------------
+
+
+def _input_score(grades: Iterable[tuple]) -> float | None:
+    """0–1 for one Navigator run: the scripted check's credit, or the mean over criteria of
+    both judges' credit; None while undecided (an ungraded answer, a pass/fail split)."""
+    grades = list(grades)
+    script = [outcome for _i, _q, kind, _g, outcome, _s in grades if kind == "script"]
+    if script:
+        return OUTCOME_VALUE.get(script[0])
+    by_question: dict[str, list[str]] = defaultdict(list)
+    for _i, question, _kind, _grader, outcome, _s in grades:
+        by_question[question].append(outcome)
+    if not by_question:
+        return None
+    values = []
+    for outcomes in by_question.values():
+        if len(outcomes) != 2 or "ungraded" in outcomes or set(outcomes) == {"pass", "fail"}:
+            return None
+        values.append(sum(OUTCOME_VALUE[o] for o in outcomes) / 2)
+    return sum(values) / len(values)
+
+
+def navigator_frames(
+    conn: duckdb.DuckDBPyConnection, bank: TaskBank, as_of: datetime
+) -> dict[str, pl.DataFrame]:
+    """`navigator_models`, `navigator_pairs` and `navigator_v1_fit`."""
+    grades = _grades(conn, "navigator", as_of)
+    cases = {c.id: c for c in bank.suite("navigator")}
+    runs, calls = [], []
+    for run in _runs(conn, bank, "navigator", as_of):
+        score = _input_score(grades.get(run.run_id, []))
+        if score is None:
+            continue
+        case = cases[run.case_id]
+        runs.append(
+            NavigatorRun(run.run_id, run.label, case.id, case.category, score, run.cost_usd)
+        )
+        done = completeness(run.output, run.finish_reason, run.max_tokens, run.completion_tokens)
+        dimensions = {q: 5 * OUTCOME_VALUE.get(o, 0.0)
+                      for _i, q, _k, _g, o, _s in grades[run.run_id]}  # fmt: skip
+        shown = display_overall(5 * score, dimensions, done.output_incomplete)
+        calls.append(V1Call(run.label, case.id, shown.displayed_overall, run.cost_usd))
+    categories = {c.id: c.category for c in cases.values()}
+    board = navigator_board(runs, task_categories=categories)
+    fits = [
+        {
+            "task": fit.task, "monthly_volume": volume, "monthly_budget_usd": format_usd(budget),
+            "rank": fit.rank, "model": fit.model, "displayed_overall": fit.displayed_overall,
+            "calls": fit.calls, "mean_cost_per_call_usd": format_usd(fit.mean_cost_per_call_usd),
+            "monthly_cost_usd": format_usd(fit.monthly_cost_usd),
+        }
+        for task in sorted(categories)
+        for volume, budget in V1_SCENARIOS
+        for fit in v1_fit_rows(task, volume, budget, calls)
+    ]  # fmt: skip
+    schema = {"task": pl.String, "monthly_volume": pl.Int64, "monthly_budget_usd": pl.String,
+              "rank": pl.Int64, "model": pl.String, "displayed_overall": pl.Float64,
+              "calls": pl.Int64, "mean_cost_per_call_usd": pl.String,
+              "monthly_cost_usd": pl.String}  # fmt: skip
+    return {
+        "navigator_models": board.navigator_models,
+        "navigator_pairs": board.navigator_pairs,
+        "navigator_v1_fit": pl.DataFrame(fits, schema=schema, orient="row"),
+    }
+
+
+# --- UseCaseRank ------------------------------------------------------------------------------
+
+
+def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str, pl.DataFrame]:
+    """`usecase_runs` and `usecase_groups` as of `as_of` (trend against 7 days before)."""
+    rows = conn.execute(
+        """
+        SELECT run_id, use_case, model_name, model_settings, outcome, first_try, retries,
+               step_ins, turns, autonomy, wall_time_seconds, completion_tokens, cost_usd,
+               claimed_cost_usd, evidence_log, evidence_sha256, cost_warnings, started_at,
+               received_at, rerun_of, reproduces
+        FROM submitted_runs WHERE received_at <= ? ORDER BY run_id
+        """,
+        [_naive(as_of)],
+    ).fetchall()
+    reproduced: dict[str, list[datetime]] = defaultdict(list)
+    for row in rows:
+        if row[20]:
+            reproduced[row[20]].append(row[17])
+    runs = []
+    for (run_id, use_case, model, settings, outcome, first_try, retries, step_ins, turns,
+         autonomy, wall, output_tokens, cost, claimed, log, sha, warnings, started, received,
+         rerun_of, _reproduces) in rows:  # fmt: skip
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(json.loads(settings).items()))
+        runs.append(UseCaseRun(
+            run_id=run_id, use_case=use_case, model=model, settings=shown, outcome=outcome,
+            first_try=first_try, retries=retries, step_ins=step_ins, turns=turns,
+            claimed_autonomy=autonomy, wall_time_s=wall, output_tokens=output_tokens,
+            cost_usd=cost, claimed_cost_usd=claimed, evidence_log=log, evidence_sha256=sha,
+            warnings=tuple(w for w in warnings.split(",") if w), run_at=started,
+            published_at=received, rerun_of=rerun_of,
+            reproduced_at=tuple(sorted(reproduced.get(run_id, ()))),
+        ))  # fmt: skip
+    clearances = [
+        Clearance(run_id, flag, cleared_at, cleared_by)
+        for run_id, flag, cleared_by, cleared_at in conn.execute(
+            "SELECT run_id, flag, cleared_by, cleared_at FROM clearances WHERE cleared_at <= ?",
+            [_naive(as_of)],
+        ).fetchall()
+    ]
+    board = usecase_board(runs, clearances, as_of=_naive(as_of))
+    return {"usecase_runs": board.usecase_runs, "usecase_groups": board.usecase_groups}
+
+
+def all_frames(
+    conn: duckdb.DuckDBPyConnection, bank: TaskBank, as_of: datetime
+) -> dict[str, pl.DataFrame]:
+    """Every score table of the three boards as of `as_of`."""
+    return pm_frames(conn, bank, as_of) | navigator_frames(conn, bank, as_of) | usecase_frames(
+        conn, as_of
+    )
+
+
+def store_frames(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]) -> None:
+    """Replace each score table with its frame, all in one transaction."""
+    from bench_pipeline.warehouse import transaction
+
+    with transaction(conn):
+        for name, frame in frames.items():
+            conn.register(f"_frame_{name}", frame.to_arrow())
+            conn.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _frame_{name}")
+            conn.unregister(f"_frame_{name}")
