@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,9 +16,11 @@ from bench_pipeline.scores.navigator import (
     V1Call,
     cost_per_success,
     navigator_board,
+    paired_results,
     task_weights,
     v1_fit,
 )
+from bench_pipeline.stats import paired_comparisons
 from bench_pipeline.taskbank import NAVIGATOR_CATEGORIES
 
 CATEGORIES = list(CATEGORY_WEIGHTS)
@@ -140,6 +143,19 @@ def test_rank_ranges_ties_and_dominance() -> None:
         ("16", "2"),
         ("1.6", "0.2"),
     ]
+
+
+def test_tests_shared_among_processes_give_identical_results() -> None:
+    # Random continuous scores for 6 models over 16 tasks (a model missing one task): two
+    # processes must reproduce paired_comparisons exactly (navigator_board passes workers on).
+    rng = np.random.default_rng(5)
+    tasks = [f"{c}/{k}" for c in CATEGORIES for k in (0, 1)]
+    scores = {
+        f"m{i}": dict(zip(tasks, rng.uniform(0, 1, 16).tolist(), strict=True)) for i in range(6)
+    }
+    del scores["m3"]["coding/0"]
+    weights = task_weights({t: t.split("/")[0] for t in tasks})
+    assert paired_results(scores, weights, workers=2) == paired_comparisons(scores, weights)
 
 
 def test_pairs_use_common_tasks_only() -> None:
