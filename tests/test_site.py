@@ -139,8 +139,14 @@ def test_every_internal_link_resolves_to_a_file(built: Built) -> None:
     assert broken_links(built.site) == []
 
 
-def test_no_page_has_a_script(built: Built) -> None:
-    assert all(parse(page).scripts == 0 for page in built.result.pages)
+def test_only_the_usecase_board_has_scripts_and_they_are_its_own(built: Built) -> None:
+    """Pages are static; the one exception is UseCaseRank's weight controls: a JSON data
+    block and the site's own script file, nothing fetched from elsewhere."""
+    scripted = {p.name: parse(p).scripts for p in built.result.pages if parse(p).scripts}
+    assert scripted == {"usecase-rank.html": 2}
+    html = (built.site / "usecase-rank.html").read_text("utf-8")
+    assert '<script src="static/usecase.js"></script>' in html
+    assert '<script type="application/json" id="usecase-runs">' in html
 
 
 def test_a_hostile_model_name_stays_text(built: Built) -> None:

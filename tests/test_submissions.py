@@ -488,3 +488,18 @@ def test_write_schema_replaces_an_existing_file(tmp_path: Path):
     path.write_text("old", encoding="utf-8")
     write_schema(path)
     assert path.read_text(encoding="utf-8").startswith("{")
+
+
+def test_the_published_schema_files_are_current():
+    """`site/static/*.schema.json` are what the models generate now (regenerate them with
+    `write_schema` when a model changes)."""
+    import json
+
+    from bench_pipeline.reviews.model import Review
+    from bench_pipeline.settings import REPO_ROOT
+
+    static = REPO_ROOT / "site" / "static"
+    assert json.loads((static / "submission.schema.json").read_text()) == submission_json_schema()
+    review = json.loads((static / "review.schema.json").read_text())
+    assert review == {"$schema": "https://json-schema.org/draft/2020-12/schema",
+                      **Review.model_json_schema()}  # fmt: skip

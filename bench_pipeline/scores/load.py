@@ -171,13 +171,15 @@ def pm_frames(
     setups = tables.pm_setups.with_columns(
         pl.col("setup_id").replace_strict(labels, default=None).alias("setup")
     )
-    return {
+    frames = {
         "pm_runs": tables.pm_runs,
         "pm_tasks": tables.pm_tasks,
         "pm_categories": tables.pm_categories,
         "pm_setups": setups,
         "pm_drops": _drops(conn, setup_list, as_of),
     }
+    label_simulated(conn, frames)
+    return frames
 
 
 def _drops(
@@ -276,11 +278,13 @@ def navigator_frames(
               "rank": pl.Int64, "model": pl.String, "displayed_overall": pl.Float64,
               "calls": pl.Int64, "mean_cost_per_call_usd": pl.String,
               "monthly_cost_usd": pl.String}  # fmt: skip
-    return {
+    frames = {
         "navigator_models": board.navigator_models,
         "navigator_pairs": board.navigator_pairs,
         "navigator_v1_fit": pl.DataFrame(fits, schema=schema, orient="row"),
     }
+    label_simulated(conn, frames)
+    return frames
 
 
 # --- UseCaseRank ------------------------------------------------------------------------------
@@ -334,6 +338,26 @@ def all_frames(
     return pm_frames(conn, bank, as_of) | navigator_frames(conn, bank, as_of) | usecase_frames(
         conn, as_of
     )
+
+
+def label_simulated(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]) -> None:
+    """Add a `simulated` column to every frame keyed by setup (`setup_id` or the setup label
+    in `model`): true when any of that setup's runs was made by the simulated provider, so
+    every page and download showing it says so."""
+    rows = conn.execute(
+        "SELECT s.setup_id, s.label, bool_or(r.simulated) FROM model_runs r "
+        "JOIN setups s USING (setup_id) GROUP BY ALL"
+    ).fetchall()
+    by_id = {setup_id: flag for setup_id, _label, flag in rows}
+    by_label = {label: flag for _setup_id, label, flag in rows}
+    for name, frame in frames.items():
+        for column, lookup in (("setup_id", by_id), ("model", by_label)):
+            if column in frame.columns and "simulated" not in frame.columns:
+                frames[name] = frame.with_columns(
+                    pl.col(column).replace_strict(lookup, default=False, return_dtype=pl.Boolean)
+                    .alias("simulated")
+                )  # fmt: skip
+                break
 
 
 def store_frames(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]) -> None:

@@ -24,9 +24,11 @@ from urllib.parse import quote
 import jinja2
 
 from bench_pipeline import settings
+from bench_pipeline.scores.usecase import DEFAULT_WEIGHTS
 from bench_pipeline.site import markup
 from bench_pipeline.site.charts import price_history_svg
 from bench_pipeline.site.layout import complete
+from bench_pipeline.taskbank import NAVIGATOR_CATEGORIES
 
 SITE_SOURCES = settings.REPO_ROOT / "site"
 TEMPLATES = SITE_SOURCES / "templates"
@@ -39,6 +41,10 @@ METHODOLOGY_ORDER = (
     "market",
     "arena",
     "cost-per-task",
+    "pm-suite",
+    "usecase-rank",
+    "navigator",
+    "runs-and-grading",
     "ingestion",
     "model-matching",
     "releases",
@@ -63,6 +69,18 @@ EVALUATIONS = dict(KGI_COMPONENTS) | {
     "livebench_reasoning": "LiveBench reasoning",
     "hle_calibration_error": "HLE calibration error",
 }
+USECASE_WEIGHTS = tuple(
+    (name, label, getattr(DEFAULT_WEIGHTS, name))
+    for name, label in (
+        ("outcome", "Full success"),
+        ("cost_efficiency", "Cost per success"),
+        ("speed", "Speed"),
+        ("autonomy", "Autonomy"),
+        ("first_try", "First try"),
+    )
+)
+"""The five UseCaseRank metric weights a reader can change on the page (published defaults)."""
+
 CAPABILITIES = (
     ("coding_index", "Coding", ("swe_bench_verified", "livebench_coding", "terminal_bench"), 2),
     ("agentic_index", "Agentic", ("terminal_bench", "swe_bench_verified"), 2),
@@ -275,7 +293,9 @@ class SiteBuilder:
         root = "../" * path.count("/")
         simulated = [self.titles.get(t, t) for t in shows if self.simulated.get(t)]
         context.setdefault("simulated", simulated)
-        html = self.env.get_template(template).render(root=root, page=path, **context)
+        html = self.env.get_template(template).render(
+            root=root, page=path, present=set(self.release.tables), **context
+        )
         target.write_text(html, "utf-8")
         self.pages.append(target)
 
@@ -521,6 +541,7 @@ class SiteBuilder:
                 title=markup.first_heading(source, name.title()),
                 body=markup.markdown(source),
             )
+        self.boards()
         self.render("about.html", "about.html", ("source_runs",), runs=self.last_runs())
         publishers: dict[str, list[Row]] = defaultdict(list)
         for source in release.rows("sources"):
@@ -529,6 +550,48 @@ class SiteBuilder:
         self.render("downloads.html", "downloads.html", tables=self.downloads(), older=older)
         self.render("changes.html", "changes.html", diff=self.diff_view())
         return SiteResult(pages=self.pages, release_id=release.id)
+
+    def boards(self) -> None:
+        """The PM suite, Navigator Index and UseCaseRank pages."""
+        release = self.release
+        setups = release.rows("pm_setups")
+        labels = {str(r["setup_id"]): str(r.get("setup") or r["setup_id"]) for r in setups}
+        by_category: dict[str, dict[str, Any]] = defaultdict(dict)
+        for row in release.rows("pm_categories"):
+            by_category[labels.get(str(row["setup_id"]), str(row["setup_id"]))][
+                str(row["category"])
+            ] = row.get("score")
+        pm_runs = release.rows("pm_runs")
+        self.render(
+            "pm-suite.html", "pm_suite.html", ("pm_setups", "pm_runs"),
+            setups=setups, labels=labels, drops=release.rows("pm_drops"),
+            categories=sorted({c for scores in by_category.values() for c in scores}),
+            by_category=sorted(by_category.items()),
+            pending=sum(1 for r in pm_runs if r.get("status") != "complete"),
+        )  # fmt: skip
+        fits: dict[tuple[Any, Any], list[Row]] = defaultdict(list)
+        for row in release.rows("navigator_v1_fit"):
+            fits[(row["monthly_volume"], row["monthly_budget_usd"])].append(row)
+        self.render(
+            "navigator.html", "navigator.html", ("navigator_models",),
+            models=release.rows("navigator_models"), pairs=release.rows("navigator_pairs"),
+            categories=list(NAVIGATOR_CATEGORIES), fits=sorted(fits.items()),
+        )  # fmt: skip
+        groups: dict[str, list[Row]] = defaultdict(list)
+        for row in release.rows("usecase_groups"):
+            groups[str(row["use_case"])].append(row)
+        runs = release.rows("usecase_runs")
+        metric_columns = [f"metric_{name}" for name, _label, _value in USECASE_WEIGHTS]
+        self.render(
+            "usecase-rank.html", "usecase_rank.html", ("usecase_runs",),
+            groups=sorted(groups.items()), weights=USECASE_WEIGHTS,
+            review=[r for r in runs if r.get("under_review")],
+            runs_json=markup.script_json([
+                {k: r.get(k) for k in ("use_case", "group", "weight", "under_review",
+                                       *metric_columns)}
+                for r in runs
+            ]),
+        )  # fmt: skip
 
     def methodology(self) -> None:
         sources = {path.stem: path.read_text("utf-8") for path in METHODOLOGY.glob("*.md")}

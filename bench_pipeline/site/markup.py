@@ -8,6 +8,7 @@ escaped first, and a link may only point to a relative path, `#anchor`, http(s) 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
@@ -81,6 +82,14 @@ def when(value: Any) -> str:
     if len(raw) <= 10:
         return raw
     return (parsed.astimezone(UTC) if parsed.tzinfo else parsed).strftime("%Y-%m-%d %H:%M")
+
+
+def script_json(value: Any) -> Markup:
+    """`value` as JSON to sit inside `<script type="application/json">`: `<`, `>` and `&`
+    are written as escapes, so no string in the data can close the script element."""
+    text = json.dumps(value, default=str, ensure_ascii=False, sort_keys=True)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return Markup(text)
 
 
 def is_simulated(row: dict[str, Any]) -> bool:

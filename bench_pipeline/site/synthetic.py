@@ -219,11 +219,43 @@ def write_release(
     return directory
 
 
+def synthetic_boards() -> dict[str, list[dict[str, Any]]]:
+    """A small UseCaseRank board, a PM leaderboard and a Navigator row: two groups of six
+    runs where the published weights put the first (named like a script tag) ahead, and
+    weighting speed alone puts the second ahead."""
+    runs, groups = [], []
+    boards = ((HOSTILE_NAME, 1.0, 0.2, 65.5), ("group-b", 0.5, 1.0, 57.5))
+    for group, outcome, speed, score in boards:
+        runs.extend(
+            {
+                "run_id": f"sub-{hashlib.sha256(f'{group}{number}'.encode()).hexdigest()[:16]}",
+                "use_case": "uc-demo", "group": group, "model": group, "settings": "",
+                "outcome": "success" if outcome == 1.0 else "partial", "score": score,
+                "metric_outcome": outcome, "metric_cost_efficiency": 0.5, "metric_speed": speed,
+                "metric_autonomy": 0.5, "metric_first_try": 0.5, "cost_usd": "0.1",
+                "cost_per_success_usd": "0.1", "trust": 80.0, "weight": 1.0,
+                "under_review": False, "verified": True, "rerun_of": None,
+                "published_at": "2025-06-01T06:00:00", "flags": "", "cleared_flags": "",
+                "warnings": "",
+            }
+            for number in range(6)
+        )  # fmt: skip
+        groups.append({
+            "use_case": "uc-demo", "group": group, "model": group, "settings": "",
+            "score": score, "weighted_score": score, "ci_low": score - 5, "ci_high": score + 5,
+            "n_eff": 6.0, "runs": 6, "passes": 6 if outcome == 1.0 else 0,
+            "partials": 0 if outcome == 1.0 else 6, "fails": 0, "pass_rate": outcome,
+            "under_review_runs": 0, "bt_pairs": 0, "bt_win_probability": None,
+            "blended": None, "rank": 1 if outcome == 1.0 else 2, "trend": None,
+        })  # fmt: skip
+    return {"usecase_runs": runs, "usecase_groups": groups}
+
+
 def write_synthetic_release(root: Path, models: int = 12, seed: int = 7) -> Path:
     """An older release and the latest one (with its diff) under `root`; the latest's folder."""
     older = synthetic_tables(max(6, models - 1), seed + 1)
     write_release(root, PREVIOUS_ID, older, created_at="2025-06-01T06:00:00Z")
-    tables = synthetic_tables(max(6, models), seed)
+    tables = synthetic_tables(max(6, models), seed) | synthetic_boards()
     first = tables["known_good_index"][0]
     epoch_run = {"source": "epoch", "run_id": _run_id("epoch", 2), "status": "accepted"}
     diff = {
