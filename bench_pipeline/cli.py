@@ -202,6 +202,70 @@ def review(reviewer: str, include_simulated: bool, out: TextIO = sys.stdout) -> 
     return 0
 
 
+def failing_checks(instance, definitions) -> list[str]:
+    """Every asset check whose latest evaluation failed, with its severity."""
+    keys = list(definitions.resolve_asset_graph().asset_check_keys)
+    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
+    failing = []
+    for key, record in sorted(latest.items(), key=lambda item: item[0].to_user_string()):
+        evaluation = record.evaluation
+        if evaluation is not None and not evaluation.passed:
+            failing.append(f"{key.to_user_string()} ({evaluation.severity.value})")
+    return failing
+
+
+def status(out: TextIO = sys.stdout) -> int:
+    """The last run of every source, model runs, grading, failures and failing checks."""
+    prepare_dagster_home()
+    import dagster as dg
+
+    from bench_pipeline.definitions import build_definitions
+    from bench_pipeline.operations import print_status
+    from bench_pipeline.warehouse import connect, migrate
+
+    failing = failing_checks(dg.DagsterInstance.get(), build_definitions())
+    with connect(settings.warehouse_path()) as conn:
+        migrate(conn, settings.migrations_dir())
+        print_status(conn, failing, out)
+    return 0
+
+
+def clear(run_id: str, flag: str, by: str, reason: str, out: TextIO = sys.stdout) -> int:
+    from bench_pipeline.operations import clear_flag
+    from bench_pipeline.warehouse import connect, migrate
+
+    with connect(settings.warehouse_path()) as conn:
+        migrate(conn, settings.migrations_dir())
+        try:
+            clear_flag(conn, run_id, flag, by, reason)
+        except ValueError as problem:
+            print(f"not cleared: {problem}", file=out)
+            return 2
+    print(f"cleared {flag} on {run_id}; the next `bench run` scores it again", file=out)
+    return 0
+
+
+def scores_as_of(board: str, as_of: str, out: TextIO = sys.stdout) -> int:
+    """Print a board rebuilt from what existed at `as_of` (a date or an ISO time, UTC)."""
+    import polars as pl
+
+    from bench_pipeline.operations import board_as_of
+    from bench_pipeline.taskbank import load_bank
+    from bench_pipeline.warehouse import connect, migrate
+
+    moment = datetime.fromisoformat(as_of)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    with connect(settings.warehouse_path()) as conn:
+        migrate(conn, settings.migrations_dir())
+        frames = board_as_of(conn, load_bank(), board, moment)
+    with pl.Config(tbl_rows=40, tbl_cols=10, fmt_str_lengths=40):
+        for name, frame in frames.items():
+            print(f"{name} as of {moment.isoformat()}:", file=out)
+            print(frame, file=out)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -224,7 +288,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also offer simulated outputs (the offline demo), for practice",
     )
+    commands.add_parser("status", help="sources, runs, grading and failing checks")
+    clear_parser = commands.add_parser("clear", help="clear a hard flag of a submitted run")
+    clear_parser.add_argument("run_id")
+    clear_parser.add_argument("flag")
+    clear_parser.add_argument("--by", required=True, help="who clears it")
+    clear_parser.add_argument("--reason", required=True)
+    scores_parser = commands.add_parser("scores", help="a board as of a past date")
+    scores_parser.add_argument("board", choices=("pm", "usecase", "navigator"))
+    scores_parser.add_argument("--as-of", required=True, help="YYYY-MM-DD or an ISO time (UTC)")
     args = parser.parse_args(argv)
+    if args.command == "status":
+        return status()
+    if args.command == "clear":
+        return clear(args.run_id, args.flag, args.by, args.reason)
+    if args.command == "scores":
+        return scores_as_of(args.board, args.as_of)
     if args.command == "review":
         return review(args.reviewer, args.include_simulated)
     if args.command == "run":

@@ -24,6 +24,7 @@ from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.sources import LiveHttpClient, RecordedSnapshotClient, SourceClient
 from bench_pipeline.resources.warehouse import WarehouseResource
+from bench_pipeline.sensors.failures import record_run_failures
 from bench_pipeline.sensors.inbox import inbox_sensor
 from bench_pipeline.sensors.schedules import source_schedules
 
@@ -94,6 +95,7 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
         ],
         schedules=source_schedules(catalog.values()),
         sensors=[
+            record_run_failures,
             inbox_sensor(
                 "new_submissions",
                 settings.submissions_inbox,

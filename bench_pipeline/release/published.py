@@ -179,6 +179,10 @@ PUBLISHED: tuple[PublishedTable, ...] = (
                    ("observed_at", "source_run_id")),
     PublishedTable("sources", "Sources, publishers and licences", None, ("name",), None,
                    "provenance", build=sources_frame),
+    PublishedTable("pipeline_failures", "Failed pipeline runs",
+                   "SELECT failed_at, job_name, message, dagster_run_id FROM run_failure_log "
+                   "ORDER BY failed_at, dagster_run_id", ("dagster_run_id",), None,
+                   "provenance"),
     PublishedTable("pm_runs", "PM suite: every run and its scores",
                    "SELECT * FROM pm_runs ORDER BY setup_id, task, case_id, repeat, run_id",
                    ("run_id",), None, "pm_suite"),

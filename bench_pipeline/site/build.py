@@ -542,7 +542,10 @@ class SiteBuilder:
                 body=markup.markdown(source),
             )
         self.boards()
-        self.render("about.html", "about.html", ("source_runs",), runs=self.last_runs())
+        self.render(
+            "about.html", "about.html", ("source_runs",), runs=self.last_runs(),
+            failures=self.release.rows("pipeline_failures"),
+        )  # fmt: skip
         publishers: dict[str, list[Row]] = defaultdict(list)
         for source in release.rows("sources"):
             publishers[str(source.get("publisher"))].append(source)

@@ -1,0 +1,98 @@
+"""Operator actions and reports that are not assets: clearing a flagged run, the status of
+the pipeline, a board as of a past date. Plain functions over a warehouse connection."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TextIO
+
+import duckdb
+import polars as pl
+
+from bench_pipeline.runs.store import insert_rows
+from bench_pipeline.scores.load import navigator_frames, pm_frames, usecase_frames
+from bench_pipeline.scores.usecase import HARD_FLAGS
+from bench_pipeline.taskbank import TaskBank
+from bench_pipeline.warehouse import fetch_frame, transaction
+
+BOARDS = ("pm", "usecase", "navigator")
+
+
+def clear_flag(
+    conn: duckdb.DuckDBPyConnection,
+    run_id: str,
+    flag: str,
+    cleared_by: str,
+    reason: str,
+    now: datetime | None = None,
+) -> None:
+    """Record that a person cleared one hard flag of a submitted run (the run is not edited;
+    the next scoring counts it again once no uncleared flag is left).
+
+    Raises:
+        ValueError: Unknown flag, unknown run, empty name or reason, or already cleared.
+    """
+    if flag not in HARD_FLAGS:
+        raise ValueError(f"flag: not a hard flag: {flag!r} (one of {', '.join(HARD_FLAGS)})")
+    if not cleared_by.strip() or not reason.strip():
+        raise ValueError("cleared_by and reason: a name and a reason are both required")
+    if not conn.execute("SELECT 1 FROM submitted_runs WHERE run_id = ?", [run_id]).fetchall():
+        raise ValueError(f"run_id: no submitted run {run_id}")
+    if conn.execute(
+        "SELECT 1 FROM clearances WHERE run_id = ? AND flag = ?", [run_id, flag]
+    ).fetchall():
+        raise ValueError(f"{run_id}: {flag} is already cleared")
+    stamp = (now or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None)
+    with transaction(conn):
+        insert_rows(
+            conn, "clearances", ("run_id", "flag", "cleared_by", "reason", "cleared_at"),
+            [[run_id, flag, cleared_by.strip(), reason.strip(), stamp]],
+        )  # fmt: skip
+
+
+def board_as_of(
+    conn: duckdb.DuckDBPyConnection, bank: TaskBank, board: str, as_of: datetime
+) -> dict[str, pl.DataFrame]:
+    """One board's tables rebuilt from what existed at `as_of`."""
+    if board == "pm":
+        return pm_frames(conn, bank, as_of)
+    if board == "navigator":
+        return navigator_frames(conn, bank, as_of)
+    if board == "usecase":
+        return usecase_frames(conn, as_of)
+    raise ValueError(f"board must be one of {', '.join(BOARDS)}, not {board!r}")
+
+
+_STATUS_SQL = {
+    "Last run of every source": """
+        SELECT source, status, finished_at, rows_valid, rows_quarantined,
+               coalesce(reason, '') AS reason
+        FROM source_runs
+        QUALIFY row_number() OVER (PARTITION BY source ORDER BY finished_at DESC) = 1
+        ORDER BY source""",
+    "Model runs": """
+        SELECT count(*) AS runs, count(*) FILTER (WHERE simulated) AS simulated,
+               (SELECT count(*) FROM run_failures) AS failed, sum(cost_usd) AS cost_usd
+        FROM model_runs""",
+    "Grading": """
+        SELECT (SELECT count(*) FROM grading_cycles) AS cycles,
+               (SELECT count(*) FROM grades) AS grades,
+               (SELECT count(DISTINCT judge) FROM sentinel_flags) AS judges_flagged,
+               (SELECT count(DISTINCT run_id) FROM second_look) AS second_looks,
+               (SELECT count(*) FROM reviews WHERE NOT simulated) AS person_reviews""",
+    "Failed Dagster runs (last 5)": """
+        SELECT failed_at, job_name, message FROM run_failure_log
+        ORDER BY failed_at DESC LIMIT 5""",
+}
+
+
+def print_status(conn: duckdb.DuckDBPyConnection, failing_checks: list[str], out: TextIO) -> None:
+    """What an operator checks first: sources, runs, grading, failures, failing checks."""
+    with pl.Config(tbl_rows=50, tbl_cols=12, fmt_str_lengths=60, tbl_hide_dataframe_shape=True):
+        for title, sql in _STATUS_SQL.items():
+            print(f"{title}:", file=out)
+            frame = fetch_frame(conn, sql)
+            print(frame if frame.height else "  (none)", file=out)
+    print("Asset checks failing now:", file=out)
+    for line in failing_checks or ["  (none)"]:
+        print(f"  {line}" if not line.startswith("  ") else line, file=out)
