@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser run test ui bench lint clean
+.PHONY: setup browser services run test ui bench lint clean
 
 setup: $(STAMP)
 
@@ -24,7 +24,25 @@ browser:
 	  echo "Installing Debian's chromium for the browser tests"; \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; }
 
-test: setup browser  ## the whole test suite
+# The scale-out tests (tests/test_scale_out.py) start their own throwaway PostgreSQL and Redis
+# servers from Debian's binaries. Install the packages when missing, without starting the
+# services they ship: a policy-rc.d that refuses every start is in place during the install.
+services:
+	@missing=""; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	[ -z "$$missing" ] || { \
+	  echo "Installing Debian's$$missing for the scale-out tests"; \
+	  guard=""; \
+	  if [ ! -e /usr/sbin/policy-rc.d ]; then \
+	    guard=/usr/sbin/policy-rc.d; printf '#!/bin/sh\nexit 101\n' > $$guard; chmod +x $$guard; \
+	  fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends $$missing; status=$$?; \
+	  [ -z "$$guard" ] || rm -f $$guard; \
+	  exit $$status; }
+
+test: setup browser services  ## the whole test suite
 	$(BIN)/python -m pytest
 
 ui: setup  ## the Dagster UI on http://127.0.0.1:3000
