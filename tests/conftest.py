@@ -170,3 +170,29 @@ def recorded_warehouse(tmp_path_factory: pytest.TempPathFactory):
     reader = duckdb.connect(str(root / "bench.duckdb"), read_only=True)
     yield reader
     reader.close()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """The reliability suite's figures: fault and abuse tests run and passed, inputs tried,
+    inputs survived, rows lost."""
+    from abuse_tally import TALLY
+
+    passed = terminalreporter.stats.get("passed", [])
+    failed = terminalreporter.stats.get("failed", [])
+    marked = {
+        marker: (
+            sum(marker in r.keywords for r in passed),
+            sum(marker in r.keywords for r in failed),
+        )
+        for marker in ("faults", "abuse")
+    }
+    if not any(sum(pair) for pair in marked.values()):
+        return
+    counts = TALLY.counts
+    terminalreporter.write_sep("-", "reliability and abuse suite")
+    for marker, (ok, bad) in marked.items():
+        terminalreporter.write_line(f"{marker}: {ok} tests passed, {bad} failed")
+    terminalreporter.write_line(
+        f"faults injected: {marked['faults'][0] + counts['faults']}, inputs tried: "
+        f"{counts['inputs']}, survived: {counts['survived']}, rows lost: {counts['lost']}"
+    )
