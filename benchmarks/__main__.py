@@ -1,10 +1,12 @@
-"""`python -m benchmarks [--only ingest|indices|site|pairs] [options]`: the benchmarks, in turn.
+"""`python -m benchmarks [--only ingest|indices|site|pairs|calls] [options]`: the benchmarks.
 
 1. ingest: the ingest swap (`benchmarks.ingest_swap`; `--rows N`, `--parser P`).
 2. indices: the index family (`benchmarks.index_family`; `--models N`, `--seed S`).
 3. site: the static site build for 2,000 synthetic models (`benchmarks.site_build`).
 4. pairs: paired ranks, 4,950 exact sign-flip tests at n = 40 against scipy
    (`benchmarks.pairs`; its own options through `python -m benchmarks.pairs`).
+5. calls: 2,000 model calls at concurrency 32 against a 50 ms loopback server, as a ratio of
+   the ideal rate (`benchmarks.model_calls`; options through `python -m benchmarks.model_calls`).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (1 for ingest, 5 for indices).
@@ -16,9 +18,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from benchmarks import index_family, ingest_swap, pairs, site_build
+from benchmarks import index_family, ingest_swap, model_calls, pairs, site_build
 
-BENCHMARKS = ("ingest", "indices", "site", "pairs")
+BENCHMARKS = ("ingest", "indices", "site", "pairs", "calls")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,10 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
     if args.only == "ingest" and index_options_given:
         parser.error("--models and --seed apply to the indices benchmark only")
-    if args.only == "pairs" and (
+    if args.only in ("pairs", "calls") and (
         ingest_argv or index_options_given or args.repeat is not None or args.profile
     ):
-        parser.error("the pairs benchmark takes no options here (see python -m benchmarks.pairs)")
+        parser.error(f"the {args.only} benchmark takes no options here (see its module)")
 
     if args.only in (None, "ingest"):
         shared = ["--repeat", str(args.repeat)] if args.repeat is not None else []
@@ -85,7 +87,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if status or args.only == "site":
             return status
         print()
-    return pairs.main([])
+    if args.only in (None, "pairs"):
+        status = pairs.main([])
+        if status or args.only == "pairs":
+            return status
+        print()
+    return model_calls.main([])
 
 
 if __name__ == "__main__":
