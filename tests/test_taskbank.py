@@ -451,3 +451,14 @@ def test_an_unknown_folder_or_missing_root_is_an_error(tmp_path):
         load_bank(root)
     with pytest.raises(TaskBankError, match="no such folder"):
         load_bank(tmp_path / "nowhere")
+
+
+def test_public_view_never_shows_a_browser_checks_answer_key():
+    bank = load_bank()
+    decidable = [c for c in bank.suite("pm") if any(b.selector for b in c.browser_checks)]
+    assert decidable, "the demo bank has a browser check with a selector"
+    for case in decidable:
+        shown = public_view(case)["browser_checks"]
+        assert all(set(check) == {"id", "question"} for check in shown)
+        for check in case.browser_checks:
+            assert check.selector is None or check.selector not in str(public_view(case))

@@ -7,7 +7,8 @@
   a held-out case is never published, not even its text;
 - any other case shows its text and rubric, but never an answer key: each input shows its
   id, text, check kind and tier, never the expected values, schema, pattern, hidden tests or
-  judge rubric (receipts never show check details).
+  judge rubric, and each browser check only its question, never its selector or expected
+  text (receipts never show check details).
 
 `private_texts` lists what the release's privacy check searches every file for: each private
 case's brief, context and input texts, whole, and each of their paragraphs of at least
@@ -44,7 +45,8 @@ def public_view(case: Case) -> dict[str, Any]:
         measures=case.measures,
         rubric=[c.model_dump(mode="json") for c in case.rubric],
         critical_failures=[f.model_dump(mode="json") for f in case.critical_failures],
-        browser_checks=[b.model_dump(mode="json") for b in case.browser_checks],
+        # The question only: a check's selector and expected text are its answer key.
+        browser_checks=[{"id": b.id, "question": b.question} for b in case.browser_checks],
         inputs=[
             {"id": i.id, "text": i.text, "check_kind": i.check.kind, "tier": check_tier(i.check)}
             for i in case.inputs
