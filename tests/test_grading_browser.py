@@ -9,12 +9,12 @@ Without Chromium these tests fail, they do not skip (CI installs it: `apt-get in
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from loopback import CountingServer
 from pydantic import ValidationError
 
 from bench_pipeline.grading import browser
@@ -257,33 +257,6 @@ def test_a_stale_screenshot_is_not_reported_as_this_runs(tmp_path):
 
 
 # No network -----------------------------------------------------------------------------------
-
-
-class CountingServer:
-    """A TCP server on 127.0.0.1 that counts the connections it accepts."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.sock.settimeout(0.05)
-        self.port = self.sock.getsockname()[1]
-        self.accepted = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                connection, _ = self.sock.accept()
-            except TimeoutError:
-                continue
-            self.accepted += 1
-            connection.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self.sock.close()
 
 
 @pytest.fixture

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from loopback import CountingServer
 
 from bench_pipeline.grading import scripted
 from bench_pipeline.grading.outcomes import OUTCOME_VALUE, CheckResult
@@ -465,41 +465,14 @@ def test_a_hanging_answer_times_out(bank):
     assert time.monotonic() - started < 5
 
 
-class ListeningServer:
-    """A TCP server on 127.0.0.1 that counts the connections it accepts."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.sock.settimeout(0.05)
-        self.port = self.sock.getsockname()[1]
-        self.accepted = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                connection, _ = self.sock.accept()
-            except TimeoutError:
-                continue
-            self.accepted += 1
-            connection.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self.sock.close()
-
-
 @pytest.fixture
-def server() -> Iterator[ListeningServer]:
-    listening = ListeningServer()
+def server() -> Iterator[CountingServer]:
+    listening = CountingServer()
     yield listening
     listening.close()
 
 
-def _reaches(server: ListeningServer) -> None:
+def _reaches(server: CountingServer) -> None:
     """The server does count a connection that is allowed (so a zero means something)."""
     before = server.accepted
     socket.create_connection(("127.0.0.1", server.port), timeout=2).close()
