@@ -34,9 +34,6 @@ from bench_pipeline.scores.pm import (
     drop_ready,
     drop_verdict,
     pm_tables,
-    score_run,
-    setup_scores,
-    task_scores,
 )
 from bench_pipeline.scores.usecase import Clearance, UseCaseRun, usecase_board
 from bench_pipeline.taskbank import TaskBank
@@ -165,8 +162,6 @@ def pm_frames(
     held = {s for s, rs in by_setup.items() if not drop_ready(rs).ready}
     core = {c.task for c in bank.suite("pm") if c.core}
     tables = pm_tables(runs, core_tasks=core, held_setups=held)
-    scored = [score_run(run, held=run.setup_id in held) for run in runs]
-    setup_list = setup_scores(scored, task_scores(scored), core)
     labels = dict(conn.execute("SELECT setup_id, label FROM setups").fetchall())
     setups = tables.pm_setups.with_columns(
         pl.col("setup_id").replace_strict(labels, default=None).alias("setup")
@@ -176,7 +171,7 @@ def pm_frames(
         "pm_tasks": tables.pm_tasks,
         "pm_categories": tables.pm_categories,
         "pm_setups": setups,
-        "pm_drops": _drops(conn, setup_list, as_of),
+        "pm_drops": _drops(conn, list(tables.setups), as_of),
     }
     label_simulated(conn, frames)
     return frames

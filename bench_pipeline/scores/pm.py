@@ -182,6 +182,8 @@ class PmTables:
     pm_tasks: pl.DataFrame
     pm_categories: pl.DataFrame
     pm_setups: pl.DataFrame
+    setups: tuple[PmSetupScore, ...] = ()
+    """The setup scores behind `pm_setups`, for what compares setups (drop verdicts)."""
 
 
 def dm_score(criteria: Mapping[str, Outcome]) -> float:
@@ -447,6 +449,7 @@ def pm_tables(
             schema=_SETUP_SCHEMA,
             orient="row",
         ),
+        setups=tuple(setups),
     )
 
 
