@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import multiprocessing
 import time
 from pathlib import Path
 from typing import Any
@@ -469,7 +470,8 @@ def test_a_second_run_is_served_from_the_cache_with_zero_http_calls(tmp_path: Pa
     for before, after in zip(first, second, strict=True):
         assert after.model_copy(update={"from_cache": False}) == before
     assert len(ResponseCache(tmp_path)) == 4
-    assert CANARY not in "".join(p.read_text() for p in tmp_path.rglob("*.json"))
+    stored = [p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()]
+    assert stored and not any(CANARY.encode() in text for text in stored)
 
 
 @pytest.mark.integration
@@ -511,6 +513,89 @@ def test_the_cache_rejects_a_response_to_another_request(tmp_path: Path) -> None
     response = _complete(SimulatedProvider(), _request("a"))
     with pytest.raises(ValueError, match="not this request"):
         ResponseCache(tmp_path).put(_request("b"), response)
+
+
+def _answer(request: ChatRequest, content: str = "ok") -> ChatResponse:
+    return ChatResponse(
+        request_hash=request.request_hash(),
+        model=request.model,
+        content=content,
+        finish_reason="stop",
+        usage=Usage(prompt_tokens=12, completion_tokens=2),
+        wall_seconds=0.05,
+        provider="loopback",
+    )
+
+
+def test_a_torn_journal_entry_is_missing_and_the_entries_around_it_survive(
+    tmp_path: Path,
+) -> None:
+    first, torn, after = _request("first"), _request("torn"), _request("after")
+    writer = ResponseCache(tmp_path)
+    writer.put(first, _answer(first))
+    writer.put(torn, _answer(torn, "x" * 9000))
+    # A process killed mid-write leaves the start of its entry and no end.
+    journal = tmp_path / "responses.jsonl"
+    journal.write_bytes(journal.read_bytes()[:-4000])
+    ResponseCache(tmp_path).put(after, _answer(after))
+
+    reader = ResponseCache(tmp_path)
+    assert reader.get(first.request_hash()) == _answer(first)
+    assert reader.get(after.request_hash()) == _answer(after)
+    assert reader.get(torn.request_hash()) is None
+    assert set(reader.hashes()) == {first.request_hash(), after.request_hash()}
+    # Asked again, the torn request's new entry replaces the torn one.
+    reader.put(torn, _answer(torn, "again"))
+    assert ResponseCache(tmp_path).get(torn.request_hash()).content == "again"
+
+
+def _append_many(root: str, label: str, count: int) -> None:
+    cache = ResponseCache(root)
+    for n in range(count):
+        request = _request(f"{label} {n}")
+        cache.put(request, _answer(request, f"{label} {n} " + "y" * 20_000))
+
+
+def test_processes_appending_at_once_never_mix_their_entries(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    writers = [
+        context.Process(target=_append_many, args=(str(tmp_path), label, 150))
+        for label in ("left", "right")
+    ]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(timeout=120)
+        assert writer.exitcode == 0
+
+    cache = ResponseCache(tmp_path)
+    assert len(cache) == 300
+    for label in ("left", "right"):
+        for n in range(150):
+            response = cache.get(_request(f"{label} {n}").request_hash())
+            assert response is not None and response.content.startswith(f"{label} {n} ")
+
+
+def test_an_entry_another_process_wrote_later_is_found(tmp_path: Path) -> None:
+    request = _request("written elsewhere")
+    reader = ResponseCache(tmp_path)
+    assert reader.get(request.request_hash()) is None  # indexed before the other write
+    ResponseCache(tmp_path).put(request, _answer(request))
+    assert reader.get(request.request_hash()) == _answer(request)
+    assert request.request_hash() in reader
+
+
+def test_hand_kept_entry_files_are_read_and_checked(tmp_path: Path) -> None:
+    kept, wrong = _request("kept"), _request("wrong")
+    cache = ResponseCache(tmp_path)
+    for request, answer in ((kept, _answer(kept)), (wrong, _answer(kept))):
+        path = cache.path_for(request.request_hash())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        entry = {"request": request.model_dump(mode="json"), "response": answer.model_dump()}
+        path.write_text(json.dumps(entry))
+    assert cache.get(kept.request_hash()) == _answer(kept)
+    with pytest.raises(ValueError, match="holds the response to"):
+        cache.get(wrong.request_hash())
 
 
 # --- recorded replay ----------------------------------------------------------------------

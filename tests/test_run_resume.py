@@ -17,6 +17,7 @@ import pytest
 from loopback import LoopbackServer, chat_completions
 from pipeline_steps import bench_env
 
+from bench_pipeline.providers import ResponseCache
 from bench_pipeline.runs.plan import executable_cases, repeats_of
 from bench_pipeline.taskbank import load_bank
 
@@ -50,7 +51,7 @@ base_url = "{base_url}"
 
 
 def _cached_hashes(home: Path) -> set[str]:
-    return {p.stem for p in (home / "cache" / "responses").glob("??/*.json")}
+    return set(ResponseCache(home / "cache" / "responses").hashes())
 
 
 def _sent_hashes(server: LoopbackServer, skip: int = 0) -> list[str]:
@@ -111,5 +112,5 @@ def test_a_killed_batch_resumes_with_exactly_the_missing_calls(tmp_path: Path) -
         failures = conn.execute("SELECT count(*) FROM run_failures").fetchall()[0][0]
     assert (runs, distinct, simulated, failures) == (planned, planned, 0, 0)
     assert total == Decimal("0.000025") * planned  # every run costed once, none twice
-    stored = "".join(p.read_text() for p in (home / "cache" / "responses").glob("??/*.json"))
-    assert CANARY_KEY not in stored
+    stored = [p.read_bytes() for p in (home / "cache" / "responses").rglob("*") if p.is_file()]
+    assert stored and not any(CANARY_KEY.encode() in text for text in stored)
