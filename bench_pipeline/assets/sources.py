@@ -4,8 +4,14 @@ Each asset only wires the source client and the warehouse to the plain functions
 `bench_pipeline.ingest.engine`; a rejected run is a normal outcome, reported in metadata.
 """
 
+import itertools
+from datetime import UTC, datetime, timedelta
+
 import dagster as dg
 import polars as pl
+
+# Dagster's own cron iterator (what its schedules tick on); there is no public equivalent.
+from dagster._utils.schedules import cron_string_iterator
 
 from bench_pipeline import settings
 from bench_pipeline.assets.metadata import table_metadata
@@ -20,6 +26,8 @@ GROUP = "ingestion"
 CHECK_NON_EMPTY = "non_empty"
 CHECK_UNIQUE_KEY = "unique_key"
 CHECK_VALUES = "values_valid"
+REFRESH_GRACE = timedelta(hours=1)
+"""How long a scheduled refresh may take to land before the source counts as overdue."""
 
 
 def client_key(source: str) -> str:
@@ -28,6 +36,39 @@ def client_key(source: str) -> str:
 
 def live_key(source: str) -> dg.AssetKey:
     return dg.AssetKey([source, "live"])
+
+
+def cadence_interval(cron: str) -> timedelta:
+    """The longest gap between two ticks of the cadence (UTC, as the schedules run)."""
+    start = datetime(2025, 1, 1, tzinfo=UTC).timestamp()
+    ticks = list(itertools.islice(cron_string_iterator(start, cron, "UTC"), 400))
+    return max(later - earlier for earlier, later in itertools.pairwise(ticks))
+
+
+def freshness_policy(definition: SourceDefinition) -> dg.FreshnessPolicy:
+    """Dagster's freshness expectation for the source's live asset, from its cadence: WARN once
+    a scheduled refresh is overdue (one cadence interval plus `REFRESH_GRACE`), FAIL past the
+    definition's `freshness_hours`.
+
+    Dagster's freshness daemon judges it by the asset's last materialisation, and a rejected run
+    materialises `live` too (what depends on it must still run, on the last good data). So the
+    policy catches a source that stopped refreshing (schedule off, runs failing); the `fresh`
+    check, which dates the last *accepted* run, is what catches a source that keeps refreshing
+    but whose data is rejected.
+    """
+    fail = timedelta(hours=definition.freshness_hours)
+    warn = cadence_interval(definition.cadence_cron) + REFRESH_GRACE
+    if warn >= fail:
+        raise ValueError(
+            f"{definition.name}: freshness_hours ({definition.freshness_hours}) must exceed one "
+            f"interval of its cadence {definition.cadence_cron!r} plus {REFRESH_GRACE} ({warn}), "
+            "or the source would be overdue between scheduled refreshes"
+        )
+    return dg.FreshnessPolicy.time_window(fail_window=fail, warn_window=warn)
+
+
+def _hours(window) -> str:
+    return f"{window.to_timedelta() / timedelta(hours=1):g}"
 
 
 def _run_metadata(run: engine.SourceRun) -> dict:
@@ -47,6 +88,7 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
     name = definition.name
     owner = ["team:ingestion"]
     tags = {"source": name}
+    policy = freshness_policy(definition)
 
     @dg.asset(
         key=[name, "raw"],
@@ -104,15 +146,22 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
         owners=owner,
         tags=tags,
         required_resource_keys={"warehouse"},
+        freshness_policy=policy,
         description=(
             f"{definition.title}: live tables {', '.join(definition.tables)}, replaced in one "
-            f"transaction only when the run passes the sanity check. {definition.attribution}"
+            f"transaction only when the run passes the sanity check. Freshness: WARN after "
+            f"{_hours(policy.warn_window)} hours without a refresh, FAIL after "
+            f"{definition.freshness_hours}; the `fresh` check dates the last accepted run. "
+            f"{definition.attribution}"
         ),
     )
     def live(context: dg.AssetExecutionContext, run: engine.SourceRun) -> dg.MaterializeResult:
         with context.resources.warehouse.connection() as conn:
             published = engine.publish(conn, run, definition)
-            metadata = _run_metadata(published)
+            good = last_good_data(conn, name, engine.now_utc())
+            metadata = _run_metadata(published) | {
+                "last_good_data": str(good[0]) if good else "never"
+            }
             for table in definition.tables:
                 metadata |= table_metadata(conn, table)
         context.log.info(engine.describe(published))
