@@ -16,7 +16,8 @@ change to a parameter makes a new one. Results are always reported per setup.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -214,17 +215,35 @@ class SetupError(ValueError):
 @dataclass(frozen=True)
 class SetupCatalog:
     """The model records, harnesses and every setup they pair into (ordered by model, then
-    harness, as in the files)."""
+    harness, as in the files), then any proposed setups (`with_proposed`)."""
 
     models: dict[str, ModelRecord]
     harnesses: dict[str, Harness]
     setups: tuple[Setup, ...]
+    proposed: frozenset[str] = frozenset()
+    """Ids of the setups that were proposed (for a model new on OpenRouter), not declared in
+    the files; their records are not in `models` and `harnesses`."""
 
     def get(self, setup_id: str) -> Setup:
         for setup in self.setups:
             if setup.setup_id == setup_id:
                 return setup
         raise KeyError(f"no setup {setup_id}")
+
+    def with_proposed(self, setups: Iterable[Setup]) -> SetupCatalog:
+        """This catalog and, after its own setups, the proposed ones it does not already
+        hold (a declared setup with the same id stays declared)."""
+        known = {s.setup_id for s in self.setups}
+        extra: list[Setup] = []
+        for setup in setups:
+            if setup.setup_id not in known:
+                known.add(setup.setup_id)
+                extra.append(setup)
+        return replace(
+            self,
+            setups=(*self.setups, *extra),
+            proposed=self.proposed | {s.setup_id for s in extra},
+        )
 
 
 R = TypeVar("R", bound=_Record)
