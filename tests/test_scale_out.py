@@ -3,11 +3,13 @@
 (a) The ingestion assets materialised against the Dagster instance of
     `deploy/postgres/dagster.yaml`: the run and its events land in PostgreSQL (read back
     with plain SQL), the rows land in DuckDB.
-(b) Jobs under dagster-celery's executor, submitted with `dagster job execute` and
-    `deploy/celery/celery.yaml` as run config, on a real Redis broker and two workers started
-    with `dagster-celery worker start`, all sharing that Postgres instance: both workers
-    execute steps, and every event reaches Postgres. The workloads are in `celery_job.py`:
-    one run of independent assets, and concurrent runs of a partitioned asset.
+(b) The real model runs under dagster-celery's executor: `prepare_inputs` materialised on
+    that instance (the task bank registers the model-run partitions in PostgreSQL), then
+    several partitions' runs of `celery_model_runs` (`bench_pipeline/celery_definitions.py`,
+    simulated model calls) submitted at once with `dagster job execute` and
+    `deploy/celery/celery.yaml`, on a real Redis broker and two workers started with
+    `dagster-celery worker start`: both workers execute steps, every partition is
+    materialised in the instance, and the warehouse holds each of their runs exactly once.
 """
 
 from __future__ import annotations
@@ -24,16 +26,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import celery_job
 import dagster as dg
 import duckdb
 import pytest
 from conftest import LIVE_TABLES
 from servers import Postgres, Reaper, Redis, postgres_server, reaper, redis_server  # noqa: F401
 
-from bench_pipeline import settings
+from bench_pipeline import celery_definitions, settings
+from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS, MODEL_RUNS_KEY, current_partitions
+from bench_pipeline.celery_definitions import CELERY_RUN_JOB
 from bench_pipeline.definitions import build_definitions
 from bench_pipeline.ingest.catalog import source_definitions
+from bench_pipeline.runs.plan import parse_partition_key, work_items
+from bench_pipeline.setups import load_setups
+from bench_pipeline.taskbank import load_bank
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +47,8 @@ DEPLOY = settings.REPO_ROOT / "deploy"
 STAGES = ("raw", "staging", "validated", "live")
 WORKER_LABELS = ("a", "b")
 WORKER_START_SECONDS = 90
-SUBMIT_SECONDS = 120
+SUBMIT_SECONDS = 180
+PARTITIONS_AT_ONCE = 5
 BATCH_TAG = "bench/test_batch"
 EVENT = dg.DagsterEventType
 
@@ -147,7 +154,7 @@ def test_ingestion_records_runs_and_events_in_postgres(
     assert sorted(statuses) == sorted((source, "accepted") for source in source_definitions())
 
 
-# --- (b) steps on two Celery workers ----------------------------------------------------------
+# --- (b) model-run partitions on two Celery workers -------------------------------------------
 
 
 @dataclass
@@ -164,19 +171,19 @@ class Workers:
 
 def _celery_env(home: Path, redis: Redis, bench_home: Path) -> dict[str, str]:
     """What submitters and workers share: the instance (DAGSTER_HOME, DAGSTER_PG_*), the
-    broker and the backend, a BENCH_HOME of their own (for workloads that use the warehouse);
-    the workers also import `celery_job` from tests/."""
+    broker and the backend, a BENCH_HOME of their own, recorded sources and simulated model
+    calls (whatever the caller's environment says: nothing here may reach the network)."""
     venv_bin = str(Path(sys.executable).parent)
-    return os.environ | {
+    inherited = {k: v for k, v in os.environ.items() if k != "BENCH_SNAPSHOTS"}
+    return inherited | {
         "DAGSTER_HOME": str(home),
         "BENCH_HOME": str(bench_home),
+        "BENCH_SOURCE_MODE": "recorded",
+        "BENCH_MODEL_MODE": "simulated",
         "DAGSTER_CELERY_BROKER_URL": redis.url(0),
         "DAGSTER_CELERY_BACKEND_URL": redis.url(1),
         # `dagster-celery worker start` runs `celery` from PATH.
         "PATH": venv_bin + os.pathsep + os.environ.get("PATH", ""),
-        "PYTHONPATH": os.pathsep.join(
-            p for p in (str(Path(__file__).parent), os.environ.get("PYTHONPATH")) if p
-        ),
     }
 
 
@@ -218,11 +225,7 @@ def celery_workers(
             argv += ["--without-mingle", "--without-gossip"]
             with workers.logs[label].open("wb") as log:
                 processes[label] = reaper.spawn(
-                    argv,
-                    env=env | {celery_job.WORKER_LABEL: label},
-                    cwd=root,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
+                    argv, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT
                 )
         deadline = time.monotonic() + WORKER_START_SECONDS
         while not set(workers.names.values()) <= _answering(env):
@@ -237,34 +240,34 @@ def celery_workers(
         reaper.stop(*processes.values(), grace=15)
 
 
-def _worker_of_each_step(instance: dg.DagsterInstance, run_id: str) -> dict[str, str]:
-    """Step key → the Celery node that executed it, from the engine event every worker
-    task writes before it runs its step."""
-    ran_on = {}
-    for record in instance.get_records_for_run(run_id, of_type=EVENT.ENGINE_EVENT).records:
-        metadata = record.event_log_entry.dagster_event.event_specific_data.metadata
-        if "Celery worker" in metadata:
-            ran_on[record.event_log_entry.step_key] = metadata["Celery worker"].value
-    return ran_on
+def _choose_partitions(keys: list[str], count: int) -> list[str]:
+    """`count` partitions, each of another setup, alternating the PM and Navigator suites."""
+    firsts: dict[str, dict[str, str]] = {}
+    for key in keys:
+        ref = parse_partition_key(key)
+        firsts.setdefault(ref.setup_id, {}).setdefault(ref.suite, key)
+    suites = ("pm", "navigator")
+    chosen = [by_suite[suites[n % 2]] for n, by_suite in enumerate(firsts.values())][:count]
+    assert len(chosen) == count, f"only {len(firsts)} executable setups"
+    return chosen
 
 
-def _submit_all(
-    workload: celery_job.Workload, workers: Workers, watchdog: Reaper, logs: Path
-) -> str:
-    """Every run of the workload at once, each by `dagster job execute` in its own process
-    (runs in threads of one process deadlock in `logging`: Dagster reconfigures it per run).
-    Returns the tag value that marks this batch of runs."""
+def _submit_all(partitions: list[str], workers: Workers, watchdog: Reaper, logs: Path) -> str:
+    """One run of `celery_model_runs` per partition given, all at once, each submitted by
+    `dagster job execute` in its own process (runs in threads of one process deadlock in
+    `logging`: Dagster reconfigures it per run). Returns the tag value that marks the batch."""
     batch = uuid.uuid4().hex
     argv = [str(Path(sys.executable).with_name("dagster")), "job", "execute"]
-    argv += ["-m", workload.module, "-a", workload.attribute, "-j", workload.job]
+    argv += ["-m", celery_definitions.__name__, "-a", "defs", "-j", CELERY_RUN_JOB]
     argv += ["-c", str(DEPLOY / "celery" / "celery.yaml")]
     processes = []
     try:
-        for number, tags in enumerate(workload.runs):
+        for number, partition in enumerate(partitions):
+            tags = {"dagster/partition": partition, BATCH_TAG: batch}
             with (logs / f"submit-{number}.log").open("wb") as log:
                 processes.append(
                     watchdog.spawn(
-                        [*argv, "--tags", json.dumps({**tags, BATCH_TAG: batch})],
+                        [*argv, "--tags", json.dumps(tags)],
                         env=workers.env,
                         cwd=settings.REPO_ROOT,
                         stdout=log,
@@ -285,50 +288,127 @@ def _submit_all(
     return batch
 
 
-@pytest.mark.parametrize("workload_name", sorted(celery_job.WORKLOADS))
-def test_celery_executor_spreads_steps_over_two_workers(
-    workload_name: str,
+def _events(instance: dg.DagsterInstance, run_id: str, kind: dg.DagsterEventType) -> list:
+    return [
+        record.event_log_entry
+        for record in instance.get_records_for_run(run_id, of_type=kind, limit=1000).records
+    ]
+
+
+def test_model_run_partitions_on_two_celery_workers(
     tmp_path: Path,
     postgres_home: Path,
     postgres_server: Postgres,  # noqa: F811
     celery_workers: Workers,
     reaper: Reaper,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    workload = celery_job.WORKLOADS[workload_name]
-    batch = _submit_all(workload, celery_workers, reaper, tmp_path)
+    """The real `runs/model_runs`: inputs prepared in-process on the Postgres instance (the
+    task bank registers the partitions there), then several partitions' runs at once through
+    `celery_model_runs`, one of them twice; every row once in the warehouse."""
+    for name in ("BENCH_HOME", "BENCH_SOURCE_MODE", "BENCH_MODEL_MODE"):
+        monkeypatch.setenv(name, celery_workers.env[name])
+    monkeypatch.delenv("BENCH_SNAPSHOTS", raising=False)
+    bench_home = Path(celery_workers.env["BENCH_HOME"])
+    with dg.DagsterInstance.from_config(str(postgres_home)) as instance:
+        prepared = celery_definitions.defs.resolve_job_def("prepare_inputs").execute_in_process(
+            instance=instance,
+            raise_on_error=False,
+            run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+        )
+        assert prepared.success
+        registered = instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)
+    # The task bank registered every partition in PostgreSQL (read back with SQL).
+    assert sorted(registered) == sorted(current_partitions())
+    assert sorted(
+        key
+        for (key,) in postgres_rows(
+            postgres_server,
+            "SELECT partition FROM dynamic_partitions WHERE partitions_def_name = %s",
+            [MODEL_RUN_PARTITIONS.name],
+        )
+    ) == sorted(registered)
+
+    chosen = _choose_partitions(registered, PARTITIONS_AT_ONCE)
+    twice = chosen[0]  # submitted a second time with the others: it must not run twice
+    batch = _submit_all([*chosen, twice], celery_workers, reaper, tmp_path)
     submit_logs = "\n".join(p.read_text()[-3000:] for p in sorted(tmp_path.glob("submit-*.log")))
 
     with dg.DagsterInstance.from_config(str(postgres_home)) as instance:
         runs = instance.get_runs(filters=dg.RunsFilter(tags={BATCH_TAG: batch}))
-        assert len(runs) == len(workload.runs), submit_logs
+        assert len(runs) == len(chosen) + 1, submit_logs
         assert all(run.status == dg.DagsterRunStatus.SUCCESS for run in runs), (
             f"{submit_logs}\n{celery_workers.log_text()}"
         )
+        # The engine event a Celery worker writes before it executes a run's step.
         ran_on = {
-            (run.run_id, step): node
+            run.run_id: [
+                entry.dagster_event.event_specific_data.metadata["Celery worker"].value
+                for entry in _events(instance, run.run_id, EVENT.ENGINE_EVENT)
+                if "Celery worker" in entry.dagster_event.event_specific_data.metadata
+            ]
             for run in runs
-            for step, node in _worker_of_each_step(instance, run.run_id).items()
         }
-        reports = [
-            record.event_log_entry.dagster_event.event_specific_data.materialization.metadata
+        run_pids = {
+            entry.dagster_event.pid
             for run in runs
-            for record in instance.get_records_for_run(
-                run.run_id, of_type=EVENT.ASSET_MATERIALIZATION
+            for entry in _events(instance, run.run_id, EVENT.RUN_START)
+        }
+        step_pids = {
+            entry.dagster_event.pid
+            for run in runs
+            for entry in _events(instance, run.run_id, EVENT.STEP_START)
+        }
+        materialised = {
+            partition: instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=MODEL_RUNS_KEY, asset_partitions=[partition]),
+                limit=10,
             ).records
-        ]
+            for partition in chosen
+        }
 
-    # Every step went through Celery, and each of the two workers took some.
-    assert len(ran_on) == workload.steps, ran_on
-    assert set(ran_on.values()) == set(celery_workers.names.values()), ran_on
-    if workload.reports_process:  # the steps say so themselves: worker labels and processes
-        assert len(reports) == workload.steps
-        assert {r["worker_label"].value for r in reports} == set(WORKER_LABELS)
-        pids = {r["pid"].value for r in reports}
-        assert len(pids) >= 2 and os.getpid() not in pids
-    # What the workers wrote reached the shared Postgres instance: read it back with SQL.
-    (successes,) = postgres_rows(
-        postgres_server,
-        "SELECT count(*) FROM event_logs WHERE run_id = ANY(%s) AND dagster_event_type = %s",
-        [[run.run_id for run in runs], EVENT.STEP_SUCCESS.value],
-    )
-    assert successes == (workload.steps,)
+    # Each run's one step went through Celery; both workers took some, in their own
+    # processes (not the submitters', which orchestrated the runs).
+    assert all(len(nodes) == 1 for nodes in ran_on.values()), ran_on
+    assert {nodes[0] for nodes in ran_on.values()} == set(celery_workers.names.values()), ran_on
+    assert len(step_pids) >= 2 and not step_pids & (run_pids | {os.getpid()})
+
+    # Every chosen partition materialised, the twice-submitted one twice; between them its
+    # two runs recorded its model runs once (the second found them stored and resumed past).
+    assert {p: len(records) for p, records in materialised.items()} == {
+        p: 2 if p == twice else 1 for p in chosen
+    }
+    bank, catalog = load_bank(), load_setups()
+    expected = {(item.partition_key, item.run_id) for item in work_items(chosen, bank, catalog)}
+    planned = {p: len(work_items([p], bank, catalog)) for p in chosen}
+
+    def reported(record, field: str) -> int:
+        return record.asset_materialization.metadata[field].value
+
+    for partition, records in materialised.items():
+        assert sum(reported(r, "runs recorded") for r in records) == planned[partition]
+        assert {reported(r, "model mode") for r in records} == {"simulated"}
+    assert sorted(reported(r, "runs resumed past") for r in materialised[twice]) == [
+        0,
+        planned[twice],
+    ]
+    # Read straight from PostgreSQL: the materialisation events, by partition.
+    assert dict(
+        postgres_rows(
+            postgres_server,
+            "SELECT partition, count(*) FROM event_logs WHERE run_id = ANY(%s) "
+            "AND dagster_event_type = %s GROUP BY partition",
+            [[run.run_id for run in runs], EVENT.ASSET_MATERIALIZATION.value],
+        )
+    ) == {p: 2 if p == twice else 1 for p in chosen}
+
+    # The warehouse holds exactly the chosen partitions' runs, each once, and no failure.
+    with contextlib.closing(
+        duckdb.connect(str(bench_home / "warehouse" / "bench.duckdb"), read_only=True)
+    ) as conn:
+        rows = conn.execute("SELECT partition_key, run_id, simulated FROM model_runs").fetchall()
+        failures = conn.execute("SELECT count(*) FROM run_failures").fetchone()[0]
+    assert len(rows) == len(expected)  # no run id twice
+    assert {(partition, run_id) for partition, run_id, _ in rows} == expected
+    assert all(simulated for _, _, simulated in rows)
+    assert failures == 0
