@@ -26,6 +26,7 @@ from bench_pipeline.resources.sources import LiveHttpClient, RecordedSnapshotCli
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.sensors.failures import record_run_failures
 from bench_pipeline.sensors.inbox import inbox_sensor
+from bench_pipeline.sensors.new_models import new_openrouter_models
 from bench_pipeline.sensors.schedules import source_schedules
 
 SOURCE_MODES = ("recorded", "live")
@@ -96,6 +97,7 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
         schedules=source_schedules(catalog.values()),
         sensors=[
             record_run_failures,
+            new_openrouter_models,
             inbox_sensor(
                 "new_submissions",
                 settings.submissions_inbox,

@@ -20,6 +20,7 @@ from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.runs.execute import BatchReport, execute_batch
 from bench_pipeline.runs.intake import ingest_inbox
 from bench_pipeline.runs.plan import planned_partitions, work_items
+from bench_pipeline.runs.proposals import mark_proposed, with_proposals
 from bench_pipeline.runs.rates import rates_by_api_id, refresh_model_rates
 from bench_pipeline.runs.store import (
     store_bank_and_setups,
@@ -42,6 +43,8 @@ def progress_line(report: BatchReport) -> str:
         f"{PROGRESS_PREFIX} {finished}/{report.planned} runs, {report.calls} model calls, "
         f"{report.from_cache} from cache, cost so far ${format_usd(report.cost_usd)}"
     )
+
+
 MODEL_RUN_PARTITIONS = dg.DynamicPartitionsDefinition(name="model_runs")
 TASK_BANK_KEY = dg.AssetKey(["runs", "task_bank"])
 RATES_KEY = dg.AssetKey(["runs", "model_rates"])
@@ -51,8 +54,8 @@ SUBMITTED_KEY = dg.AssetKey(["runs", "submitted_runs"])
 
 def register_partitions(instance: dg.DagsterInstance, keys: list[str]) -> list[str]:
     """Make the instance's partitions exactly `keys`: add the new ones, drop keys of case
-    versions or setups no longer in the config (their runs stay in the warehouse). Returns
-    the keys added."""
+    versions or setups no longer in the config or proposed (their runs stay in the
+    warehouse). Returns the keys added."""
     known = instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)
     wanted = set(keys)
     for stale in (key for key in known if key not in wanted):
@@ -74,19 +77,23 @@ def current_partitions() -> list[str]:
     kinds={"duckdb"},
     owners=["team:runs"],
     description=(
-        "The task bank (tasks/) and the setups (setups/) as loaded: every case version and "
-        "setup ever seen, which are current, and one model-run partition per executable "
-        "setup × PM/Navigator case version. Private cases' text is never stored."
+        "The task bank (tasks/) and the setups (setups/, plus those proposed for models new "
+        "on OpenRouter, marked `proposed`) as loaded: every case version and setup ever "
+        "seen, which are current, and one model-run partition per executable setup × "
+        "PM/Navigator case version. Private cases' text is never stored."
     ),
 )
 def task_bank(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
-    bank, catalog = load_bank(), load_setups()
-    new = register_partitions(context.instance, planned_partitions(bank, catalog))
+    bank = load_bank()
     with warehouse.connection() as conn:
+        catalog = with_proposals(conn, load_setups())
+        new = register_partitions(context.instance, planned_partitions(bank, catalog))
         counts = store_bank_and_setups(conn, bank, catalog)
+        mark_proposed(conn, catalog)
         metadata = table_metadata(conn, "task_cases") | table_metadata(conn, "setups")
     return dg.MaterializeResult(
-        metadata=metadata | {"new partitions": len(new), **counts}
+        metadata=metadata
+        | {"new partitions": len(new), "proposed setups": len(catalog.proposed), **counts}
     )
 
 
@@ -126,9 +133,9 @@ def model_runs(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, models: ModelCallsResource
 ) -> dg.MaterializeResult:
     keys = list(context.partition_keys)
-    items = work_items(keys, load_bank(), load_setups())
-    chooser = models.providers()
     with warehouse.connection() as conn:
+        items = work_items(keys, load_bank(), with_proposals(conn, load_setups()))
+        chooser = models.providers()
         done = stored_run_ids(conn, keys)
         rates = rates_by_api_id(conn)
 
