@@ -4,11 +4,12 @@ asks only for the free preparing assets, and a proposed partition runs like a de
 
 import copy
 import json
+from dataclasses import replace
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
-import duckdb
 import pytest
 from conftest import Warehouse
 
@@ -17,7 +18,14 @@ from bench_pipeline.definitions import build_definitions
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.runs.plan import executable_cases, parse_partition_key, work_items
-from bench_pipeline.runs.proposals import stored_proposals, with_proposals
+from bench_pipeline.runs.proposals import (
+    Ingestion,
+    ListedModel,
+    proposed_setup,
+    stored_proposals,
+    why_not_runnable,
+    with_proposals,
+)
 from bench_pipeline.sensors.new_models import NAME
 from bench_pipeline.setups import load_setups, setup_id_of
 from bench_pipeline.taskbank import load_bank
@@ -108,7 +116,7 @@ def test_a_first_tick_proposes_each_model_no_setup_covers(
     # Each proposal: the exact API id in the default harness, with a setup id computed as for
     # a declared setup, one partition per executable case version, all registered.
     bank, catalog = load_bank(), load_setups()
-    with duckdb.connect(str(warehouse.path)) as conn:
+    with warehouse.connect() as conn:
         proposals = {p.model_id: p for p in stored_proposals(conn)}
     cases = executable_cases(bank)
     registered = set(instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name))
@@ -214,7 +222,7 @@ def test_a_proposed_partition_resolves_survives_the_task_bank_and_runs(
     )
     assert job.execute_in_process(instance=instance, tags=request.tags).success
     registered = instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)
-    with duckdb.connect(str(warehouse.path)) as conn:
+    with warehouse.connect() as conn:
         proposals = stored_proposals(conn)
         catalog = with_proposals(conn, load_setups())
         flags = dict(conn.execute("SELECT setup_id, proposed FROM setups").fetchall())
@@ -266,3 +274,34 @@ def test_the_first_tick_on_the_recorded_listing(home: Path, warehouse: Warehouse
     cases = len(executable_cases(load_bank()))
     assert len(instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)) == len(expected) * cases
     assert result.cursor == run.run_id
+
+
+def test_what_cannot_be_proposed_as_listed() -> None:
+    day = date(2026, 8, 14)
+    model = ListedModel(
+        "acme/m-1", "Acme: M 1", 8192, "text,image", "text", True, False, None, None
+    )
+    assert why_not_runnable(model, day) is None
+    cases = {
+        "expired": replace(model, expiration_date="2026-08-14"),
+        "does not write text": replace(model, output_modalities="image"),
+        "does not read text": replace(model, input_modalities="audio"),
+        "no per-token price": replace(model, priced=False),
+        "no context length": replace(model, context_length=None),
+        "an alias of another model": replace(model, alias_target="acme/m-0"),
+    }
+    for reason, listed in cases.items():
+        assert why_not_runnable(listed, day) == reason
+    assert why_not_runnable(replace(model, expiration_date="2026-08-15"), day) is None
+
+
+def test_a_proposal_identical_to_a_declared_setup_stays_declared() -> None:
+    catalog = load_setups()
+    declared = catalog.setups[0]
+    model = ListedModel("acme/m-1", "Acme: M 1", 8192, "text", "text", True, False, None, None)
+    ingestion = Ingestion("run-1", datetime(2026, 8, 14, 6, 0))
+    new = proposed_setup(model, ingestion, "Acme", catalog.harnesses["api-bare"])
+    merged = catalog.with_proposed([declared, new, new])
+    assert merged.setups == (*catalog.setups, new)
+    assert merged.proposed == {new.setup_id}
+    assert merged.get(new.setup_id).model.pricing_date == date(2026, 8, 14)
