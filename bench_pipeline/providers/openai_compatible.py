@@ -22,12 +22,16 @@ A null or absent count is 0; a response with no `usage` object at all gets `usag
 OpenRouter's billed `usage.cost` is kept in `raw` (useful to cross-check the computed cost).
 
 The API key is sent only in the Authorization header: it is never logged, and every string
-kept (the raw body, error messages) is scrubbed of it, as are any header-like keys.
+kept (the raw body, error messages, log lines) is scrubbed of it, as are any header-like keys.
+A server that echoes the key back base64- or percent-encoded (a debugging proxy dumping the
+Authorization header) is scrubbed too: see `secret_forms`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import functools
 import json
 import logging
 import time
@@ -35,7 +39,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
 
@@ -62,8 +66,30 @@ SECRET_KEYS = frozenset({"authorization", "proxy-authorization", "api_key", "api
 _ERROR_SNIPPET = 300
 
 
+_MIN_ENCODED = 8
+"""Shorter base64 runs than this are not redacted (they would match innocent text)."""
+
+
+@functools.lru_cache(maxsize=16)
+def secret_forms(secret: str) -> tuple[str, ...]:
+    """The secret and the encodings a server may echo it in, longest first: percent-encoded,
+    and base64 (standard and URL-safe) as the run of characters any base64 text holding the
+    secret contains, whichever of the three byte alignments it starts at (a proxy that dumps
+    `Authorization: Bearer <key>` or Basic credentials base64-encoded)."""
+    raw = secret.encode()
+    forms = {secret, quote(secret, safe="")}
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode()
+        # Whole 4-character groups made of the secret's bytes only: the same in any text.
+        core = encoded[4 if shift else 0 : 4 * ((shift + len(raw)) // 3)]
+        if len(core) >= _MIN_ENCODED:
+            forms |= {core, core.replace("+", "-").replace("/", "_")}
+    return tuple(sorted(forms, key=len, reverse=True))
+
+
 def scrub(value: Any, secrets: Iterable[str]) -> Any:
-    """A copy of `value` with every secret string replaced and header-like secret keys dropped.
+    """A copy of `value` with every secret string replaced (as is, percent-encoded or
+    base64-encoded: `secret_forms`) and header-like secret keys dropped.
 
     Args:
         value: JSON-like data (dicts, lists, strings, numbers).
@@ -72,7 +98,8 @@ def scrub(value: Any, secrets: Iterable[str]) -> Any:
     hidden = [s for s in secrets if s]
     if isinstance(value, str):
         for secret in hidden:
-            value = value.replace(secret, REDACTED)
+            for form in secret_forms(secret):
+                value = value.replace(form, REDACTED)
         return value
     if isinstance(value, Mapping):
         return {
