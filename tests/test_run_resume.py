@@ -20,6 +20,7 @@ from pipeline_steps import bench_env
 from bench_pipeline.providers import ResponseCache
 from bench_pipeline.runs.plan import executable_cases, repeats_of
 from bench_pipeline.taskbank import load_bank
+from bench_pipeline.warehouse import connect
 
 pytestmark = pytest.mark.integration
 
@@ -82,6 +83,11 @@ def test_a_killed_batch_resumes_with_exactly_the_missing_calls(tmp_path: Path) -
             assert first.poll() is None, first.stderr.read().decode()[-3000:]
             assert time.monotonic() < deadline, "the batch never got going"
             time.sleep(0.02)
+        # Another writer gets the warehouse while models answer: the batch holds it only to
+        # write each flush of rows.
+        with connect(home / "warehouse" / "bench.duckdb", wait_seconds=10) as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS other_writer AS SELECT 1 AS x")
+        assert first.poll() is None, "the batch must still be running"
         os.kill(first.pid, signal.SIGKILL)
         first.wait(timeout=30)
         first.stderr.close()

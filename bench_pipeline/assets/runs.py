@@ -135,33 +135,39 @@ def model_runs(
     keys = list(context.partition_keys)
     with warehouse.connection() as conn:
         items = work_items(keys, load_bank(), with_proposals(conn, load_setups()))
-        chooser = models.providers()
         done = stored_run_ids(conn, keys)
         rates = rates_by_api_id(conn)
+    chooser = models.providers()
+    last = [0.0]
 
-        last = [0.0]
+    def progress(report: BatchReport) -> None:
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_SECONDS:
+            last[0] = now
+            context.log.info(progress_line(report))
 
-        def progress(report: BatchReport) -> None:
-            now = time.monotonic()
-            if now - last[0] >= PROGRESS_SECONDS:
-                last[0] = now
-                context.log.info(progress_line(report))
+    def record(rows: list[dict]) -> None:
+        # The warehouse is held only while rows are written, never while models answer: a
+        # step on another worker (or any other writer) gets the file between two flushes.
+        with warehouse.connection() as conn:
+            store_runs(conn, rows)
 
-        async def batch():
-            try:
-                return await execute_batch(
-                    items,
-                    chooser,
-                    rates,
-                    lambda rows: store_runs(conn, rows),
-                    done=done,
-                    concurrency=models.concurrency,
-                    progress=progress,
-                )
-            finally:
-                await chooser.aclose()
+    async def batch():
+        try:
+            return await execute_batch(
+                items,
+                chooser,
+                rates,
+                record,
+                done=done,
+                concurrency=models.concurrency,
+                progress=progress,
+            )
+        finally:
+            await chooser.aclose()
 
-        report = asyncio.run(batch())
+    report = asyncio.run(batch())
+    with warehouse.connection() as conn:
         if report.failures:
             store_failures(conn, report.failures)
         metadata = table_metadata(conn, "model_runs")
