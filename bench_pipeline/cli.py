@@ -94,19 +94,32 @@ def _summary(started: datetime, out: TextIO) -> None:
     print(f"\nWarehouse: {settings.warehouse_path()}", file=out)
 
 
-def _partition_range_tags(instance) -> dict[str, str] | None:
-    """Tags that make one run cover every model-run partition (None when there are none)."""
+def declared_run_tags(instance, out: TextIO | None = None) -> list[dict[str, str]]:
+    """Tags for one run per unbroken stretch of registered model-run partitions whose setup is
+    declared in `setups/`. Partitions proposed for models new on OpenRouter are left to an
+    operator (they may cost money); a run's range must not span them, since Dagster records
+    every partition in a run's range as materialised."""
     from dagster._core.storage.tags import (
         ASSET_PARTITION_RANGE_END_TAG,
         ASSET_PARTITION_RANGE_START_TAG,
     )
 
     from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS
+    from bench_pipeline.runs.plan import parse_partition_key, ranges_of
+    from bench_pipeline.setups import load_setups
 
     keys = instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)
-    if not keys:
-        return None
-    return {ASSET_PARTITION_RANGE_START_TAG: keys[0], ASSET_PARTITION_RANGE_END_TAG: keys[-1]}
+    declared = {s.setup_id for s in load_setups().setups}
+    ranges = ranges_of(keys, declared)
+    if out is not None:
+        covered = sum(1 for k in keys if parse_partition_key(k).setup_id in declared)
+        if len(keys) > covered:
+            print(f"  ({len(keys) - covered} proposed model-run partitions left for an "
+                  "operator to launch from the UI)", file=out)  # fmt: skip
+    return [
+        {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}
+        for first, last in ranges
+    ]
 
 
 def run(mode: str, out: TextIO = sys.stdout) -> int:
@@ -127,30 +140,32 @@ def run(mode: str, out: TextIO = sys.stdout) -> int:
     run_ids: list[str] = []
     success = True
     for name, _selection, _description in PIPELINE_JOBS:
-        tags = _partition_range_tags(instance) if name == RUN_JOB else {}
-        if tags is None:
+        runs = declared_run_tags(instance, out) if name == RUN_JOB else [{}]
+        if not runs:
             print(f"  ({name}: no model-run partitions, nothing to run)", file=out)
-            continue
-        run_id = str(uuid.uuid4())
-        run_ids.append(run_id)
-        done = threading.Event()
-        watcher = threading.Thread(
-            target=_progress, args=(instance, run_id, steps, out, done, seen)
-        )
-        watcher.start()
-        try:
-            result = definitions.resolve_job_def(name).execute_in_process(
-                instance=instance,
-                run_id=run_id,
-                tags=tags,
-                raise_on_error=False,
-                run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+        for tags in runs:
+            run_id = str(uuid.uuid4())
+            run_ids.append(run_id)
+            done = threading.Event()
+            watcher = threading.Thread(
+                target=_progress, args=(instance, run_id, steps, out, done, seen)
             )
-        finally:
-            done.set()
-            watcher.join()
-        if not result.success:
-            success = False
+            watcher.start()
+            try:
+                result = definitions.resolve_job_def(name).execute_in_process(
+                    instance=instance,
+                    run_id=run_id,
+                    tags=tags,
+                    raise_on_error=False,
+                    run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+                )
+            finally:
+                done.set()
+                watcher.join()
+            success = success and result.success
+            if not success:
+                break
+        if not success:
             break
     _summary(started, out)
     print(f"\n{'OK' if success else 'FAILED'}: runs {', '.join(run_ids)}", file=out)

@@ -3,7 +3,7 @@ kill it midway). Environment: BENCH_HOME, BENCH_SETUPS, BENCH_MODEL_MODE, ..."""
 
 import sys
 
-from bench_pipeline.cli import _partition_range_tags
+from bench_pipeline.cli import declared_run_tags
 from bench_pipeline.instance import prepare_dagster_home
 
 
@@ -16,12 +16,12 @@ def main() -> int:
     definitions = build_definitions()
     instance = dg.DagsterInstance.get()
     for name, _selection, _description in PIPELINE_JOBS[:2]:
-        tags = _partition_range_tags(instance) if name == RUN_JOB else {}
-        result = definitions.resolve_job_def(name).execute_in_process(
-            instance=instance, tags=tags, raise_on_error=False
-        )
-        if not result.success:
-            return 1
+        for tags in declared_run_tags(instance) if name == RUN_JOB else [{}]:
+            result = definitions.resolve_job_def(name).execute_in_process(
+                instance=instance, tags=tags, raise_on_error=False
+            )
+            if not result.success:
+                return 1
     return 0
 
 

@@ -3,9 +3,10 @@ instance: it proposes each model no setup covers once, registers its model-run p
 asks only for the free preparing assets, and a proposed partition runs like a declared one."""
 
 import copy
+import io
 import json
 from dataclasses import replace
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +15,24 @@ import pytest
 from conftest import Warehouse
 
 from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS, MODEL_RUNS_KEY, model_runs
+from bench_pipeline.cli import declared_run_tags
 from bench_pipeline.definitions import build_definitions
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
-from bench_pipeline.runs.plan import executable_cases, parse_partition_key, work_items
+from bench_pipeline.runs.plan import (
+    executable_cases,
+    parse_partition_key,
+    planned_partitions,
+    ranges_of,
+    work_items,
+)
 from bench_pipeline.runs.proposals import (
+    NEW_WITHIN,
     Ingestion,
     ListedModel,
     proposed_setup,
     stored_proposals,
+    why_not_new,
     why_not_runnable,
     with_proposals,
 )
@@ -42,6 +52,7 @@ NOT_PROPOSABLE = (
     "openai/gpt-5.4:batch",  # a routing variant
     "openrouter/auto",  # a router, priced per request
     "openrouter/free",  # a router, priced at 0
+    "openai/gpt-4o-mini",  # on OpenRouter since 2024: not new
 )
 LISTED = DECLARED + PROPOSABLE + NOT_PROPOSABLE
 
@@ -54,7 +65,11 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _listing(all_models: list[dict[str, Any]], ids: tuple[str, ...]) -> bytes:
-    by_id = {m["id"]: m for m in all_models}
+    """The listed models, those in PROPOSABLE made new (added when the newest model was)."""
+    by_id = {m["id"]: copy.deepcopy(m) for m in all_models}
+    newest = max(m["created"] for m in all_models)
+    for model_id in PROPOSABLE:
+        by_id[model_id]["created"] = newest - 86_400
     return json.dumps({"data": [by_id[i] for i in ids]}).encode()
 
 
@@ -257,6 +272,52 @@ def test_a_proposed_partition_resolves_survives_the_task_bank_and_runs(
     assert runs == [(qwen.setup_id, len(items), len(items))]
 
 
+def test_bench_run_covers_the_declared_partitions_and_never_a_proposed_one(
+    home: Path, warehouse: Warehouse, openrouter_listing: dict[str, Any]
+) -> None:
+    instance = dg.DagsterInstance.ephemeral()
+    declared = planned_partitions(load_bank(), load_setups())
+    instance.add_dynamic_partitions(MODEL_RUN_PARTITIONS.name, declared[:10])
+    _ingest(warehouse, _listing(openrouter_listing["data"], LISTED))
+    _tick(instance, None)  # proposals registered after the first ten declared keys
+    instance.add_dynamic_partitions(MODEL_RUN_PARTITIONS.name, declared[10:])
+    proposed = set(instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)) - set(declared)
+    assert proposed
+
+    out = io.StringIO()
+    runs = declared_run_tags(instance, out)
+    with dg.partition_loading_context(dynamic_partitions_store=instance):
+        covered = [
+            key
+            for tags in runs
+            for key in MODEL_RUN_PARTITIONS.get_partition_keys_in_range(
+                dg.PartitionKeyRange(
+                    tags["dagster/asset_partition_range_start"],
+                    tags["dagster/asset_partition_range_end"],
+                )
+            )
+        ]
+    assert len(runs) == 2  # the proposals split the declared keys in two stretches
+    assert covered == declared and not proposed & set(covered)
+    assert f"{len(proposed)} proposed model-run partitions left" in out.getvalue()
+
+
+def test_ranges_of_splits_around_keys_of_other_setups() -> None:
+    def key(setup: str, n: int) -> str:
+        return f"{setup}:pm:case-{n}@v1"
+
+    keys = [key("a", 1), key("a", 2), key("p", 1), key("a", 3), key("p", 2), key("b", 1)]
+    assert ranges_of(keys, {"a", "b"}) == [
+        (key("a", 1), key("a", 2)),
+        (key("a", 3), key("a", 3)),
+        (key("b", 1), key("b", 1)),
+    ]
+    assert ranges_of(keys, {"p"}) == [(key("p", 1), key("p", 1)), (key("p", 2), key("p", 2))]
+    assert ranges_of(keys, set()) == []
+    with pytest.raises(ValueError, match="not a model-run partition key"):
+        ranges_of(["nonsense"], {"a"})
+
+
 def test_the_first_tick_on_the_recorded_listing(home: Path, warehouse: Warehouse) -> None:
     """Every recorded model that is not declared, an alias, a variant or a router."""
     run = warehouse.ingest("openrouter_models")
@@ -264,13 +325,15 @@ def test_the_first_tick_on_the_recorded_listing(home: Path, warehouse: Warehouse
     instance = dg.DagsterInstance.ephemeral()
     result = _tick(instance, None)
 
-    listed = {m for (m,) in warehouse.query("SELECT model_id FROM openrouter_models")}
+    listed = dict(warehouse.query("SELECT model_id, created_at FROM openrouter_models"))
+    new = {m for m, created in listed.items() if created >= max(listed.values()) - NEW_WITHIN}
     declared = {s.model.api_id for s in load_setups().setups}
     expected = {
-        m for m in listed - declared if not m.startswith(("~", "openrouter/")) and ":" not in m
+        m for m in new - declared if not m.startswith(("~", "openrouter/")) and ":" not in m
     }
     proposed = {r[0] for r in _proposal_rows(warehouse)}
-    assert proposed == expected and len(expected) > 300
+    # Only the fortnight before the snapshot's newest model, not the 400-model catalogue.
+    assert proposed == expected and 5 <= len(expected) < 40
     cases = len(executable_cases(load_bank()))
     assert len(instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)) == len(expected) * cases
     assert result.cursor == run.run_id
@@ -293,6 +356,18 @@ def test_what_cannot_be_proposed_as_listed() -> None:
     for reason, listed in cases.items():
         assert why_not_runnable(listed, day) == reason
     assert why_not_runnable(replace(model, expiration_date="2026-08-15"), day) is None
+
+
+def test_only_a_model_new_on_openrouter_is_proposed() -> None:
+    newest = datetime(2026, 8, 14, 15, 55)
+    model = ListedModel(
+        "acme/m-1", "Acme: M 1", 8192, "text", "text", True, False, None, None, newest
+    )
+    assert why_not_new(model, newest) is None
+    assert why_not_new(replace(model, created_at=newest - NEW_WITHIN), newest) is None
+    too_old = replace(model, created_at=newest - NEW_WITHIN - timedelta(seconds=1))
+    assert why_not_new(too_old, newest) == "on OpenRouter for more than 14 days"
+    assert why_not_new(replace(model, created_at=None), newest) == "no listing date"
 
 
 def test_a_proposal_identical_to_a_declared_setup_stays_declared() -> None:

@@ -13,7 +13,7 @@ instead of three copies of one answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from bench_pipeline.providers.base import ChatRequest
@@ -97,6 +97,28 @@ def planned_partitions(bank: TaskBank, catalog: SetupCatalog) -> list[str]:
     """Every partition key of the current bank and setups, in a stable order."""
     setups = [s for s in catalog.setups if s.executable]
     return [partition_key(s.setup_id, c) for s in setups for c in executable_cases(bank)]
+
+
+def ranges_of(keys: Sequence[str], setup_ids: Collection[str]) -> list[tuple[str, str]]:
+    """The first and last key of each unbroken stretch of `keys` (in their registered order)
+    whose setup is one of `setup_ids`: what one run per stretch covers, and nothing else.
+
+    Raises:
+        ValueError: A key is not a model-run partition key.
+    """
+    stretches: list[tuple[str, str]] = []
+    start: str | None = None
+    previous: str | None = None
+    for key in keys:
+        if parse_partition_key(key).setup_id in setup_ids:
+            start = start or key
+        elif start is not None:
+            stretches.append((start, previous))
+            start = None
+        previous = key
+    if start is not None:
+        stretches.append((start, previous))
+    return stretches
 
 
 def repeats_of(case: Case) -> int:

@@ -2,7 +2,13 @@
 
 A model listed by the live OpenRouter ingestion is proposed when no setup declared in
 `setups/` calls its API id, it has not been proposed before (`setup_proposals` remembers
-every proposal), and it can be run and priced as listed:
+every proposal), it is new on OpenRouter, and it can be run and priced as listed:
+
+- new: added to OpenRouter (its `created` time) at most `NEW_WITHIN` before the newest model
+  of the same listing. A model listed for longer was a choice the setup files already made
+  (or left out); proposing the whole catalogue on a first tick would register thousands of
+  partitions nobody asked for. The listing's newest model, not the clock, is the reference,
+  so a recorded snapshot behaves as it did on its day;
 
 - not an alias (`~author/...-latest` moves to other models), not one of OpenRouter's own
   routers (`openrouter/auto`, `openrouter/free`) and not a routing variant (`:free`,
@@ -28,7 +34,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import duckdb
 
@@ -47,6 +53,7 @@ COLUMNS = (
 _NOT_SLUG = re.compile(r"[^a-z0-9._-]+")
 SLUG_CHARS = 80
 ROUTER_AUTHOR = "openrouter"
+NEW_WITHIN = timedelta(days=14)
 """`openrouter/auto`, `openrouter/free`, ...: routers that pick another model per request."""
 
 
@@ -77,6 +84,8 @@ class ListedModel:
     variable_pricing: bool
     alias_target: str | None
     expiration_date: str | None
+    created_at: datetime | None = None
+    """When OpenRouter added it (UTC)."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +134,7 @@ def listed_models(conn: duckdb.DuckDBPyConnection, run_id: str) -> list[ListedMo
     rows = conn.execute(
         f"SELECT model_id, name, context_length, input_modalities, output_modalities, "
         f"prompt_usd_per_m IS NOT NULL AND completion_usd_per_m IS NOT NULL, "
-        f"variable_pricing, alias_target, expiration_date "
+        f"variable_pricing, alias_target, expiration_date, created_at "
         f"FROM {SOURCE} WHERE source_run_id = ? ORDER BY model_id",
         [run_id],
     ).fetchall()
@@ -154,6 +163,15 @@ def why_not_runnable(model: ListedModel, day: date) -> str | None:
                 return "expired"
         except ValueError:
             pass
+    return None
+
+
+def why_not_new(model: ListedModel, newest: datetime | None) -> str | None:
+    """Why the model is not new on OpenRouter (None when it is): see `NEW_WITHIN`."""
+    if model.created_at is None or newest is None:
+        return "no listing date"
+    if model.created_at < newest - NEW_WITHIN:
+        return f"on OpenRouter for more than {NEW_WITHIN.days} days"
     return None
 
 
@@ -250,6 +268,7 @@ def plan_proposals(
     cases = executable_cases(bank)
     proposals: list[Proposal] = []
     left_out: Counter[str] = Counter()
+    newest = max((m.created_at for m in models if m.created_at), default=None)
     for model in models:
         if model.model_id in covered:
             left_out["a declared setup calls it"] += 1
@@ -257,7 +276,7 @@ def plan_proposals(
         if model.model_id in before:
             left_out["proposed before"] += 1
             continue
-        reason = why_not_runnable(model, ingestion.day)
+        reason = why_not_runnable(model, ingestion.day) or why_not_new(model, newest)
         if reason:
             left_out[reason] += 1
             continue
