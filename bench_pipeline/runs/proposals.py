@@ -53,8 +53,9 @@ COLUMNS = (
 _NOT_SLUG = re.compile(r"[^a-z0-9._-]+")
 SLUG_CHARS = 80
 ROUTER_AUTHOR = "openrouter"
-NEW_WITHIN = timedelta(days=14)
 """`openrouter/auto`, `openrouter/free`, ...: routers that pick another model per request."""
+NEW_WITHIN = timedelta(days=14)
+"""How long after OpenRouter adds a model it still counts as new (see the module docstring)."""
 
 
 @dataclass(frozen=True)
