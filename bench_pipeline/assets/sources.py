@@ -151,7 +151,7 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
             f"{definition.title}: live tables {', '.join(definition.tables)}, replaced in one "
             f"transaction only when the run passes the sanity check. Freshness: WARN after "
             f"{_hours(policy.warn_window)} hours without a refresh, FAIL after "
-            f"{definition.freshness_hours}; the `fresh` check dates the last accepted run. "
+            f"{definition.freshness_hours} hours; the `fresh` check dates the last accepted run. "
             f"{definition.attribution}"
         ),
     )
