@@ -30,6 +30,7 @@ from bench_pipeline.runs.proposals import (
     NEW_WITHIN,
     Ingestion,
     ListedModel,
+    benchmarked_companies,
     proposed_setup,
     stored_proposals,
     why_not_new,
@@ -257,6 +258,8 @@ def test_a_proposed_partition_resolves_survives_the_task_bank_and_runs(
     with pytest.raises(ValueError, match="no setup"):
         work_items([key], load_bank(), load_setups())  # the files alone do not know it
 
+    with warehouse.connect() as conn:
+        before = benchmarked_companies(conn, load_setups())
     # Materialised (simulated calls), the partition's runs are stored and priced.
     result = dg.materialize(
         [model_runs],
@@ -270,6 +273,10 @@ def test_a_proposed_partition_resolves_survives_the_task_bank_and_runs(
     assert result.success
     runs = warehouse.query("SELECT setup_id, count(*), count(cost_usd) FROM model_runs GROUP BY 1")
     assert runs == [(qwen.setup_id, len(items), len(items))]
+    # Once it has runs, its company is benchmarked: no PM judge may come from it.
+    with warehouse.connect() as conn:
+        after = benchmarked_companies(conn, load_setups())
+    assert "Qwen" not in before and set(after) == {*before, "Qwen"}
 
 
 def test_bench_run_covers_the_declared_partitions_and_never_a_proposed_one(

@@ -26,6 +26,7 @@ from bench_pipeline.grading.store import (
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.reviews.store import ingest_review_files, simulated_reviews
+from bench_pipeline.runs.proposals import benchmarked_companies
 from bench_pipeline.runs.rates import rates_by_api_id
 from bench_pipeline.setups import load_setups
 from bench_pipeline.taskbank import load_bank
@@ -51,16 +52,19 @@ def grades(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, models: ModelCallsResource
 ) -> dg.MaterializeResult:
     bank = load_bank()
-    companies = sorted({s.model.company for s in load_setups().setups})
     now = datetime.now(UTC)
     chooser = models.providers()
     with warehouse.connection() as conn:
+        companies = benchmarked_companies(conn, load_setups())
         runs = runs_to_grade(conn, bank)
         if not runs:
             return dg.MaterializeResult(metadata={"runs graded": 0})
-        cycle_id = "c" + hashlib.sha256(
-            (now.isoformat() + "".join(r.run_id for r in runs)).encode()
-        ).hexdigest()[:16]
+        cycle_id = (
+            "c"
+            + hashlib.sha256(
+                (now.isoformat() + "".join(r.run_id for r in runs)).encode()
+            ).hexdigest()[:16]
+        )
         provider, pool = chooser.judges()
 
         async def cycle():

@@ -333,6 +333,14 @@ def with_proposals(conn: duckdb.DuckDBPyConnection, catalog: SetupCatalog) -> Se
     return catalog.with_proposed(p.setup for p in stored_proposals(conn))
 
 
+def benchmarked_companies(conn: duckdb.DuckDBPyConnection, catalog: SetupCatalog) -> list[str]:
+    """The companies whose models are benchmarked: every declared setup's, and a proposed
+    setup's once it has runs stored (a PM judge must come from none of them)."""
+    ran = {row[0] for row in conn.execute("SELECT DISTINCT setup_id FROM model_runs").fetchall()}
+    proposed = [p.setup for p in stored_proposals(conn) if p.setup_id in ran]
+    return sorted({s.model.company for s in [*catalog.setups, *proposed]})
+
+
 def mark_proposed(conn: duckdb.DuckDBPyConnection, catalog: SetupCatalog) -> None:
     """Set `setups.proposed` from the catalog (a proposal later declared becomes false)."""
     conn.execute(
