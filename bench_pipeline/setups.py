@@ -35,7 +35,12 @@ from pydantic import (
 )
 
 from bench_pipeline import settings
-from bench_pipeline.providers.base import ChatRequest, Message, without_reserved_keys
+from bench_pipeline.providers.base import (
+    ChatRequest,
+    EndpointUrl,
+    Message,
+    without_reserved_keys,
+)
 from bench_pipeline.taskbank.errors import rule_error, validation_problems
 from bench_pipeline.taskbank.models import Slug, Text, content_hash
 
@@ -76,18 +81,11 @@ class ModelRecord(_Record):
     """Date of the price snapshot the record is costed against; None only for local models."""
     local: StrictBool = False
     """Run on our own hardware: costs exactly 0."""
-    base_url: str | None = None
+    base_url: EndpointUrl | None = None
     """OpenAI-compatible endpoint; None means OpenRouter. Required for local models."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Further request body parameters (`top_p`, OpenRouter `provider` routing, ...)."""
     notes: str = ""
-
-    @field_validator("base_url")
-    @classmethod
-    def _http(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value
 
     @field_validator("extra")
     @classmethod

@@ -23,7 +23,14 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from bench_pipeline.grading.decision import (
     DEFAULT_ATTEMPTS,
@@ -37,7 +44,13 @@ from bench_pipeline.grading.decision import (
     quoted_output,
 )
 from bench_pipeline.grading.outcomes import Outcome
-from bench_pipeline.providers.base import ChatRequest, ChatResponse, Provider, Usage
+from bench_pipeline.providers.base import (
+    ChatRequest,
+    ChatResponse,
+    EndpointUrl,
+    Provider,
+    Usage,
+)
 from bench_pipeline.providers.simulated import SIMULATED_MARKER
 from bench_pipeline.taskbank.models import MAIN_INPUT, Case, Suite
 
@@ -59,6 +72,16 @@ class JudgeModel(BaseModel):
     """0 by default so reruns agree; None for APIs that take no temperature."""
     max_tokens: int | None = Field(default=None, gt=0)
     reasoning_effort: str | None = None
+    base_url: EndpointUrl | None = None
+    """Where it is served; None means OpenRouter."""
+    local: bool = False
+    """Served on our own hardware: never sent the OpenRouter key (needs `base_url`)."""
+
+    @model_validator(mode="after")
+    def _local_needs_a_server(self) -> JudgeModel:
+        if self.local and self.base_url is None:
+            raise ValueError("a local judge needs the base URL of its server (base_url)")
+        return self
 
 
 SIMULATED_JUDGE_POOL: tuple[JudgeModel, ...] = (

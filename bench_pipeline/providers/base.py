@@ -13,9 +13,9 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 
@@ -32,6 +32,16 @@ RESERVED_BODY_KEYS = frozenset(
 )
 """Body keys set by `ChatRequest`'s own fields or by the provider; `extra` may not repeat them
 (one request must have one hash and one body)."""
+
+
+def _http_url(value: str) -> str:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return value
+
+
+EndpointUrl = Annotated[str, AfterValidator(_http_url)]
+"""The base URL of an OpenAI-compatible API (OpenRouter's, or a llama.cpp/vLLM server's)."""
 
 
 def without_reserved_keys(extra: dict[str, Any], owner: str) -> dict[str, Any]:

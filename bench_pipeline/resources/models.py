@@ -22,6 +22,7 @@ from bench_pipeline.providers import (
 )
 from bench_pipeline.providers.openai_compatible import DEFAULT_TIMEOUT
 from bench_pipeline.providers.pool import ClientPool
+from bench_pipeline.providers.routing import ModelRouter
 from bench_pipeline.runs.plan import WorkItem
 
 MODEL_MODES = ("simulated", "live", "recorded")
@@ -75,13 +76,17 @@ class ProviderChooser:
 
     def judges(self) -> tuple[Provider, tuple[JudgeModel, ...]]:
         """The provider that answers judge requests, and the judge pool: the simulated judges
-        offline, else `setups/judges.toml` through OpenRouter (behind the cache)."""
+        offline, else `setups/judges.toml`, each judge at its own endpoint (OpenRouter unless
+        its record names a `base_url`), behind the cache."""
         if self.mode == "simulated":
             return SimulatedJudgeProvider(), SIMULATED_JUDGE_POOL
         pool = load_judges()
         if self.mode == "recorded":
             return self._recorded, pool
-        return self._live_provider(DEFAULT_BASE_URL, local=False), pool
+        routes = {
+            j.api_id: self._live_provider(j.base_url or DEFAULT_BASE_URL, j.local) for j in pool
+        }
+        return ModelRouter(routes), pool
 
     def _live_provider(self, base_url: str, local: bool) -> Provider:
         if base_url not in self._live:
