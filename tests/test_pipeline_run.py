@@ -111,6 +111,27 @@ def test_every_source_run_is_recorded_and_accepted(home: Path) -> None:
     assert all(len(r[2]) == 64 for r in rows)
 
 
+def test_every_asset_reports_its_row_counts_and_seconds(home: Path) -> None:
+    """Observability: each asset's last materialisation says how many rows (pages, for the
+    site) and how long it took."""
+    import dagster as dg
+
+    from bench_pipeline.definitions import build_definitions
+
+    graph = build_definitions().resolve_asset_graph()
+    with dg.DagsterInstance.from_config(str(home / "build" / "dagster")) as instance:
+        found = {}
+        for key in graph.get_all_asset_keys():
+            event = instance.get_latest_materialization_event(key)
+            found[key.to_user_string()] = event and set(event.asset_materialization.metadata)
+    assert len(found) > 30
+    for asset, metadata in found.items():
+        assert metadata is not None, f"{asset} was never materialised"
+        assert "seconds" in metadata, f"{asset}: no seconds in {metadata}"
+        counts = [m for m in metadata if m.endswith("rows") or m.startswith("rows") or m == "pages"]
+        assert counts, f"{asset}: no row count in {sorted(metadata)}"
+
+
 def test_second_run_is_idempotent(home: Path) -> None:
     result = bench_run(home)
     assert result.returncode == 0, result.stderr

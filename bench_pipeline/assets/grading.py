@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from bench_pipeline import settings
-from bench_pipeline.assets.metadata import table_metadata
+from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.assets.runs import MODEL_RUNS_KEY
 from bench_pipeline.grading.calibration import RELEASE_AGREEMENT
 from bench_pipeline.grading.cycle import grade_runs
@@ -48,6 +48,7 @@ REVIEWS_KEY = dg.AssetKey(["grading", "reviews"])
         "prototypes, and sentinels mixed in. Grades are only ever added, never changed."
     ),
 )
+@timed
 def grades(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, models: ModelCallsResource
 ) -> dg.MaterializeResult:
@@ -109,6 +110,7 @@ def grades(
         "looks, and judge-person calibration for the release gate."
     ),
 )
+@timed
 def reviews(warehouse: WarehouseResource) -> dg.MaterializeResult:
     now = datetime.now(UTC)
     bank = load_bank()

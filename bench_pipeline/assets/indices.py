@@ -8,7 +8,7 @@ import dagster as dg
 import polars as pl
 
 from bench_pipeline import settings
-from bench_pipeline.assets.metadata import table_metadata
+from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.assets.registry import REGISTRY_KEY
 from bench_pipeline.index_store import compute, store
 from bench_pipeline.ingest.catalog import evaluations
@@ -36,6 +36,7 @@ ARENA_KEY = dg.AssetKey(["arena", "arena_elo"])
         "computation is recorded with the source runs it read, since the index is relative."
     ),
 )
+@timed
 def known_good_indices(warehouse: WarehouseResource) -> dg.MaterializeResult:
     directions = {spec.id: spec.direction for spec in evaluations()}
     with warehouse.connection() as conn:
@@ -66,6 +67,7 @@ def known_good_indices(warehouse: WarehouseResource) -> dg.MaterializeResult:
         "output speed and time to first token across hosts; openness from weights and licence."
     ),
 )
+@timed
 def market_data(warehouse: WarehouseResource) -> dg.MaterializeResult:
     licences = load_licence_table(settings.sources_dir() / "licences.toml")
     with warehouse.connection() as conn:
@@ -85,6 +87,7 @@ def market_data(warehouse: WarehouseResource) -> dg.MaterializeResult:
         "counts, per registry model. Shown in their own section; never part of any index."
     ),
 )
+@timed
 def arena_elo(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
         ratings = fetch_frame(conn, ARENA_SQL)

@@ -1,6 +1,12 @@
-"""Materialisation metadata every table-writing asset reports: row count and a preview."""
+"""Materialisation metadata every asset reports: its row counts (and a preview of each table
+it writes) and, through `timed`, how long it took."""
 
 from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any
 
 import dagster as dg
 import duckdb
@@ -31,3 +37,28 @@ def table_metadata(conn: duckdb.DuckDBPyConnection, table: str, preview_rows: in
         if preview.height
         else dg.MetadataValue.text("(empty)"),
     }
+
+
+def timed(compute: Callable[..., Any]) -> Callable[..., Any]:
+    """`compute`, adding `seconds` (its wall time) to the metadata of the `MaterializeResult`
+    or `Output` it returns. Put it under `@dg.asset`: the wrapper keeps the signature Dagster
+    reads resources and inputs from."""
+
+    @functools.wraps(compute)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        result = compute(*args, **kwargs)
+        seconds = {"seconds": dg.MetadataValue.float(round(time.perf_counter() - started, 3))}
+        if isinstance(result, dg.MaterializeResult):
+            return result._replace(metadata={**(result.metadata or {}), **seconds})
+        if isinstance(result, dg.Output):
+            return dg.Output(
+                result.value,
+                output_name=result.output_name,
+                metadata={**result.metadata, **seconds},
+                data_version=result.data_version,
+                tags=result.tags,
+            )
+        return result
+
+    return wrapper

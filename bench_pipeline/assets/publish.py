@@ -1,11 +1,10 @@
 """Publication for analysts: a read-only copy of the warehouse, replaced atomically."""
 
-import time
-
 import dagster as dg
 
 from bench_pipeline import settings
 from bench_pipeline.assets.indices import ARENA_KEY, INDEX_KEY, MARKET_KEY
+from bench_pipeline.assets.metadata import timed
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.warehouse import publish_read_only_copy
 
@@ -22,14 +21,23 @@ from bench_pipeline.warehouse import publish_read_only_copy
         "pipeline's own file stays free for its single writer."
     ),
 )
+@timed
 def analyst_copy(warehouse: WarehouseResource) -> dg.MaterializeResult:
-    started = time.perf_counter()
     with warehouse.connection() as conn:
         target = publish_read_only_copy(conn, settings.analyst_copy_path())
+        tables = conn.execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() "
+            "WHERE database_name = current_database()"
+        ).fetchall()
+        rows = sum(
+            conn.execute(f'SELECT count(*) FROM "{schema}"."{name}"').fetchall()[0][0]
+            for schema, name in tables
+        )
     return dg.MaterializeResult(
         metadata={
             "path": dg.MetadataValue.path(str(target)),
             "bytes": target.stat().st_size,
-            "seconds": round(time.perf_counter() - started, 3),
+            "tables": len(tables),
+            "rows": rows,
         }
     )

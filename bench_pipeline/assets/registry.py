@@ -3,7 +3,7 @@
 import dagster as dg
 
 from bench_pipeline import settings
-from bench_pipeline.assets.metadata import table_metadata
+from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.assets.sources import live_key
 from bench_pipeline.ingest.catalog import evaluations, source_definitions
 from bench_pipeline.registry.candidates import all_candidates
@@ -27,6 +27,7 @@ REGISTRY_TABLES = ("models", "model_aliases", "unmatched_models", "evaluation_sc
         "Also the best published score per model and evaluation, with the row it came from."
     ),
 )
+@timed
 def model_registry(warehouse: WarehouseResource) -> dg.MaterializeResult:
     aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
     with warehouse.connection() as conn:

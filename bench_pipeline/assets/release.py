@@ -10,6 +10,7 @@ import dagster as dg
 
 from bench_pipeline import settings
 from bench_pipeline.assets.indices import ARENA_KEY, INDEX_KEY, MARKET_KEY
+from bench_pipeline.assets.metadata import timed
 from bench_pipeline.assets.scores import SCORE_KEYS
 from bench_pipeline.release.build import build_release, read_latest
 from bench_pipeline.release.diff import load_manifest
@@ -53,6 +54,7 @@ def publish_downloads(release_dir: Path, directory: Path) -> list[str]:
         "release's CSV/JSON to `build/site/data/`."
     ),
 )
+@timed
 def release_dataset(warehouse: WarehouseResource) -> dg.MaterializeResult:
     root = settings.releases_dir()
     with warehouse.connection() as conn:

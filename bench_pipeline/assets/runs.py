@@ -12,7 +12,7 @@ import time
 import dagster as dg
 
 from bench_pipeline import settings
-from bench_pipeline.assets.metadata import table_metadata
+from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.assets.sources import live_key
 from bench_pipeline.costing import format_usd
 from bench_pipeline.resources.models import ModelCallsResource
@@ -83,6 +83,7 @@ def current_partitions() -> list[str]:
         "PM/Navigator case version. Private cases' text is never stored."
     ),
 )
+@timed
 def task_bank(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     bank = load_bank()
     with warehouse.connection() as conn:
@@ -108,6 +109,7 @@ def task_bank(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
         "day, kept for good) plus setups/pricing.toml, which wins on the same day."
     ),
 )
+@timed
 def model_rates(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
         rows = refresh_model_rates(conn)
@@ -129,6 +131,7 @@ def model_rates(warehouse: WarehouseResource) -> dg.MaterializeResult:
         "never run again and a cached response is never paid for twice."
     ),
 )
+@timed
 def model_runs(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, models: ModelCallsResource
 ) -> dg.MaterializeResult:
@@ -207,6 +210,7 @@ def model_runs(
         "reason. Files are never moved; a file already seen is not read again."
     ),
 )
+@timed
 def submitted_runs(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
         report = ingest_inbox(

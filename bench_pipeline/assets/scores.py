@@ -13,7 +13,7 @@ import duckdb
 import polars as pl
 
 from bench_pipeline.assets.grading import REVIEWS_KEY
-from bench_pipeline.assets.metadata import table_metadata
+from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.assets.runs import SUBMITTED_KEY
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.scores.load import navigator_frames, pm_frames, store_frames, usecase_frames
@@ -32,6 +32,7 @@ def _board(key: str, deps: list[dg.AssetKey], frames: Frames, description: str):
         owners=["team:scores"],
         description=description,
     )
+    @timed
     def _asset(warehouse: WarehouseResource) -> dg.MaterializeResult:
         with warehouse.connection() as conn:
             tables = frames(conn, datetime.now(UTC))

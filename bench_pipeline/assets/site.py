@@ -1,10 +1,9 @@
 """The static site, rendered from the latest dataset release into `build/site/`."""
 
-import time
-
 import dagster as dg
 
 from bench_pipeline import settings
+from bench_pipeline.assets.metadata import timed
 from bench_pipeline.site import build_site, latest_release
 
 SITE_KEY = dg.AssetKey(["site", "static_site"])
@@ -24,8 +23,8 @@ RELEASE_KEY = dg.AssetKey(["release", "dataset"])
         "nothing else. `build/site/data/` is left to the release asset. `bench serve` shows it."
     ),
 )
+@timed
 def static_site() -> dg.MaterializeResult:
-    started = time.perf_counter()
     releases = settings.releases_dir()
     out = settings.downloads_dir().parent
     result = build_site(latest_release(releases), out, releases)
@@ -34,6 +33,5 @@ def static_site() -> dg.MaterializeResult:
             "release_id": result.release_id,
             "pages": len(result.pages),
             "path": dg.MetadataValue.path(str(out / "index.html")),
-            "seconds": round(time.perf_counter() - started, 3),
         }
     )

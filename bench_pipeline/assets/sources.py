@@ -14,7 +14,7 @@ import polars as pl
 from dagster._utils.schedules import cron_string_iterator
 
 from bench_pipeline import settings
-from bench_pipeline.assets.metadata import table_metadata
+from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.catalog import SourceDefinition
 from bench_pipeline.ingest.sources import PARSERS
@@ -99,6 +99,7 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
         required_resource_keys={client_key(name), "warehouse"},
         description=f"{definition.title}: the payload as received, stored by SHA-256.",
     )
+    @timed
     def raw(context: dg.AssetExecutionContext) -> dg.Output[engine.SourceRun]:
         client = getattr(context.resources, client_key(name))
         with context.resources.warehouse.connection() as conn:
@@ -118,6 +119,7 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
         required_resource_keys={"warehouse"},
         description=f"{definition.title}: records parsed from the payload, values as sent.",
     )
+    @timed
     def staging(context: dg.AssetExecutionContext, run: engine.SourceRun) -> dg.Output:
         with context.resources.warehouse.connection() as conn:
             staged = engine.stage(conn, run, definition, PARSERS[name])
@@ -133,6 +135,7 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
         required_resource_keys={"warehouse"},
         description=f"{definition.title}: records checked one by one; failures quarantined.",
     )
+    @timed
     def validated(context: dg.AssetExecutionContext, run: engine.SourceRun) -> dg.Output:
         with context.resources.warehouse.connection() as conn:
             checked = engine.validate(conn, run, definition)
@@ -155,6 +158,7 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
             f"{definition.attribution}"
         ),
     )
+    @timed
     def live(context: dg.AssetExecutionContext, run: engine.SourceRun) -> dg.MaterializeResult:
         with context.resources.warehouse.connection() as conn:
             published = engine.publish(conn, run, definition)
