@@ -1,11 +1,11 @@
 """A sensor that notices models new on OpenRouter and proposes a drop for each.
 
-After each new accepted OpenRouter ingestion it proposes a setup for every listed model no
-declared setup calls yet (`bench_pipeline.runs.proposals`), stores the proposals in
-`setup_proposals`, adds their model-run partitions, and asks for the two free assets that make
-them runnable: `runs/task_bank` (the proposed setups into `setups`, marked proposed) and
-`runs/model_rates` (the ingestion's rates). It never asks for `runs/model_runs`: paid calls
-start only when an operator launches the proposed partitions.
+After each new accepted OpenRouter ingestion it proposes a setup for every listed model that
+is new on OpenRouter and no declared setup calls yet (`bench_pipeline.runs.proposals`),
+stores the proposals in `setup_proposals`, adds their model-run partitions, and asks for the
+two free assets that make them runnable: `runs/task_bank` (the proposed setups into `setups`,
+marked proposed) and `runs/model_rates` (the ingestion's rates). It never asks for
+`runs/model_runs`: paid calls start only when an operator launches the proposed partitions.
 
 The cursor is the source run id of the last ingestion handled, so a restart neither repeats
 nor misses one. A tick cut short after storing its proposals finds them stored and asks for
@@ -44,8 +44,9 @@ def known_companies(catalog: SetupCatalog) -> dict[str, str]:
     minimum_interval_seconds=300,
     default_status=dg.DefaultSensorStatus.STOPPED,
     description=(
-        "After each new accepted OpenRouter ingestion, proposes a drop for every listed model "
-        "no setup in setups/ calls yet: its exact API id in the default harness, priced from "
+        "After each new accepted OpenRouter ingestion, proposes a drop for every model new on "
+        "OpenRouter (added within 14 days of the listing's newest) that no setup in setups/ "
+        "calls yet: its exact API id in the default harness, priced from "
         "that ingestion's rates. Records it in `setup_proposals`, adds its runs/model_runs "
         "partitions and refreshes runs/task_bank and runs/model_rates (no model calls). It "
         "never starts paid model runs: to run a proposed drop, select its partitions (keys "
