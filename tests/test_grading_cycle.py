@@ -14,6 +14,7 @@ from pipeline_steps import simulated_runs
 from bench_pipeline.grading.cycle import grade_runs
 from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, SimulatedJudgeProvider
 from bench_pipeline.grading.store import (
+    GradingConflict,
     calibration_pairs,
     runs_to_grade,
     store_calibration,
@@ -50,8 +51,14 @@ def _cycle(conn, provider, cycle_id: str, tmp_path: Path):
     companies = sorted({s.model.company for s in load_setups().setups})
     result = asyncio.run(
         grade_runs(
-            runs, provider, SIMULATED_JUDGE_POOL, companies, cycle_id,
-            rates={}, now=NOW, screenshots=tmp_path / "shots",
+            runs,
+            provider,
+            SIMULATED_JUDGE_POOL,
+            companies,
+            cycle_id,
+            rates={},
+            now=NOW,
+            screenshots=tmp_path / "shots",
         )
     )
     store_cycle(conn, cycle_id, result, NOW)
@@ -91,6 +98,33 @@ def test_every_run_is_graded_once_by_the_graders_its_task_names(database, tmp_pa
     assert navigator_judged == (2, 2)  # two judges on every judged Navigator criterion
     assert before == after
     assert result.flags == []  # the offline judge grades every sentinel as expected
+
+
+def test_two_cycles_over_the_same_runs_store_one_and_refuse_the_other(database, tmp_path):
+    """Cycles run without holding the warehouse: the one that stores second is refused whole."""
+    bank = load_bank()
+    companies = sorted({s.model.company for s in load_setups().setups})
+    with connect(database) as conn:
+        runs = runs_to_grade(conn, bank)
+
+    def cycle(cycle_id: str):
+        return asyncio.run(
+            grade_runs(
+                runs, SimulatedJudgeProvider(), SIMULATED_JUDGE_POOL, companies, cycle_id,
+                rates={}, now=NOW, screenshots=tmp_path / cycle_id,
+            )
+        )  # fmt: skip
+
+    results = [cycle("c-first"), cycle("c-second")]
+    with connect(database) as conn:
+        store_cycle(conn, "c-first", results[0], NOW)
+        before = conn.execute("SELECT count(*), sum(hash(grade_id)) FROM grades").fetchall()
+        with pytest.raises(GradingConflict, match=f"cycle c-second not stored: {len(runs)} of"):
+            store_cycle(conn, "c-second", results[1], NOW)
+        after = conn.execute("SELECT count(*), sum(hash(grade_id)) FROM grades").fetchall()
+        cycles = conn.execute("SELECT cycle_id FROM grading_cycles").fetchall()
+    assert before == after and before[0][0] > 0
+    assert cycles == [("c-first",)]
 
 
 def test_a_lenient_judge_is_caught_by_sentinels_and_its_grades_held(database, tmp_path):

@@ -58,28 +58,28 @@ def grades(
     with warehouse.connection() as conn:
         companies = benchmarked_companies(conn, load_setups())
         runs = runs_to_grade(conn, bank)
-        if not runs:
-            return dg.MaterializeResult(metadata={"runs graded": 0})
-        cycle_id = (
-            "c"
-            + hashlib.sha256(
-                (now.isoformat() + "".join(r.run_id for r in runs)).encode()
-            ).hexdigest()[:16]
-        )
-        provider, pool = chooser.judges()
+        rates = rates_by_api_id(conn)
+    if not runs:
+        return dg.MaterializeResult(metadata={"runs graded": 0})
+    digest = hashlib.sha256((now.isoformat() + "".join(r.run_id for r in runs)).encode())
+    cycle_id = "c" + digest.hexdigest()[:16]
+    provider, pool = chooser.judges()
 
-        async def cycle():
-            try:
-                return await grade_runs(
-                    runs, provider, pool, companies, cycle_id,
-                    rates=rates_by_api_id(conn), now=now,
-                    screenshots=settings.bench_home() / "build" / "screenshots",
-                    concurrency=models.concurrency,
-                )  # fmt: skip
-            finally:
-                await chooser.aclose()
+    async def cycle():
+        try:
+            return await grade_runs(
+                runs, provider, pool, companies, cycle_id,
+                rates=rates, now=now,
+                screenshots=settings.bench_home() / "build" / "screenshots",
+                concurrency=models.concurrency,
+            )  # fmt: skip
+        finally:
+            await chooser.aclose()
 
-        result = asyncio.run(cycle())
+    # The warehouse is not held while judges answer (other writers, such as model runs on
+    # another worker, carry on); a cycle that ran alongside this one is caught at store time.
+    result = asyncio.run(cycle())
+    with warehouse.connection() as conn:
         store_cycle(conn, cycle_id, result, now)
         metadata = table_metadata(conn, "grades")
     flagged = sorted({f["judge"] for f in result.flags})

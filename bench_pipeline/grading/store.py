@@ -20,6 +20,10 @@ MIN_CALIBRATION_PAIRS = 10
 """Fewer judge–person pairs than this cannot pass the release gate."""
 
 
+class GradingConflict(RuntimeError):
+    """Two grading cycles graded the same runs at once: the later one is not stored."""
+
+
 def runs_to_grade(conn: duckdb.DuckDBPyConnection, bank: TaskBank) -> list[RunToGrade]:
     """Stored runs without any grade yet, of case versions still in the bank, blinded."""
     rows = conn.execute(
@@ -46,11 +50,26 @@ def runs_to_grade(conn: duckdb.DuckDBPyConnection, bank: TaskBank) -> list[RunTo
 def store_cycle(
     conn: duckdb.DuckDBPyConnection, cycle_id: str, result: CycleResult, now: datetime
 ) -> None:
-    """Insert a finished cycle: its grades, sentinel flags, browser reports, second looks."""
+    """Insert a finished cycle: its grades, sentinel flags, browser reports, second looks.
+
+    Raises:
+        GradingConflict: Another cycle stored grades for some of these runs while this one
+            was grading (nothing of this cycle is stored; its judge answers are in the
+            response cache, so grading again costs nothing).
+    """
     stamp = now.replace(tzinfo=None)
     real = {row["run_id"] for row in result.grades if not row["sentinel"]}
     sentinels = {row["run_id"] for row in result.grades if row["sentinel"]}
     with transaction(conn):
+        (taken,) = conn.execute(
+            "SELECT count(DISTINCT run_id) FROM grades WHERE list_contains(?::VARCHAR[], run_id)",
+            [sorted(real)],
+        ).fetchall()[0]
+        if taken:
+            raise GradingConflict(
+                f"cycle {cycle_id} not stored: {taken} of its {len(real)} runs were graded by "
+                "another cycle meanwhile (a run is graded once); run grading again"
+            )
         insert_rows(
             conn, "grading_cycles",
             ("cycle_id", "started_at", "runs", "sentinels", "judges", "simulated"),
@@ -134,9 +153,13 @@ def calibration_pairs(conn: duckdb.DuckDBPyConnection, bank: TaskBank) -> list[P
         core = next((c.core for c in bank.suite("pm") if c.id == case_id), True)
         pairs.append(
             PairedGrade(
-                item_id=run_id, criterion_id="blind_score", judge_api_id=judge,
-                judge_family=family or judge, tier="core" if core else "extra",
-                judge=_band(int(judge_score)), person=_band(int(person_score)),
+                item_id=run_id,
+                criterion_id="blind_score",
+                judge_api_id=judge,
+                judge_family=family or judge,
+                tier="core" if core else "extra",
+                judge=_band(int(judge_score)),
+                person=_band(int(person_score)),
             )
         )
     return pairs
