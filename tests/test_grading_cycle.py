@@ -45,22 +45,19 @@ class PassesEverything(SimulatedJudgeProvider):
         return response.model_copy(update={"content": json.dumps(answer)})
 
 
-def _cycle(conn, provider, cycle_id: str, tmp_path: Path):
-    bank = load_bank()
-    runs = runs_to_grade(conn, bank)
+def _grade(runs, provider, cycle_id: str, tmp_path: Path):
     companies = sorted({s.model.company for s in load_setups().setups})
-    result = asyncio.run(
+    return asyncio.run(
         grade_runs(
-            runs,
-            provider,
-            SIMULATED_JUDGE_POOL,
-            companies,
-            cycle_id,
-            rates={},
-            now=NOW,
-            screenshots=tmp_path / "shots",
+            runs, provider, SIMULATED_JUDGE_POOL, companies, cycle_id,
+            rates={}, now=NOW, screenshots=tmp_path / "shots",
         )
-    )
+    )  # fmt: skip
+
+
+def _cycle(conn, provider, cycle_id: str, tmp_path: Path):
+    runs = runs_to_grade(conn, load_bank())
+    result = _grade(runs, provider, cycle_id, tmp_path)
     store_cycle(conn, cycle_id, result, NOW)
     return runs, result
 
@@ -102,20 +99,10 @@ def test_every_run_is_graded_once_by_the_graders_its_task_names(database, tmp_pa
 
 def test_two_cycles_over_the_same_runs_store_one_and_refuse_the_other(database, tmp_path):
     """Cycles run without holding the warehouse: the one that stores second is refused whole."""
-    bank = load_bank()
-    companies = sorted({s.model.company for s in load_setups().setups})
     with connect(database) as conn:
-        runs = runs_to_grade(conn, bank)
-
-    def cycle(cycle_id: str):
-        return asyncio.run(
-            grade_runs(
-                runs, SimulatedJudgeProvider(), SIMULATED_JUDGE_POOL, companies, cycle_id,
-                rates={}, now=NOW, screenshots=tmp_path / cycle_id,
-            )
-        )  # fmt: skip
-
-    results = [cycle("c-first"), cycle("c-second")]
+        runs = runs_to_grade(conn, load_bank())
+    provider = SimulatedJudgeProvider()
+    results = [_grade(runs, provider, cycle_id, tmp_path) for cycle_id in ("c-first", "c-second")]
     with connect(database) as conn:
         store_cycle(conn, "c-first", results[0], NOW)
         before = conn.execute("SELECT count(*), sum(hash(grade_id)) FROM grades").fetchall()
