@@ -25,12 +25,13 @@ browser:
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; }
 
 # The scale-out tests (tests/test_scale_out.py) start their own throwaway PostgreSQL and Redis
-# servers from Debian's binaries. Install the packages when missing, without starting the
+# servers from Debian's binaries; the key-leak test makes a throwaway CA with openssl. Install the packages when missing, without starting the
 # services they ship: a policy-rc.d that refuses every start is in place during the install.
 services:
 	@missing=""; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
 	[ -z "$$missing" ] || { \
 	  echo "Installing Debian's$$missing for the scale-out tests"; \
 	  guard=""; \
