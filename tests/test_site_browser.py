@@ -22,22 +22,14 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from bench_pipeline import settings
+from bench_pipeline.grading.browser import QUIET_ARGS
 from bench_pipeline.site import SiteResult, build_site
 from bench_pipeline.site.synthetic import HOSTILE_NAME, copy_downloads, write_synthetic_release
 
 pytestmark = pytest.mark.integration
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+ARGS = ["--headless", *QUIET_ARGS]  # no dead proxy: the site is served on loopback
 ARTIFACTS = settings.REPO_ROOT / "build" / "test-artifacts"
 
 

@@ -87,7 +87,7 @@ secure context, so storage and other secure-only APIs a prototype may use work."
 VIEWPORT = {"width": 1280, "height": 800}
 DEAD_PROXY = "http://127.0.0.1:9"
 """Port 9 (discard): nothing listens, so a request that slipped past routing goes nowhere."""
-LAUNCH_ARGS = (
+QUIET_ARGS = (
     "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
@@ -96,6 +96,10 @@ LAUNCH_ARGS = (
     "--disable-component-update",
     "--disable-sync",
     "--disable-domain-reliability",
+)
+"""Chromium as a headless worker here: no sandbox (root in a VM), no GPU, no calls home."""
+LAUNCH_ARGS = (
+    *QUIET_ARGS,
     f"--proxy-server={DEAD_PROXY}",
     "--proxy-bypass-list=<-loopback>",  # loopback through the dead proxy too
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
