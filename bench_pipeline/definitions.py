@@ -6,7 +6,6 @@ import os
 
 import dagster as dg
 
-from bench_pipeline import settings
 from bench_pipeline.assets.grading import GRADING_ASSETS, GRADING_CHECKS, REVIEWS_KEY
 from bench_pipeline.assets.indices import arena_elo, index_checks, known_good_indices, market_data
 from bench_pipeline.assets.publish import analyst_copy
@@ -20,6 +19,7 @@ from bench_pipeline.assets.runs import MODEL_RUNS_KEY, RUN_ASSETS, SUBMITTED_KEY
 from bench_pipeline.assets.scores import SCORE_ASSETS
 from bench_pipeline.assets.site import static_site
 from bench_pipeline.assets.sources import client_key, live_table_checks, source_assets
+from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.sources import LiveHttpClient, RecordedSnapshotClient, SourceClient

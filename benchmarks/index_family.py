@@ -120,7 +120,7 @@ def run_baseline(frame: pl.DataFrame) -> tuple[dict[str, float], dict[str, int]]
 
 def run_family(frame: pl.DataFrame) -> tuple[dict[str, float], dict[str, int]]:
     """`normalise` → `known_good_index` + `capability_indices`, each stage timed."""
-    from bench_pipeline.indices import capability_indices, known_good_index, normalise
+    from bench_pipeline.indices.rules import capability_indices, known_good_index, normalise
 
     stages: dict[str, float] = {}
     start = time.perf_counter()
@@ -161,7 +161,7 @@ def _check(variant: str, outputs: dict[str, int], rows: int, models: int) -> Non
 
 def measure(variant: str, models: int, seed: int, repeat: int, profile: bool) -> Measurement:
     """Child process: build the population, then run `variant` `repeat` times."""
-    import bench_pipeline.indices  # noqa: F401  (imports are not part of the measurement)
+    import bench_pipeline.indices.rules  # noqa: F401  (imports are not part of the measurement)
 
     frame = synthetic_scores(models, seed)
     input_mb = _peak_rss_mb()

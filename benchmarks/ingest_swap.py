@@ -258,8 +258,8 @@ def run_baseline(payload: Path, workdir: Path, expected_rows: int) -> Measuremen
 
 def setup_full(workdir: Path, rows: int) -> None:
     """A migrated warehouse whose live table holds a previous accepted run of `rows` rows."""
-    from bench_pipeline.settings import migrations_dir
-    from bench_pipeline.warehouse import connect, migrate
+    from bench_pipeline.core.settings import migrations_dir
+    from bench_pipeline.core.warehouse import connect, migrate
 
     with connect(workdir / "warehouse.duckdb") as conn:
         migrate(conn, migrations_dir())
@@ -282,10 +282,10 @@ def run_full(
     payload: Path, workdir: Path, rows: int, bad: int, parser: str, profile: bool
 ) -> Measurement:
     """Child process: fetch_and_store → stage → validate → publish, timed end to end."""
+    from bench_pipeline.core.settings import migrations_dir
+    from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.ingest import engine
     from bench_pipeline.ingest.payload import RawFile
-    from bench_pipeline.settings import migrations_dir
-    from bench_pipeline.warehouse import connect, migrate
 
     import_mb = _peak_rss_mb()
     database = workdir / "warehouse.duckdb"

@@ -35,8 +35,8 @@ from itertools import combinations
 
 import numpy as np
 
+from bench_pipeline.core.stats import paired_comparisons, sign_flip_pvalue
 from bench_pipeline.scores.navigator import CATEGORY_WEIGHTS, paired_results, task_weights
-from bench_pipeline.stats import paired_comparisons, sign_flip_pvalue
 
 SEED = 20_260_601
 MODELS = 100

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench_pipeline.site import build_site
-from bench_pipeline.site.synthetic import copy_downloads, write_synthetic_release
+from tests.synthetic import copy_downloads, write_synthetic_release
 
 GOAL_SECONDS = 10.0
 

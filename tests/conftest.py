@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
+from bench_pipeline.core.warehouse import connect, migrate, table_checksum
 from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.ingest.sources import PARSERS
 from bench_pipeline.resources.sources import RecordedSnapshotClient
-from bench_pipeline.warehouse import connect, migrate, table_checksum
 
 REPO_SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
 

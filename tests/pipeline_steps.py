@@ -2,19 +2,19 @@
 
 from pathlib import Path
 
-from bench_pipeline import settings
-from bench_pipeline.index_store import compute, store
+from bench_pipeline.core import settings
+from bench_pipeline.core.warehouse import connect, migrate
+from bench_pipeline.indices.market import refresh_market
+from bench_pipeline.indices.openness import load_licence_table
+from bench_pipeline.indices.store import compute, store
 from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.catalog import evaluations, source_definitions
 from bench_pipeline.ingest.sources import PARSERS
-from bench_pipeline.market import refresh_market
-from bench_pipeline.openness import load_licence_table
 from bench_pipeline.registry.candidates import all_candidates
 from bench_pipeline.registry.matching import AliasFile, build_registry
 from bench_pipeline.registry.store import write_registry
 from bench_pipeline.release.prices import record_price_history
 from bench_pipeline.resources.sources import RecordedSnapshotClient
-from bench_pipeline.warehouse import connect, migrate
 
 
 def ingest_everything(database: Path, raw_root: Path, snapshots: Path | None = None) -> None:
@@ -69,8 +69,8 @@ def simulated_runs(database: Path, suites: tuple[str, ...] = ("pm", "navigator")
     from bench_pipeline.runs.execute import execute_batch
     from bench_pipeline.runs.plan import parse_partition_key, planned_partitions, work_items
     from bench_pipeline.runs.store import store_bank_and_setups, store_runs
-    from bench_pipeline.setups import load_setups
     from bench_pipeline.taskbank import load_bank
+    from bench_pipeline.taskbank.setups import load_setups
 
     bank, catalog = load_bank(), load_setups()
     keys = [k for k in planned_partitions(bank, catalog) if parse_partition_key(k).suite in suites]

@@ -3,8 +3,8 @@ kill it midway). Environment: BENCH_HOME, BENCH_SETUPS, BENCH_MODEL_MODE, ..."""
 
 import sys
 
-from bench_pipeline.cli import declared_run_tags
-from bench_pipeline.instance import prepare_dagster_home
+from bench_pipeline.cli.instance import prepare_dagster_home
+from bench_pipeline.cli.main import declared_run_tags
 
 
 def main() -> int:

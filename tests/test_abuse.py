@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from pipeline_steps import simulated_runs
 from test_submissions import for_bank, valid
 
-from bench_pipeline import settings as bench_settings
-from bench_pipeline.reviews.store import ingest_review_files
+from bench_pipeline.core import settings as bench_settings
+from bench_pipeline.core.warehouse import connect, migrate
+from bench_pipeline.grading.review_store import ingest_review_files
 from bench_pipeline.runs.intake import ingest_inbox
 from bench_pipeline.taskbank import load_bank
-from bench_pipeline.warehouse import connect, migrate
 
 pytestmark = pytest.mark.abuse
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
@@ -28,8 +28,9 @@ FILES = 1_000
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
 JSON_VALUES = st.recursive(
     SCALARS,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=8,
 )
 

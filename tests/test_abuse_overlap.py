@@ -31,7 +31,7 @@ from dagster._core.workspace.load_target import ModuleTarget
 from dagster._scheduler.scheduler import launch_scheduled_runs
 from loopback import LoopbackServer, Reply
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
 from bench_pipeline.definitions import build_definitions
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.sensors import schedules

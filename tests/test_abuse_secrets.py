@@ -37,7 +37,7 @@ from abuse_tally import TALLY
 from loopback import LoopbackServer, Reply, chat_completions
 from pipeline_steps import bench_env
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
 from bench_pipeline.grading.judges import SimulatedJudgeProvider
 from bench_pipeline.providers.base import ChatRequest
 from bench_pipeline.providers.openai_compatible import scrub

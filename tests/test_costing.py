@@ -1,4 +1,4 @@
-"""Exact run costs: hand-computed examples of every rule in `bench_pipeline.costing`."""
+"""Exact run costs: hand-computed examples of every rule in `bench_pipeline.runs.costing`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from bench_pipeline.costing import (
+from bench_pipeline.providers import Usage
+from bench_pipeline.runs.costing import (
     LONG_CONTEXT_UNPRICED,
     MODEL_UNPRICED,
     USAGE_INCONSISTENT,
@@ -19,7 +20,6 @@ from bench_pipeline.costing import (
     format_usd,
     rate_in_effect,
 )
-from bench_pipeline.providers import Usage
 
 D = Decimal
 

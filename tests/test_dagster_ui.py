@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import source_definitions
 
 pytestmark = pytest.mark.integration

@@ -4,12 +4,13 @@ import re
 
 import dagster as dg
 
-from bench_pipeline import cli, settings
+from bench_pipeline.cli import main as cli
+from bench_pipeline.core import settings
+from bench_pipeline.core.warehouse import connect, migrate
 from bench_pipeline.definitions import build_definitions, defs
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.ingest.tables import TABLES
 from bench_pipeline.resources.sources import LiveHttpClient, RecordedSnapshotClient
-from bench_pipeline.warehouse import connect, migrate
 
 
 def test_every_asset_has_a_description_group_and_owner() -> None:

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import polars as pl
 
-from bench_pipeline.downloads import write_download
+from bench_pipeline.release.downloads import write_download
 
 
 def test_missing_values_are_empty_in_csv_and_null_in_json(tmp_path) -> None:

@@ -11,8 +11,11 @@ import duckdb
 import pytest
 from pipeline_steps import simulated_runs
 
+from bench_pipeline.core.warehouse import connect
 from bench_pipeline.grading.cycle import grade_runs
 from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, SimulatedJudgeProvider
+from bench_pipeline.grading.review_model import Review
+from bench_pipeline.grading.review_store import simulated_reviews, submit_review
 from bench_pipeline.grading.store import (
     GradingConflict,
     calibration_pairs,
@@ -21,11 +24,8 @@ from bench_pipeline.grading.store import (
     store_cycle,
 )
 from bench_pipeline.providers import ChatRequest
-from bench_pipeline.reviews.model import Review
-from bench_pipeline.reviews.store import simulated_reviews, submit_review
-from bench_pipeline.setups import load_setups
 from bench_pipeline.taskbank import load_bank
-from bench_pipeline.warehouse import connect
+from bench_pipeline.taskbank.setups import load_setups
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 

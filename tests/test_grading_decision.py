@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from loopback import LoopbackServer, Reply
 
+from bench_pipeline.core.http import RetryPolicy
 from bench_pipeline.grading.decision import (
     PROMPT_VERSION,
     BoundedProvider,
@@ -29,7 +30,6 @@ from bench_pipeline.grading.decision import (
     rubric_version,
 )
 from bench_pipeline.grading.judges import JudgeModel
-from bench_pipeline.http import RetryPolicy
 from bench_pipeline.providers import (
     CachedProvider,
     OpenAICompatibleProvider,

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from loopback import LoopbackServer, Reply
 
+from bench_pipeline.core.http import RetryPolicy
 from bench_pipeline.grading.decision import (
     REDACTED,
     BoundedProvider,
@@ -46,7 +47,6 @@ from bench_pipeline.grading.sentinels import (
     sentinel_misgrades,
     sentinels_for,
 )
-from bench_pipeline.http import RetryPolicy
 from bench_pipeline.providers import (
     CachedProvider,
     ChatRequest,
@@ -54,8 +54,8 @@ from bench_pipeline.providers import (
     ResponseCache,
     SimulatedProvider,
 )
-from bench_pipeline.setups import Harness, ModelRecord, Setup, load_setups
 from bench_pipeline.taskbank import Case, load_bank
+from bench_pipeline.taskbank.setups import Harness, ModelRecord, Setup, load_setups
 
 pytestmark = pytest.mark.timeout(120)
 

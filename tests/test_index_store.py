@@ -5,10 +5,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from bench_pipeline import settings
 from bench_pipeline.assets.indices import INDEX_CHECKS
-from bench_pipeline.index_store import compute, store
-from bench_pipeline.warehouse import connect, migrate
+from bench_pipeline.core import settings
+from bench_pipeline.core.warehouse import connect, migrate
+from bench_pipeline.indices.store import compute, store
 
 DIRECTIONS = {
     "gpqa_diamond": "higher",

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench_pipeline.indices import (
+from bench_pipeline.indices.rules import (
     CAPABILITY_INDICES,
     KNOWN_GOOD_COMPONENTS,
     IndexDefinition,

@@ -17,17 +17,17 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from bench_pipeline import settings as project_settings
-from bench_pipeline.index_store import compute
-from bench_pipeline.indices import (
+from bench_pipeline.core import settings as project_settings
+from bench_pipeline.core.warehouse import migrate
+from bench_pipeline.indices.rules import (
     CAPABILITY_INDICES,
     KNOWN_GOOD_COMPONENTS,
     capability_indices,
     known_good_index,
     normalise,
 )
+from bench_pipeline.indices.store import compute
 from bench_pipeline.ingest.catalog import evaluations
-from bench_pipeline.warehouse import migrate
 
 # The directions the pipeline uses, from sources/evaluations.toml.
 DIRECTIONS = {spec.id: spec.direction for spec in evaluations()}

@@ -9,7 +9,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import evaluations
 
 EPOCH = settings.REPO_ROOT / "sources" / "snapshots" / "epoch"

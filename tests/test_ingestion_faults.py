@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from loopback import LoopbackServer, Reply
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
 from bench_pipeline.resources.sources import LiveHttpClient
 
 MODELS_PATH = "/api/v1/models"  # where openrouter_models' live URL points, under base_url
@@ -282,7 +282,7 @@ KILLED_INGESTION = textwrap.dedent(
     from bench_pipeline.ingest.catalog import source_definitions
     from bench_pipeline.ingest.payload import RawFile
     from bench_pipeline.ingest.sources import PARSERS
-    from bench_pipeline.warehouse import connect
+    from bench_pipeline.core.warehouse import connect
 
     database, raw_root = Path(sys.argv[1]), Path(sys.argv[2])
     count, pad = int(sys.argv[3]), "x" * int(sys.argv[4])

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from test_submissions import for_bank, valid
 
-from bench_pipeline import settings
-from bench_pipeline.costing import LONG_CONTEXT_UNPRICED, MODEL_UNPRICED
+from bench_pipeline.core import settings
+from bench_pipeline.core.warehouse import connect, migrate
+from bench_pipeline.runs.costing import LONG_CONTEXT_UNPRICED, MODEL_UNPRICED
 from bench_pipeline.runs.intake import ingest_inbox, submission_run_id
 from bench_pipeline.runs.rates import (
     PricingFileError,
@@ -22,7 +23,6 @@ from bench_pipeline.runs.rates import (
     refresh_model_rates,
 )
 from bench_pipeline.taskbank import load_bank
-from bench_pipeline.warehouse import connect, migrate
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 PRICING = """
@@ -180,11 +180,11 @@ def test_totals_only_fall_back_to_base_rates_with_the_warning(conn, bank, tmp_pa
 def test_pricing_file_errors_name_the_file_row_and_field(tmp_path):
     path = tmp_path / "pricing.toml"
     cases = {
-        'input = 2.5': "rate 1.input: write the rate as a decimal string",
+        "input = 2.5": "rate 1.input: write the rate as a decimal string",
         'input = "-1"': "rate 1.input: '-1' is not a finite, non-negative rate",
         'input = "two"': "rate 1.input: 'two' is not a decimal",
         'colour = "red"': "rate 1.colour: unknown field",
-        'long_context = { threshold_tokens = -3 }': "rate 1.long_context.threshold_tokens",
+        "long_context = { threshold_tokens = -3 }": "rate 1.long_context.threshold_tokens",
     }
     for line, message in cases.items():
         path.write_text(f'[[rate]]\napi_id = "a/b"\neffective_date = 2026-01-01\n{line}\n')

@@ -5,12 +5,12 @@ import json
 import pytest
 from loopback import LoopbackServer, Reply
 
+from bench_pipeline.core.settings import REPO_ROOT
 from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.ingest.payload import FetchError
 from bench_pipeline.ingest.sources import PARSERS
 from bench_pipeline.resources.sources import FETCH_FAILURES, LiveHttpClient
-from bench_pipeline.settings import REPO_ROOT
 
 pytestmark = pytest.mark.faults
 SNAPSHOT = REPO_ROOT / "sources" / "snapshots" / "openrouter_endpoints"

@@ -4,8 +4,8 @@ from decimal import Decimal
 
 import polars as pl
 
-from bench_pipeline.market import market_rows, price_flag, provider_prices
-from bench_pipeline.openness import load_licence_table
+from bench_pipeline.indices.market import market_rows, price_flag, provider_prices
+from bench_pipeline.indices.openness import load_licence_table
 
 MONEY = pl.Decimal(24, 12)
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import Warehouse
 
 from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS, MODEL_RUNS_KEY, model_runs
-from bench_pipeline.cli import declared_run_tags
+from bench_pipeline.cli.main import declared_run_tags
 from bench_pipeline.definitions import build_definitions
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
@@ -38,8 +38,8 @@ from bench_pipeline.runs.proposals import (
     with_proposals,
 )
 from bench_pipeline.sensors.new_models import NAME
-from bench_pipeline.setups import load_setups, setup_id_of
 from bench_pipeline.taskbank import load_bank
+from bench_pipeline.taskbank.setups import load_setups, setup_id_of
 
 DECLARED = ("openai/gpt-5.4", "anthropic/claude-opus-4.6")
 PROPOSABLE = (

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_pipeline.openness import (
+from bench_pipeline.indices.openness import (
     DEFAULT_LICENCE_TABLE_PATH,
     LicenceTable,
     classify_licence,

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from pipeline_steps import simulated_runs
 
+from bench_pipeline.cli.operations import board_as_of, clear_flag, print_status
+from bench_pipeline.core.warehouse import connect
 from bench_pipeline.grading.judges import SimulatedJudgeProvider
-from bench_pipeline.operations import board_as_of, clear_flag, print_status
 from bench_pipeline.sensors.failures import record_failure
 from bench_pipeline.taskbank import load_bank
-from bench_pipeline.warehouse import connect
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import evaluations, source_definitions
 from bench_pipeline.ingest.parsers import arena, epoch, models_dev, openrouter
 from bench_pipeline.ingest.payload import PayloadError, RawFile

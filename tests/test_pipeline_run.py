@@ -11,7 +11,7 @@ import duckdb
 import pytest
 from pipeline_steps import bench_env
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import evaluations
 
 SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"

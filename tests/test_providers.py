@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from loopback import LoopbackServer, Reply
 
-from bench_pipeline.http import RetryPolicy
+from bench_pipeline.core.http import RetryPolicy
 from bench_pipeline.providers import (
     SIMULATED_MARKER,
     CachedProvider,

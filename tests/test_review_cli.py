@@ -9,10 +9,10 @@ import pexpect
 import pytest
 from pipeline_steps import bench_env, simulated_runs
 
-from bench_pipeline.reviews.model import Review
-from bench_pipeline.reviews.store import ReviewRefused, submit_review
+from bench_pipeline.core.warehouse import connect
+from bench_pipeline.grading.review_model import Review
+from bench_pipeline.grading.review_store import ReviewRefused, submit_review
 from bench_pipeline.taskbank import load_bank
-from bench_pipeline.warehouse import connect
 
 pytestmark = pytest.mark.integration
 BENCH = str(Path(sys.executable).with_name("bench"))

@@ -17,10 +17,10 @@ import pytest
 from loopback import LoopbackServer, chat_completions
 from pipeline_steps import bench_env
 
+from bench_pipeline.core.warehouse import connect
 from bench_pipeline.providers import ResponseCache
 from bench_pipeline.runs.plan import executable_cases, repeats_of
 from bench_pipeline.taskbank import load_bank
-from bench_pipeline.warehouse import connect
 
 pytestmark = pytest.mark.integration
 

@@ -32,14 +32,15 @@ import pytest
 from conftest import LIVE_TABLES
 from servers import Postgres, Reaper, Redis, postgres_server, reaper, redis_server  # noqa: F401
 
-from bench_pipeline import celery_definitions, settings
+from bench_pipeline import celery_definitions
 from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS, MODEL_RUNS_KEY, current_partitions
 from bench_pipeline.celery_definitions import CELERY_RUN_JOB
+from bench_pipeline.core import settings
 from bench_pipeline.definitions import build_definitions
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.runs.plan import parse_partition_key, work_items
-from bench_pipeline.setups import load_setups
 from bench_pipeline.taskbank import load_bank
+from bench_pipeline.taskbank.setups import load_setups
 
 pytestmark = pytest.mark.integration
 

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench_pipeline.core.stats import paired_comparisons
 from bench_pipeline.scores.navigator import (
     CATEGORY_WEIGHTS,
     NavigatorRun,
@@ -20,7 +21,6 @@ from bench_pipeline.scores.navigator import (
     task_weights,
     v1_fit,
 )
-from bench_pipeline.stats import paired_comparisons
 from bench_pipeline.taskbank import NAVIGATOR_CATEGORIES
 
 CATEGORIES = list(CATEGORY_WEIGHTS)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bench_pipeline.setups import (
+from bench_pipeline.taskbank.setups import (
     Harness,
     ModelRecord,
     SetupError,

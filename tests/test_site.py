@@ -17,12 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 from markupsafe import escape
-
-from bench_pipeline.site import build_site, latest_release
-from bench_pipeline.site.build import METHODOLOGY_ORDER, SiteResult
-from bench_pipeline.site.charts import price_history_svg
-from bench_pipeline.site.markup import markdown, usd
-from bench_pipeline.site.synthetic import (
+from synthetic import (
     HOSTILE_NAME,
     PREVIOUS_ID,
     RELEASE_ID,
@@ -31,6 +26,11 @@ from bench_pipeline.site.synthetic import (
     write_release,
     write_synthetic_release,
 )
+
+from bench_pipeline.site import build_site, latest_release
+from bench_pipeline.site.build import METHODOLOGY_ORDER, SiteResult
+from bench_pipeline.site.charts import price_history_svg
+from bench_pipeline.site.markup import markdown, usd
 
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 TOP_PAGES = (

@@ -20,11 +20,11 @@ from urllib.parse import urldefrag, urlsplit
 import pyarrow.parquet as pq
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+from synthetic import HOSTILE_NAME, copy_downloads, write_synthetic_release
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
 from bench_pipeline.grading.browser import QUIET_ARGS
 from bench_pipeline.site import SiteResult, build_site
-from bench_pipeline.site.synthetic import HOSTILE_NAME, copy_downloads, write_synthetic_release
 
 pytestmark = pytest.mark.integration
 

@@ -1,4 +1,4 @@
-"""Tests for bench_pipeline.stats."""
+"""Tests for bench_pipeline.core.stats."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench_pipeline import stats as stats_module
-from bench_pipeline.stats import (
+from bench_pipeline.core import stats as stats_module
+from bench_pipeline.core.stats import (
     MAX_EXACT_TERMS,
     PairResult,
     RankRange,

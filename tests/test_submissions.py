@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from bench_pipeline.costing import Rates, cost_of_all
-from bench_pipeline.submissions import (
+from bench_pipeline.runs.costing import Rates, cost_of_all
+from bench_pipeline.runs.submissions import (
     Rejection,
     Submission,
     check_against_bank,
@@ -495,8 +495,8 @@ def test_the_published_schema_files_are_current():
     `write_schema` when a model changes)."""
     import json
 
-    from bench_pipeline.reviews.model import Review
-    from bench_pipeline.settings import REPO_ROOT
+    from bench_pipeline.core.settings import REPO_ROOT
+    from bench_pipeline.grading.review_model import Review
 
     static = REPO_ROOT / "site" / "static"
     assert json.loads((static / "submission.schema.json").read_text()) == submission_json_schema()

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from bench_pipeline.warehouse import (
+from bench_pipeline.core.warehouse import (
     WarehouseBusyError,
     connect,
     publish_read_only_copy,

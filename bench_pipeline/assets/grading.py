@@ -10,11 +10,12 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from bench_pipeline import settings
 from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.assets.runs import MODEL_RUNS_KEY
+from bench_pipeline.core import settings
 from bench_pipeline.grading.calibration import RELEASE_AGREEMENT
 from bench_pipeline.grading.cycle import grade_runs
+from bench_pipeline.grading.review_store import ingest_review_files, simulated_reviews
 from bench_pipeline.grading.store import (
     MIN_CALIBRATION_PAIRS,
     add_score_gaps,
@@ -25,11 +26,10 @@ from bench_pipeline.grading.store import (
 )
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
-from bench_pipeline.reviews.store import ingest_review_files, simulated_reviews
 from bench_pipeline.runs.proposals import benchmarked_companies
 from bench_pipeline.runs.rates import rates_by_api_id
-from bench_pipeline.setups import load_setups
 from bench_pipeline.taskbank import load_bank
+from bench_pipeline.taskbank.setups import load_setups
 
 GROUP = "grading"
 GRADES_KEY = dg.AssetKey(["grading", "grades"])

@@ -7,16 +7,16 @@ defined once in `release/published.py`.
 import dagster as dg
 import polars as pl
 
-from bench_pipeline import settings
 from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.assets.registry import REGISTRY_KEY
-from bench_pipeline.index_store import compute, store
+from bench_pipeline.core import settings
+from bench_pipeline.core.warehouse import fetch_frame
+from bench_pipeline.indices.market import refresh_market
+from bench_pipeline.indices.openness import load_licence_table
+from bench_pipeline.indices.store import compute, store
 from bench_pipeline.ingest.catalog import evaluations
-from bench_pipeline.market import refresh_market
-from bench_pipeline.openness import load_licence_table
 from bench_pipeline.release.published import ARENA_SQL
 from bench_pipeline.resources.warehouse import WarehouseResource
-from bench_pipeline.warehouse import fetch_frame
 
 GROUP = "indices"
 INDEX_KEY = dg.AssetKey(["indices", "known_good_index"])

@@ -12,7 +12,7 @@ import dagster as dg
 import duckdb
 import polars as pl
 
-from bench_pipeline.warehouse import fetch_frame
+from bench_pipeline.core.warehouse import fetch_frame
 
 
 def markdown_table(frame: pl.DataFrame, max_width: int = 40) -> str:

@@ -2,11 +2,11 @@
 
 import dagster as dg
 
-from bench_pipeline import settings
 from bench_pipeline.assets.indices import ARENA_KEY, INDEX_KEY, MARKET_KEY
 from bench_pipeline.assets.metadata import timed
+from bench_pipeline.core import settings
+from bench_pipeline.core.warehouse import publish_read_only_copy
 from bench_pipeline.resources.warehouse import WarehouseResource
-from bench_pipeline.warehouse import publish_read_only_copy
 
 
 @dg.asset(

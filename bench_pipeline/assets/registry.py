@@ -2,9 +2,9 @@
 
 import dagster as dg
 
-from bench_pipeline import settings
 from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.assets.sources import live_key
+from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import evaluations, source_definitions
 from bench_pipeline.registry.candidates import all_candidates
 from bench_pipeline.registry.matching import AliasFile, build_registry

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import dagster as dg
 
-from bench_pipeline import settings
 from bench_pipeline.assets.indices import ARENA_KEY, INDEX_KEY, MARKET_KEY
 from bench_pipeline.assets.metadata import timed
 from bench_pipeline.assets.scores import SCORE_KEYS
+from bench_pipeline.core import settings
 from bench_pipeline.release.build import build_release, read_latest
 from bench_pipeline.release.diff import load_manifest
 from bench_pipeline.release.prices import record_price_history

@@ -11,12 +11,12 @@ import time
 
 import dagster as dg
 
-from bench_pipeline import settings
 from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.assets.sources import live_key
-from bench_pipeline.costing import format_usd
+from bench_pipeline.core import settings
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
+from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.runs.execute import BatchReport, execute_batch
 from bench_pipeline.runs.intake import ingest_inbox
 from bench_pipeline.runs.plan import planned_partitions, work_items
@@ -28,8 +28,8 @@ from bench_pipeline.runs.store import (
     store_runs,
     stored_run_ids,
 )
-from bench_pipeline.setups import load_setups
 from bench_pipeline.taskbank import load_bank
+from bench_pipeline.taskbank.setups import load_setups
 
 GROUP = "runs"
 PROGRESS_SECONDS = 2.0

@@ -2,8 +2,8 @@
 
 import dagster as dg
 
-from bench_pipeline import settings
 from bench_pipeline.assets.metadata import timed
+from bench_pipeline.core import settings
 from bench_pipeline.site import build_site, latest_release
 
 SITE_KEY = dg.AssetKey(["site", "static_site"])

@@ -13,14 +13,14 @@ import polars as pl
 # Dagster's own cron iterator (what its schedules tick on); there is no public equivalent.
 from dagster._utils.schedules import cron_string_iterator
 
-from bench_pipeline import settings
 from bench_pipeline.assets.metadata import table_metadata, timed
+from bench_pipeline.core import settings
+from bench_pipeline.core.warehouse import fetch_frame
 from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.catalog import SourceDefinition
 from bench_pipeline.ingest.sources import PARSERS
 from bench_pipeline.ingest.tables import TABLES
 from bench_pipeline.ingest.validation import validate_records
-from bench_pipeline.warehouse import fetch_frame
 
 GROUP = "ingestion"
 CHECK_NON_EMPTY = "non_empty"

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bench_pipeline.core.stats import cohen_kappa
 from bench_pipeline.grading.outcomes import Outcome
-from bench_pipeline.stats import cohen_kappa
 
 RELEASE_AGREEMENT = 0.85
 GATE_TOLERANCE = 1e-12

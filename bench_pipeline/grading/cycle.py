@@ -24,7 +24,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from bench_pipeline.costing import Rates, cost_of_all, rate_in_effect
 from bench_pipeline.grading.browser import inspect_prototype
 from bench_pipeline.grading.decision import GradeRecord, grade_rubric
 from bench_pipeline.grading.judges import (
@@ -45,6 +44,7 @@ from bench_pipeline.grading.sentinels import (
     sentinels_for,
 )
 from bench_pipeline.providers.base import Provider, Usage
+from bench_pipeline.runs.costing import Rates, cost_of_all, rate_in_effect
 from bench_pipeline.taskbank import Case, JudgeCheck
 from bench_pipeline.taskbank.models import content_hash
 

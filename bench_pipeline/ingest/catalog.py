@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bench_pipeline.settings import sources_dir
+from bench_pipeline.core.settings import sources_dir
 
 
 class LiveFetch(BaseModel):

@@ -18,6 +18,7 @@ from typing import Literal
 import duckdb
 import polars as pl
 
+from bench_pipeline.core.warehouse import fetch_frame, transaction
 from bench_pipeline.ingest.catalog import SourceDefinition
 from bench_pipeline.ingest.payload import FetchError, PayloadError, RawFile, content_sha256
 from bench_pipeline.ingest.tables import TABLES
@@ -27,7 +28,6 @@ from bench_pipeline.ingest.validation import (
     count_records,
     validate_records,
 )
-from bench_pipeline.warehouse import fetch_frame, transaction
 
 Parser = Callable[[Sequence[RawFile]], dict[str, pl.DataFrame]]
 Status = Literal["pending", "accepted", "rejected"]

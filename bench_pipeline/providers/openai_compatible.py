@@ -1,6 +1,6 @@
 """An OpenAI-compatible `/chat/completions` client over `httpx.AsyncClient` (OpenRouter by default).
 
-Retries follow `bench_pipeline.http.RetryPolicy`, the same decision the source fetcher uses:
+Retries follow `bench_pipeline.core.http.RetryPolicy`, the same decision the source fetcher uses:
 transport errors, 429 and 5xx are retried with jittered exponential backoff, a Retry-After
 header is honoured (capped), anything else fails at once with `ProviderError`.
 
@@ -43,7 +43,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from bench_pipeline.http import RetryPolicy
+from bench_pipeline.core.http import RetryPolicy
 from bench_pipeline.providers.base import (
     ChatRequest,
     ChatResponse,

@@ -7,9 +7,9 @@ import json
 import duckdb
 import polars as pl
 
+from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.ingest.catalog import EvaluationSpec
 from bench_pipeline.registry.matching import Registry
-from bench_pipeline.warehouse import transaction
 
 BEST_SCORES_SQL = """
 WITH scored AS (

@@ -35,10 +35,10 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from bench_pipeline.downloads import _decimal_text, _json_value, write_download
+from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.release.diff import MANIFEST, diff_releases, load_manifest
+from bench_pipeline.release.downloads import _decimal_text, _json_value, write_download
 from bench_pipeline.release.published import PUBLISHED, PublishedTable
-from bench_pipeline.warehouse import transaction
 
 LATEST = "latest"
 DIFF = "diff.json"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import duckdb
 
-from bench_pipeline.warehouse import transaction
+from bench_pipeline.core.warehouse import transaction
 
 # The canonical rate: the model's own OpenRouter listing (as `market` reads it); host NULL.
 CANONICAL_SQL = """

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import duckdb
 import polars as pl
 
-from bench_pipeline.indices import CAPABILITY_INDICES, KNOWN_GOOD_COMPONENTS
+from bench_pipeline.core.warehouse import fetch_frame
+from bench_pipeline.indices.rules import CAPABILITY_INDICES, KNOWN_GOOD_COMPONENTS
 from bench_pipeline.ingest.catalog import source_definitions
-from bench_pipeline.warehouse import fetch_frame
 
 # The version of each methodology a release was computed with. Bump a version when its rules
 # change: the release id covers these, so the same data under new rules is a new release.

@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field, ValidationError
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
 from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, JudgeModel, SimulatedJudgeProvider
 from bench_pipeline.providers import (
     DEFAULT_BASE_URL,

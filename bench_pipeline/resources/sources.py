@@ -15,8 +15,8 @@ import dagster as dg
 import httpx
 from pydantic import Field
 
-from bench_pipeline import settings
-from bench_pipeline.http import get_with_retries
+from bench_pipeline.core import settings
+from bench_pipeline.core.http import get_with_retries
 from bench_pipeline.ingest.catalog import SourceDefinition
 from bench_pipeline.ingest.payload import FetchError, RawFile
 
@@ -61,7 +61,7 @@ class RecordedSnapshotClient(SourceClient):
 
 
 class LiveHttpClient(SourceClient):
-    """Fetches the source over HTTP with timeouts and retries (see `bench_pipeline.http`)."""
+    """Fetches the source over HTTP with timeouts and retries (see `bench_pipeline.core.http`)."""
 
     timeout_seconds: float = 30.0
     max_retries: int = 4

@@ -10,8 +10,8 @@ import dagster as dg
 import duckdb
 from pydantic import Field
 
-from bench_pipeline import settings
-from bench_pipeline.warehouse import connect, migrate
+from bench_pipeline.core import settings
+from bench_pipeline.core.warehouse import connect, migrate
 
 
 class WarehouseResource(dg.ConfigurableResource):

@@ -23,8 +23,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from bench_pipeline.costing import Rates, cost_of, rate_in_effect
 from bench_pipeline.providers.base import ChatResponse, Provider, ProviderError
+from bench_pipeline.runs.costing import Rates, cost_of, rate_in_effect
 from bench_pipeline.runs.plan import WorkItem
 
 USAGE_MISSING = "usage_missing"

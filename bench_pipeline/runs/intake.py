@@ -19,12 +19,12 @@ from typing import Any
 
 import duckdb
 
-from bench_pipeline.costing import Rates, cost_of_all, rate_in_effect
+from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.providers.base import Usage
+from bench_pipeline.runs.costing import Rates, cost_of_all, rate_in_effect
 from bench_pipeline.runs.store import insert_rows
-from bench_pipeline.submissions import Rejection, Submission, load_submission
+from bench_pipeline.runs.submissions import Rejection, Submission, load_submission
 from bench_pipeline.taskbank import TaskBank
-from bench_pipeline.warehouse import transaction
 
 SUBMITTED_COLUMNS = (
     "run_id", "file_name", "use_case", "use_case_version", "model_name", "model_settings",
@@ -92,7 +92,10 @@ class IntakeReport:
 
 
 def submitted_row(
-    submission: Submission, path: Path, sha256: str, rates: Mapping[str, Sequence[Rates]],
+    submission: Submission,
+    path: Path,
+    sha256: str,
+    rates: Mapping[str, Sequence[Rates]],
     now: datetime,
 ) -> dict[str, Any]:
     """The `submitted_runs` row: our cost at the rate in effect on the run's date."""

@@ -17,8 +17,8 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from bench_pipeline.providers.base import ChatRequest
-from bench_pipeline.setups import Setup, SetupCatalog
 from bench_pipeline.taskbank import NOISY_REPEATS, Case, Prompt, TaskBank, content_hash
+from bench_pipeline.taskbank.setups import Setup, SetupCatalog
 
 EXECUTED_SUITES = ("pm", "navigator")
 MAX_TOKENS = 16_000

@@ -26,10 +26,10 @@ from typing import Any
 
 import duckdb
 
-from bench_pipeline import settings
-from bench_pipeline.costing import LongContextTier, Rates
-from bench_pipeline.pricing import per_token_to_per_million
-from bench_pipeline.warehouse import transaction
+from bench_pipeline.core import settings
+from bench_pipeline.core.warehouse import transaction
+from bench_pipeline.indices.pricing import per_token_to_per_million
+from bench_pipeline.runs.costing import LongContextTier, Rates
 
 PRICING_FILE_ORIGIN = "pricing.toml"
 RATE_FIELDS = ("input", "output", "cached_input", "cache_write")
@@ -58,7 +58,7 @@ def _rate(value: Any, where: str) -> Decimal | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise PricingFileError(f"{where}: write the rate as a decimal string such as \"2.5\"")
+        raise PricingFileError(f'{where}: write the rate as a decimal string such as "2.5"')
     try:
         rate = Decimal(value)
     except InvalidOperation:
@@ -152,12 +152,22 @@ WHERE NOT EXISTS (SELECT 1 FROM model_rates m WHERE m.origin = 'openrouter:' || 
 
 def _row(item: DatedRates, now: datetime) -> list[Any]:
     r, tier = item.rates, item.rates.long_context
-    long = [None] * 5 if tier is None else [
-        tier.threshold_tokens, tier.input, tier.output, tier.cached_input, tier.cache_write
-    ]
+    long = (
+        [None] * 5
+        if tier is None
+        else [tier.threshold_tokens, tier.input, tier.output, tier.cached_input, tier.cache_write]
+    )
     return [
-        item.api_id, r.effective_date, item.origin, item.taken_at or now,
-        r.input, r.output, r.cached_input, r.cache_write, *long, r.local,
+        item.api_id,
+        r.effective_date,
+        item.origin,
+        item.taken_at or now,
+        r.input,
+        r.output,
+        r.cached_input,
+        r.cache_write,
+        *long,
+        r.local,
     ]
 
 
@@ -170,9 +180,18 @@ def refresh_model_rates(conn: duckdb.DuckDBPyConnection, pricing_file: Path | No
     """
     file_rows = load_pricing_file(pricing_file)
     listed = []
-    for (model_id, day, run_id, taken_at, inp, out, cached, write, variable, overrides) in (
-        conn.execute(_OPENROUTER_SQL).fetchall()
-    ):
+    for (
+        model_id,
+        day,
+        run_id,
+        taken_at,
+        inp,
+        out,
+        cached,
+        write,
+        variable,
+        overrides,
+    ) in conn.execute(_OPENROUTER_SQL).fetchall():
         rates = Rates(
             effective_date=day,
             input=None if variable else inp,
@@ -187,9 +206,7 @@ def refresh_model_rates(conn: duckdb.DuckDBPyConnection, pricing_file: Path | No
         now = datetime.now(UTC).replace(tzinfo=None)
         rows = [_row(item, now) for item in (*listed, *file_rows)]
         if rows:
-            conn.executemany(
-                f"INSERT INTO model_rates VALUES ({', '.join('?' * 14)})", rows
-            )
+            conn.executemany(f"INSERT INTO model_rates VALUES ({', '.join('?' * 14)})", rows)
     return conn.execute("SELECT count(*) FROM model_rates").fetchall()[0][0]
 
 
@@ -207,8 +224,22 @@ def rates_by_api_id(conn: duckdb.DuckDBPyConnection) -> dict[str, list[Rates]]:
         """
     ).fetchall()
     table: dict[str, list[Rates]] = defaultdict(list)
-    for (api_id, day, _origin, _taken, inp, out, cached, write,
-         threshold, l_in, l_out, l_cached, l_write, local) in rows:
+    for (
+        api_id,
+        day,
+        _origin,
+        _taken,
+        inp,
+        out,
+        cached,
+        write,
+        threshold,
+        l_in,
+        l_out,
+        l_cached,
+        l_write,
+        local,
+    ) in rows:
         tier = None
         if threshold is not None:
             tier = LongContextTier(int(threshold), l_in, l_out, l_cached, l_write)

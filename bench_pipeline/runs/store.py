@@ -8,9 +8,9 @@ from typing import Any
 
 import duckdb
 
-from bench_pipeline.setups import SetupCatalog
+from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.taskbank import TaskBank
-from bench_pipeline.warehouse import transaction
+from bench_pipeline.taskbank.setups import SetupCatalog
 
 RUN_COLUMNS = (
     "run_id", "partition_key", "setup_id", "suite", "case_id", "case_version", "input_id",

@@ -19,9 +19,9 @@ from decimal import Decimal
 import duckdb
 import polars as pl
 
-from bench_pipeline.costing import format_usd
 from bench_pipeline.grading.navigator_v1 import completeness, display_overall
 from bench_pipeline.grading.outcomes import OUTCOME_VALUE
+from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.navigator import (
     NavigatorRun,
     V1Call,
@@ -138,8 +138,13 @@ def pm_inputs(conn: duckdb.DuckDBPyConnection, bank: TaskBank, as_of: datetime) 
         pending |= judge is None and not case.prototype
         runs.append(
             PmRun(
-                run_id=run.run_id, setup_id=run.setup_id, task=case.task, case_id=case.id,
-                category=case.category, core=case.core, prototype=case.prototype,
+                run_id=run.run_id,
+                setup_id=run.setup_id,
+                task=case.task,
+                case_id=case.id,
+                category=case.category,
+                core=case.core,
+                prototype=case.prototype,
                 repeat=run.repeat,
                 criteria={} if pending else criteria,
                 judge=None if pending or case.prototype else judge,
@@ -330,8 +335,10 @@ def all_frames(
     conn: duckdb.DuckDBPyConnection, bank: TaskBank, as_of: datetime
 ) -> dict[str, pl.DataFrame]:
     """Every score table of the three boards as of `as_of`."""
-    return pm_frames(conn, bank, as_of) | navigator_frames(conn, bank, as_of) | usecase_frames(
-        conn, as_of
+    return (
+        pm_frames(conn, bank, as_of)
+        | navigator_frames(conn, bank, as_of)
+        | usecase_frames(conn, as_of)
     )
 
 
@@ -357,7 +364,7 @@ def label_simulated(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFr
 
 def store_frames(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]) -> None:
     """Replace each score table with its frame, all in one transaction."""
-    from bench_pipeline.warehouse import transaction
+    from bench_pipeline.core.warehouse import transaction
 
     with transaction(conn):
         for name, frame in frames.items():

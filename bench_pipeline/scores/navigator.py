@@ -33,8 +33,7 @@ from itertools import combinations
 
 import polars as pl
 
-from bench_pipeline.costing import format_usd
-from bench_pipeline.stats import (
+from bench_pipeline.core.stats import (
     PairResult,
     dominates,
     holm,
@@ -43,6 +42,7 @@ from bench_pipeline.stats import (
     sign_flip_pvalue,
     significantly_better_pairs,
 )
+from bench_pipeline.runs.costing import format_usd
 
 CATEGORY_WEIGHTS: Mapping[str, int] = {
     "coding": 15,

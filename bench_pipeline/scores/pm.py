@@ -32,8 +32,8 @@ from typing import Literal, get_args
 
 import polars as pl
 
+from bench_pipeline.core.stats import margin95, repeat_spread
 from bench_pipeline.scores.ranking import competition_ranks
-from bench_pipeline.stats import margin95, repeat_spread
 from bench_pipeline.taskbank import CRITICAL_FAILURES_CRITERION
 
 Outcome = Literal["pass", "partial", "fail"]

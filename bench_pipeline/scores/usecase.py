@@ -44,9 +44,9 @@ from typing import Literal, get_args
 
 import polars as pl
 
-from bench_pipeline.costing import format_usd
+from bench_pipeline.core.stats import weighted_ci90
+from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.ranking import competition_ranks
-from bench_pipeline.stats import weighted_ci90
 
 Outcome = Literal["success", "partial", "fail"]
 Autonomy = Literal["autonomous", "lightly_guided", "heavily_guided"]

@@ -19,9 +19,7 @@ def record_failure(
 ) -> bool:
     """Record one failed run once (a sensor restarted mid-tick may report it again);
     returns whether it was new."""
-    if conn.execute(
-        "SELECT 1 FROM run_failure_log WHERE dagster_run_id = ?", [run_id]
-    ).fetchall():
+    if conn.execute("SELECT 1 FROM run_failure_log WHERE dagster_run_id = ?", [run_id]).fetchall():
         return False
     stamp = when.astimezone(UTC).replace(tzinfo=None)
     insert_rows(
@@ -36,9 +34,7 @@ def record_failure(
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Records every failed run in `run_failure_log` (shown on the about page).",
 )
-def record_run_failures(
-    context: dg.RunFailureSensorContext, warehouse: WarehouseResource
-) -> None:
+def record_run_failures(context: dg.RunFailureSensorContext, warehouse: WarehouseResource) -> None:
     message = context.failure_event.message or "failed"
     with warehouse.connection() as conn:
         record_failure(

@@ -17,14 +17,14 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from bench_pipeline import settings
 from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS, RATES_KEY, TASK_BANK_KEY
+from bench_pipeline.core import settings
+from bench_pipeline.core.warehouse import WarehouseBusyError, connect, migrate
 from bench_pipeline.resources.models import load_judges
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.runs.proposals import companies_by_author, propose_new_models
-from bench_pipeline.setups import SetupCatalog, load_setups
 from bench_pipeline.taskbank import load_bank
-from bench_pipeline.warehouse import WarehouseBusyError, connect, migrate
+from bench_pipeline.taskbank.setups import SetupCatalog, load_setups
 
 NAME = "new_openrouter_models"
 LOCK_WAIT_SECONDS = 10.0

@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 import jinja2
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
 from bench_pipeline.scores.usecase import DEFAULT_WEIGHTS
 from bench_pipeline.site import markup
 from bench_pipeline.site.charts import price_history_svg

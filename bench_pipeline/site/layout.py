@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench_pipeline.indices import CAPABILITY_INDICES, KNOWN_GOOD_COMPONENTS
+from bench_pipeline.indices.rules import CAPABILITY_INDICES, KNOWN_GOOD_COMPONENTS
 
 KGI_COLUMNS = KNOWN_GOOD_COMPONENTS
 CAPABILITY_COLUMNS = tuple(index.name for index in CAPABILITY_INDICES)

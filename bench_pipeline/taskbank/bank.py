@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
 from bench_pipeline.taskbank.errors import join_field, validation_problems
 from bench_pipeline.taskbank.models import SUITES, UNION_TAGS, Case
 

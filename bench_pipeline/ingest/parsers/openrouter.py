@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from bench_pipeline.indices.pricing import per_token_to_per_million
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
@@ -21,7 +22,6 @@ from bench_pipeline.ingest.payload import (
     staged_frame,
 )
 from bench_pipeline.ingest.tables import OPENROUTER_ENDPOINTS, OPENROUTER_MODELS
-from bench_pipeline.pricing import per_token_to_per_million
 
 
 def per_million(value: Any) -> Any:

@@ -14,8 +14,13 @@ from typing import TextIO
 
 import duckdb
 
-from bench_pipeline.reviews.model import Review
-from bench_pipeline.reviews.store import QueueItem, ReviewRefused, review_queue, submit_review
+from bench_pipeline.grading.review_model import Review
+from bench_pipeline.grading.review_store import (
+    QueueItem,
+    ReviewRefused,
+    review_queue,
+    submit_review,
+)
 from bench_pipeline.taskbank import TaskBank
 
 RULE = "─" * 72

@@ -38,7 +38,7 @@ UNKNOWN: Final = "unknown"
 """Table value recording a string known to be too vague to classify."""
 
 DEFAULT_LICENCE_TABLE_PATH: Final = (
-    Path(__file__).resolve().parents[1] / "sources" / "licences.toml"
+    Path(__file__).resolve().parents[2] / "sources" / "licences.toml"
 )
 """Location of the licence table in a source checkout of the project."""
 

@@ -34,7 +34,7 @@ from datetime import date, datetime
 from decimal import Decimal, localcontext
 from typing import overload
 
-from bench_pipeline.pricing import _tidy  # exact, exponent-free decimals: one rule
+from bench_pipeline.indices.pricing import _tidy  # exact, exponent-free decimals: one rule
 from bench_pipeline.providers.base import Usage
 
 MODEL_UNPRICED = "model_unpriced"

@@ -12,9 +12,9 @@ from decimal import Decimal
 import duckdb
 import polars as pl
 
-from bench_pipeline.openness import LicenceTable, classify_licence, openness_score
-from bench_pipeline.pricing import blended_price, prices_disagree
-from bench_pipeline.warehouse import fetch_frame, replace_tables
+from bench_pipeline.core.warehouse import fetch_frame, replace_tables
+from bench_pipeline.indices.openness import LicenceTable, classify_licence, openness_score
+from bench_pipeline.indices.pricing import blended_price, prices_disagree
 
 MODEL_INPUTS_SQL = """
 WITH own_entry AS (   -- the model's own OpenRouter listing carries the canonical rate

@@ -34,7 +34,7 @@ from pydantic import (
     model_validator,
 )
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
 from bench_pipeline.providers.base import (
     ChatRequest,
     EndpointUrl,

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 import duckdb
 import polars as pl
 
-from bench_pipeline.indices import (
+from bench_pipeline.core.warehouse import fetch_frame, transaction
+from bench_pipeline.indices.rules import (
     capability_indices,
     known_good_index,
     normalise,
 )
 from bench_pipeline.ingest.engine import now_utc
-from bench_pipeline.warehouse import fetch_frame, transaction
 
 PUBLISHER = "Epoch AI"
 SCORES_SQL = """

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TextIO
 
-from bench_pipeline import settings
-from bench_pipeline.instance import prepare_dagster_home
+from bench_pipeline.cli.instance import prepare_dagster_home
+from bench_pipeline.core import settings
 
 
 def _progress(
@@ -48,8 +48,8 @@ def _progress(
 def _summary(started: datetime, out: TextIO) -> None:
     from decimal import Decimal
 
-    from bench_pipeline.costing import format_usd
-    from bench_pipeline.warehouse import connect
+    from bench_pipeline.core.warehouse import connect
+    from bench_pipeline.runs.costing import format_usd
 
     with connect(settings.warehouse_path()) as conn:
         runs = conn.execute(
@@ -106,7 +106,7 @@ def declared_run_tags(instance, out: TextIO | None = None) -> list[dict[str, str
 
     from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS
     from bench_pipeline.runs.plan import parse_partition_key, ranges_of
-    from bench_pipeline.setups import load_setups
+    from bench_pipeline.taskbank.setups import load_setups
 
     keys = instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)
     declared = {s.setup_id for s in load_setups().setups}
@@ -201,10 +201,10 @@ def serve(port: int, out: TextIO = sys.stdout) -> int:
 
 
 def review(reviewer: str, include_simulated: bool, out: TextIO = sys.stdout) -> int:
-    """A blind review session in the terminal (see `bench_pipeline.reviews.terminal`)."""
-    from bench_pipeline.reviews.terminal import review_session
+    """A blind review session in the terminal (see `bench_pipeline.cli.review`)."""
+    from bench_pipeline.cli.review import review_session
+    from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.taskbank import load_bank
-    from bench_pipeline.warehouse import connect, migrate
 
     with connect(settings.warehouse_path()) as conn:
         migrate(conn, settings.migrations_dir())
@@ -234,9 +234,9 @@ def status(out: TextIO = sys.stdout) -> int:
     prepare_dagster_home()
     import dagster as dg
 
+    from bench_pipeline.cli.operations import print_status
+    from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.definitions import build_definitions
-    from bench_pipeline.operations import print_status
-    from bench_pipeline.warehouse import connect, migrate
 
     failing = failing_checks(dg.DagsterInstance.get(), build_definitions())
     with connect(settings.warehouse_path()) as conn:
@@ -246,8 +246,8 @@ def status(out: TextIO = sys.stdout) -> int:
 
 
 def clear(run_id: str, flag: str, by: str, reason: str, out: TextIO = sys.stdout) -> int:
-    from bench_pipeline.operations import clear_flag
-    from bench_pipeline.warehouse import connect, migrate
+    from bench_pipeline.cli.operations import clear_flag
+    from bench_pipeline.core.warehouse import connect, migrate
 
     with connect(settings.warehouse_path()) as conn:
         migrate(conn, settings.migrations_dir())
@@ -264,9 +264,9 @@ def scores_as_of(board: str, as_of: str, out: TextIO = sys.stdout) -> int:
     """Print a board rebuilt from what existed at `as_of` (a date or an ISO time, UTC)."""
     import polars as pl
 
-    from bench_pipeline.operations import board_as_of
+    from bench_pipeline.cli.operations import board_as_of
+    from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.taskbank import load_bank
-    from bench_pipeline.warehouse import connect, migrate
 
     moment = datetime.fromisoformat(as_of)
     if moment.tzinfo is None:

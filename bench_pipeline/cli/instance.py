@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bench_pipeline import settings
+from bench_pipeline.core import settings
 
 INSTANCE_CONFIG = """\
 # Written by bench-pipeline. Local storage under BENCH_HOME; no telemetry.
