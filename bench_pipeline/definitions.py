@@ -21,6 +21,7 @@ from bench_pipeline.assets.site import static_site
 from bench_pipeline.assets.sources import client_key, live_table_checks, source_assets
 from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import source_definitions
+from bench_pipeline.resources.browser import BrowserResource
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.sources import LiveHttpClient, RecordedSnapshotClient, SourceClient
 from bench_pipeline.resources.warehouse import WarehouseResource
@@ -88,6 +89,7 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
         resources={
             "warehouse": WarehouseResource(),
             "models": ModelCallsResource(),
+            "browser": BrowserResource(),
             **source_clients(source_mode),
         },
         jobs=[

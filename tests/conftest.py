@@ -163,11 +163,10 @@ def seeded(warehouse: Warehouse, openrouter_listing: dict[str, Any]) -> Seeded:
 def recorded_warehouse(tmp_path_factory: pytest.TempPathFactory):
     """Every recorded source ingested, the registry and the indices built; a read-only view."""
     import duckdb
-    from pipeline_steps import ingest_everything
+    from stages import materialize_recorded
 
-    root = tmp_path_factory.mktemp("recorded")
-    ingest_everything(root / "bench.duckdb", root / "raw")
-    reader = duckdb.connect(str(root / "bench.duckdb"), read_only=True)
+    database = materialize_recorded(tmp_path_factory.mktemp("recorded"))
+    reader = duckdb.connect(str(database), read_only=True)
     yield reader
     reader.close()
 

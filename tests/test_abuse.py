@@ -13,7 +13,7 @@ import pytest
 from abuse_tally import TALLY
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from pipeline_steps import simulated_runs
+from stages import simulated_runs
 from test_submissions import for_bank, valid
 
 from bench_pipeline.core import settings as bench_settings

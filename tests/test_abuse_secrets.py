@@ -35,7 +35,7 @@ import duckdb
 import pytest
 from abuse_tally import TALLY
 from loopback import LoopbackServer, Reply, chat_completions
-from pipeline_steps import bench_env
+from stages import bench_env
 
 from bench_pipeline.core import settings
 from bench_pipeline.grading.judges import SimulatedJudgeProvider

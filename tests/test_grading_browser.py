@@ -17,8 +17,9 @@ import pytest
 from loopback import CountingServer
 from pydantic import ValidationError
 
-from bench_pipeline.grading import browser
-from bench_pipeline.grading.browser import BrowserReport, CardGrid, inspect_prototype
+from bench_pipeline.grading import browser, browser_parent
+from bench_pipeline.grading.browser import BrowserReport, CardGrid
+from bench_pipeline.grading.browser_parent import inspect_prototype
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.models import BrowserCheck
 
@@ -308,7 +309,7 @@ def test_the_page_cannot_reach_a_loopback_server(server, tmp_path):
 def test_routing_alone_keeps_the_page_offline(server, tmp_path, monkeypatch):
     # Force the fallback taken where `unshare` is not allowed: only routing, offline mode and
     # the dead proxy stand between the page and the loopback server.
-    monkeypatch.setattr(browser, "_isolation", lambda: ())
+    monkeypatch.setattr(browser_parent, "_isolation", lambda: ())
     report = inspect_prototype(reaching_page(server.port), [], tmp_path / "net.png")
     _assert_contained(report, server)
     assert our_browser_processes() == []

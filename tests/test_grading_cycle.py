@@ -9,9 +9,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from pipeline_steps import simulated_runs
+from stages import simulated_runs
 
 from bench_pipeline.core.warehouse import connect
+from bench_pipeline.grading.browser_offline import RecordedInspector
 from bench_pipeline.grading.cycle import grade_runs
 from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, SimulatedJudgeProvider
 from bench_pipeline.grading.review_model import Review
@@ -45,12 +46,13 @@ class PassesEverything(SimulatedJudgeProvider):
         return response.model_copy(update={"content": json.dumps(answer)})
 
 
-def _grade(runs, provider, cycle_id: str, tmp_path: Path):
+def _grade(runs, provider, cycle_id: str, tmp_path: Path, inspector=None):
     companies = sorted({s.model.company for s in load_setups().setups})
+    inspector = inspector or RecordedInspector(tmp_path / "no-recordings")
     return asyncio.run(
         grade_runs(
             runs, provider, SIMULATED_JUDGE_POOL, companies, cycle_id,
-            rates={}, now=NOW, screenshots=tmp_path / "shots",
+            rates={}, now=NOW, screenshots=tmp_path / "shots", inspector=inspector,
         )
     )  # fmt: skip
 

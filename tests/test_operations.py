@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from pipeline_steps import simulated_runs
+from stages import simulated_runs
 
 from bench_pipeline.cli.operations import board_as_of, clear_flag, print_status
 from bench_pipeline.core.warehouse import connect
@@ -62,6 +62,7 @@ def test_clearing_is_a_recorded_action_with_its_reasons(tmp_path: Path) -> None:
 def test_a_board_as_of_a_past_date_sees_only_what_existed_then(tmp_path: Path) -> None:
     import asyncio
 
+    from bench_pipeline.grading.browser_offline import RecordedInspector
     from bench_pipeline.grading.cycle import grade_runs
     from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL
     from bench_pipeline.grading.store import runs_to_grade, store_cycle
@@ -75,7 +76,8 @@ def test_a_board_as_of_a_past_date_sees_only_what_existed_then(tmp_path: Path) -
         runs = runs_to_grade(conn, bank)
         result = asyncio.run(grade_runs(
             runs, SimulatedJudgeProvider(), SIMULATED_JUDGE_POOL, ["OpenAI"], "c1",
-            rates={}, now=later, screenshots=tmp_path))  # fmt: skip
+            rates={}, now=later, screenshots=tmp_path,
+            inspector=RecordedInspector(tmp_path / "browser")))  # fmt: skip
         store_cycle(conn, "c1", result, later)
         today = board_as_of(conn, bank, "navigator", datetime.now(UTC))
         tomorrow = board_as_of(conn, bank, "navigator", later + timedelta(seconds=1))

@@ -15,7 +15,7 @@ import dagster as dg
 import duckdb
 import polars as pl
 import pytest
-from pipeline_steps import ingest_everything
+from stages import materialize_recorded
 
 from bench_pipeline.assets import release as release_asset
 from bench_pipeline.core import settings
@@ -46,8 +46,7 @@ def file_hashes(folder: Path) -> dict[str, str]:
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """A warehouse of every recorded snapshot and its first release."""
     root = tmp_path_factory.mktemp("release")
-    database = root / "warehouse" / "bench.duckdb"
-    ingest_everything(database, root / "raw")
+    database = materialize_recorded(root / "home")
     outcome = release(database, root / "releases")
     return {"root": root, "database": database, "outcome": outcome}
 
@@ -117,7 +116,7 @@ def test_same_warehouse_gives_the_same_release_and_the_same_bytes(
 def test_reingesting_unchanged_sources_makes_no_new_release(built: dict, tmp_path: Path) -> None:
     """New run ids and run times alone are no change: the same values are the same release."""
     database = copy_of(built, tmp_path)
-    ingest_everything(database, tmp_path / "raw")
+    assert materialize_recorded(tmp_path) == database  # the sources again, into the copy
     with connect(database) as conn:
         runs = conn.execute("SELECT count(*) FROM source_runs").fetchone()[0]
         observations = conn.execute("SELECT count(DISTINCT source_run_id) FROM price_history")

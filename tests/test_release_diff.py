@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from pipeline_steps import bench_env
+from stages import bench_env
 
 from bench_pipeline.core import settings
 from bench_pipeline.indices.rules import KNOWN_GOOD_COMPONENTS

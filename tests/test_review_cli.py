@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pexpect
 import pytest
-from pipeline_steps import bench_env, simulated_runs
+from stages import bench_env, simulated_runs
 
 from bench_pipeline.core.warehouse import connect
 from bench_pipeline.grading.review_model import Review

@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from loopback import LoopbackServer, chat_completions
-from pipeline_steps import bench_env
+from stages import bench_env
 
 from bench_pipeline.core.warehouse import connect
 from bench_pipeline.providers import ResponseCache

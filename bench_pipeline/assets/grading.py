@@ -4,8 +4,6 @@ The calibration check is blocking: when judges and people agree on less than 85%
 runs both graded, the scores and the release below it are not built.
 """
 
-import asyncio
-import hashlib
 from datetime import UTC, datetime
 
 import dagster as dg
@@ -14,20 +12,11 @@ from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.assets.runs import MODEL_RUNS_KEY
 from bench_pipeline.core import settings
 from bench_pipeline.grading.calibration import RELEASE_AGREEMENT
-from bench_pipeline.grading.cycle import grade_runs
-from bench_pipeline.grading.review_store import ingest_review_files, simulated_reviews
-from bench_pipeline.grading.store import (
-    MIN_CALIBRATION_PAIRS,
-    add_score_gaps,
-    calibration_pairs,
-    runs_to_grade,
-    store_calibration,
-    store_cycle,
-)
+from bench_pipeline.grading.rounds import grade_pending, review_round
+from bench_pipeline.grading.store import MIN_CALIBRATION_PAIRS
+from bench_pipeline.resources.browser import BrowserResource
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
-from bench_pipeline.runs.proposals import benchmarked_companies
-from bench_pipeline.runs.rates import rates_by_api_id
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups
 
@@ -44,56 +33,48 @@ REVIEWS_KEY = dg.AssetKey(["grading", "reviews"])
     owners=["team:grading"],
     description=(
         "One grading cycle over every run not graded yet: scripted checks, blinded judges "
-        "(never the candidate's company; two companies for Navigator), Chromium for "
-        "prototypes, and sentinels mixed in. Grades are only ever added, never changed."
+        "(never the candidate's company; two companies for Navigator), the browser "
+        "resource (Chromium) for prototypes, and sentinels mixed in. Grades are only ever "
+        "added, never changed."
     ),
 )
 @timed
 def grades(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource, models: ModelCallsResource
+    context: dg.AssetExecutionContext,
+    warehouse: WarehouseResource,
+    models: ModelCallsResource,
+    browser: BrowserResource,
 ) -> dg.MaterializeResult:
-    bank = load_bank()
-    now = datetime.now(UTC)
-    chooser = models.providers()
-    with warehouse.connection() as conn:
-        companies = benchmarked_companies(conn, load_setups())
-        runs = runs_to_grade(conn, bank)
-        rates = rates_by_api_id(conn)
-    if not runs:
+    graded = grade_pending(
+        warehouse.connection,
+        models.providers(),
+        inspector=browser.inspector(),
+        bank=load_bank(),
+        setups=load_setups(),
+        now=datetime.now(UTC),
+        screenshots=settings.bench_home() / "build" / "screenshots",
+        concurrency=models.concurrency,
+    )
+    if graded.cycle_id is None:
         return dg.MaterializeResult(metadata={"runs graded": 0})
-    digest = hashlib.sha256((now.isoformat() + "".join(r.run_id for r in runs)).encode())
-    cycle_id = "c" + digest.hexdigest()[:16]
-    provider, pool = chooser.judges()
-
-    async def cycle():
-        try:
-            return await grade_runs(
-                runs, provider, pool, companies, cycle_id,
-                rates=rates, now=now,
-                screenshots=settings.bench_home() / "build" / "screenshots",
-                concurrency=models.concurrency,
-            )  # fmt: skip
-        finally:
-            await chooser.aclose()
-
-    # The warehouse is not held while judges answer (other writers, such as model runs on
-    # another worker, carry on); a cycle that ran alongside this one is caught at store time.
-    result = asyncio.run(cycle())
+    result = graded.result
     with warehouse.connection() as conn:
-        store_cycle(conn, cycle_id, result, now)
         metadata = table_metadata(conn, "grades")
     flagged = sorted({f["judge"] for f in result.flags})
-    context.log.info(f"cycle {cycle_id}: {len(runs)} runs, judges flagged: {flagged or 'none'}")
+    context.log.info(
+        f"cycle {graded.cycle_id}: {len(graded.runs)} runs, judges flagged: {flagged or 'none'}"
+    )
     return dg.MaterializeResult(
         metadata=metadata
         | {
-            "cycle": cycle_id,
-            "runs graded": len(runs),
+            "cycle": graded.cycle_id,
+            "runs graded": len(graded.runs),
             "grades": len(result.grades),
             "judges": dg.MetadataValue.json(sorted(result.judges)),
             "judges flagged by sentinels": dg.MetadataValue.json(flagged),
             "second looks": len(result.second_look),
             "simulated": result.simulated,
+            "browser": browser.mode,
         }
     )
 
@@ -112,26 +93,18 @@ def grades(
 )
 @timed
 def reviews(warehouse: WarehouseResource) -> dg.MaterializeResult:
-    now = datetime.now(UTC)
-    bank = load_bank()
     with warehouse.connection() as conn:
-        intake = ingest_review_files(conn, settings.reviews_inbox(), bank, now)
-        simulated = simulated_reviews(conn, now)
-        gaps = add_score_gaps(conn, now)
-        pairs = calibration_pairs(conn, bank)
-        agreement = store_calibration(conn, pairs, now)
+        done = review_round(conn, settings.reviews_inbox(), load_bank(), datetime.now(UTC))
         metadata = table_metadata(conn, "reviews") | table_metadata(conn, "calibration")
     return dg.MaterializeResult(
         metadata=metadata
         | {
-            "review files accepted": len(intake.accepted),
-            "review files rejected": dg.MetadataValue.json(
-                {name: reason for name, _field, reason in intake.rejected}
-            ),
-            "simulated reviews added": simulated,
-            "new score-gap second looks": gaps,
-            "calibration pairs": len(pairs),
-            "agreement": agreement,
+            "review files accepted": len(done.accepted_reviews),
+            "review files rejected": dg.MetadataValue.json(done.rejected_files),
+            "simulated reviews added": done.simulated_reviews,
+            "new score-gap second looks": done.score_gaps,
+            "calibration pairs": done.calibration_pairs,
+            "agreement": done.agreement,
         }
     )
 

@@ -6,7 +6,6 @@ Dagster run (single-run backfill policy): the calls of all its partitions share 
 concurrency limit instead of one process each.
 """
 
-import asyncio
 import time
 
 import dagster as dg
@@ -16,18 +15,12 @@ from bench_pipeline.assets.sources import live_key
 from bench_pipeline.core import settings
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
+from bench_pipeline.runs.batch import run_model_batch, store_task_bank
 from bench_pipeline.runs.costing import format_usd
-from bench_pipeline.runs.execute import BatchReport, execute_batch
+from bench_pipeline.runs.execute import BatchReport
 from bench_pipeline.runs.intake import ingest_inbox
-from bench_pipeline.runs.plan import planned_partitions, work_items
-from bench_pipeline.runs.proposals import mark_proposed, with_proposals
+from bench_pipeline.runs.plan import planned_partitions
 from bench_pipeline.runs.rates import rates_by_api_id, refresh_model_rates
-from bench_pipeline.runs.store import (
-    store_bank_and_setups,
-    store_failures,
-    store_runs,
-    stored_run_ids,
-)
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups
 
@@ -85,16 +78,17 @@ def current_partitions() -> list[str]:
 )
 @timed
 def task_bank(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
-    bank = load_bank()
     with warehouse.connection() as conn:
-        catalog = with_proposals(conn, load_setups())
-        new = register_partitions(context.instance, planned_partitions(bank, catalog))
-        counts = store_bank_and_setups(conn, bank, catalog)
-        mark_proposed(conn, catalog)
+        stored = store_task_bank(conn, load_bank(), load_setups())
+        new = register_partitions(context.instance, stored.partitions)
         metadata = table_metadata(conn, "task_cases") | table_metadata(conn, "setups")
     return dg.MaterializeResult(
         metadata=metadata
-        | {"new partitions": len(new), "proposed setups": len(catalog.proposed), **counts}
+        | {
+            "new partitions": len(new),
+            "proposed setups": len(stored.catalog.proposed),
+            **stored.counts,
+        }
     )
 
 
@@ -136,11 +130,6 @@ def model_runs(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, models: ModelCallsResource
 ) -> dg.MaterializeResult:
     keys = list(context.partition_keys)
-    with warehouse.connection() as conn:
-        items = work_items(keys, load_bank(), with_proposals(conn, load_setups()))
-        done = stored_run_ids(conn, keys)
-        rates = rates_by_api_id(conn)
-    chooser = models.providers()
     last = [0.0]
 
     def progress(report: BatchReport) -> None:
@@ -149,30 +138,16 @@ def model_runs(
             last[0] = now
             context.log.info(progress_line(report))
 
-    def record(rows: list[dict]) -> None:
-        # The warehouse is held only while rows are written, never while models answer: a
-        # step on another worker (or any other writer) gets the file between two flushes.
-        with warehouse.connection() as conn:
-            store_runs(conn, rows)
-
-    async def batch():
-        try:
-            return await execute_batch(
-                items,
-                chooser,
-                rates,
-                record,
-                done=done,
-                concurrency=models.concurrency,
-                progress=progress,
-            )
-        finally:
-            await chooser.aclose()
-
-    report = asyncio.run(batch())
+    report = run_model_batch(
+        keys,
+        warehouse.connection,
+        models.providers(),
+        bank=load_bank(),
+        setups=load_setups(),
+        concurrency=models.concurrency,
+        progress=progress,
+    )
     with warehouse.connection() as conn:
-        if report.failures:
-            store_failures(conn, report.failures)
         metadata = table_metadata(conn, "model_runs")
     summary = {
         "partitions": len(keys),

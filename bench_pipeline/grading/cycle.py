@@ -4,7 +4,7 @@
 - Navigator inputs with a judge rubric: two judges of two companies, neither the
   candidate's; a pass/fail split goes to a person.
 - PM written tasks: the PM judge (claims against the brief, the criteria, the blind 1–5).
-- PM prototypes: the criteria by one judge, and the page opened in Chromium.
+- PM prototypes: the criteria by one judge, and the page opened by the inspector (Chromium).
 - Sentinels: a known-bad (and, where prepared, a known-good) output per judged case, graded
   by every judge of the cycle through the same requests; a judge that misgrades one has all
   its grades of the cycle held from publication.
@@ -24,7 +24,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from bench_pipeline.grading.browser import inspect_prototype
+from bench_pipeline.grading.browser import GRADER as BROWSER_GRADER
+from bench_pipeline.grading.browser import PrototypeInspector
 from bench_pipeline.grading.decision import GradeRecord, grade_rubric
 from bench_pipeline.grading.judges import (
     JudgeModel,
@@ -136,16 +137,16 @@ def _is_html(text: str) -> bool:
     return any(marker in lowered for marker in HTML_MARKERS)
 
 
-def _browser(item: RunToGrade, screenshots: Path, timeout: float) -> tuple[CheckResult, dict]:
-    """The prototype opened in Chromium; an output with no HTML document fails without it."""
+def _browser(
+    item: RunToGrade, screenshots: Path, inspector: PrototypeInspector
+) -> tuple[CheckResult, dict]:
+    """The prototype opened by the inspector; an output with no HTML document fails without
+    it."""
     if not _is_html(item.blind_output):
-        result = CheckResult("fail", "the output holds no HTML document", "browser:chromium@1")
+        result = CheckResult("fail", "the output holds no HTML document", BROWSER_GRADER)
         return result, {}
-    report = inspect_prototype(
-        item.blind_output,
-        item.case.browser_checks,
-        screenshots / f"{item.run_id}.png",
-        timeout_seconds=timeout,
+    report = inspector.inspect(
+        item.blind_output, item.case.browser_checks, screenshots / f"{item.run_id}.png"
     )
     measures = {} if report.measures is None else {
         "colours": report.measures.colour_count,
@@ -170,12 +171,16 @@ async def grade_runs(
     rates: Mapping[str, Sequence[Rates]],
     now: datetime,
     screenshots: Path,
-    browser_timeout: float = 15.0,
+    inspector: PrototypeInspector,
     concurrency: int = 8,
     progress: Callable[[str], None] | None = None,
 ) -> CycleResult:
-    """Grade every run (see the module docstring). Provider errors propagate (the cycle is
-    then not stored, and the next one starts again)."""
+    """Grade every run (see the module docstring).
+
+    The outside systems a grader uses are handed in, never started here: `inspector` opens
+    prototypes (Chromium, or recorded inspections offline). Provider errors propagate (the
+    cycle is then not stored, and the next one starts again); so do a broken inspector's.
+    """
     rows = _Rows(cycle_id, now, rates, provider.simulated)
     result = CycleResult(simulated=provider.simulated)
     gate = asyncio.Semaphore(concurrency)
@@ -210,9 +215,7 @@ async def grade_runs(
             use(judge, case)
             if case.prototype:
                 grades = await grade_rubric(provider, judge, case, item.blind_output)
-                check, details = await asyncio.to_thread(
-                    _browser, item, screenshots, browser_timeout
-                )
+                check, details = await asyncio.to_thread(_browser, item, screenshots, inspector)
                 rows.check(item, check, "browser", "browser")
                 result.browser.append({"run_id": item.run_id, "outcome": check.outcome,
                                        "reason": check.reason, **details})  # fmt: skip

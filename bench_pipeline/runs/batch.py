@@ -1,0 +1,121 @@
+"""Model runs as the pipeline does them, as plain calls: the `runs/task_bank` and
+`runs/model_runs` assets are these functions wired to their resources, and tests call the
+same functions.
+
+The warehouse is reached through `Connect` (short-lived connections, as the warehouse
+resource gives them) and held only to read the plan and to write rows, never while models
+answer: a step on another worker, or any other writer, gets the file between two flushes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+import duckdb
+
+from bench_pipeline.providers.base import Provider
+from bench_pipeline.runs.execute import BatchReport, execute_batch
+from bench_pipeline.runs.plan import WorkItem, planned_partitions, work_items
+from bench_pipeline.runs.proposals import mark_proposed, with_proposals
+from bench_pipeline.runs.rates import rates_by_api_id
+from bench_pipeline.runs.store import (
+    store_bank_and_setups,
+    store_failures,
+    store_runs,
+    stored_run_ids,
+)
+from bench_pipeline.taskbank import TaskBank
+from bench_pipeline.taskbank.setups import SetupCatalog
+
+Connect = Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]]
+"""Opens a short-lived, migrated warehouse connection (`WarehouseResource.connection`)."""
+
+
+class ModelCalls(Protocol):
+    """What answers a batch's calls: the provider for each work item, closed at the end (the
+    model-calls resource's `ProviderChooser`)."""
+
+    def __call__(self, item: WorkItem) -> Provider:
+        """The provider that answers `item` (by its setup)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close whatever connections the providers opened."""
+        ...
+
+
+@dataclass(frozen=True)
+class StoredBank:
+    """The task bank and setups as stored, and the model-run partitions they plan."""
+
+    catalog: SetupCatalog
+    """The setups of `setups/` plus those proposed for new models (marked `proposed`)."""
+    partitions: list[str]
+    """Every executable setup × PM/Navigator case version, as partition keys."""
+    counts: dict[str, int]
+    """What was stored (`store_bank_and_setups`)."""
+
+
+def store_task_bank(
+    conn: duckdb.DuckDBPyConnection, bank: TaskBank, setups: SetupCatalog
+) -> StoredBank:
+    """Store the bank and the setups (with the proposed ones) and plan their partitions."""
+    catalog = with_proposals(conn, setups)
+    counts = store_bank_and_setups(conn, bank, catalog)
+    mark_proposed(conn, catalog)
+    return StoredBank(catalog, planned_partitions(bank, catalog), counts)
+
+
+def run_model_batch(
+    keys: Sequence[str],
+    connect: Connect,
+    calls: ModelCalls,
+    *,
+    bank: TaskBank,
+    setups: SetupCatalog,
+    concurrency: int = 8,
+    progress: Callable[[BatchReport], None] | None = None,
+) -> BatchReport:
+    """Every work item of the partitions `keys` not stored yet, answered, costed at the rate
+    in effect on the run date and stored as it finishes; failures stored at the end.
+
+    Args:
+        keys: Model-run partition keys (`<setup id>:<suite>:<case>@<version>`).
+        connect: Opens a warehouse connection.
+        calls: The providers; closed before returning.
+        bank: The task bank.
+        setups: The setups of `setups/` (proposed ones are added from the warehouse).
+        concurrency: Calls in flight at most.
+        progress: Called after each finished run with the report so far.
+
+    Returns:
+        The report; runs that failed for good are in `failures` (stored, not raised: the
+        caller decides, and a rerun resumes past every stored run).
+    """
+    keys = list(keys)
+    with connect() as conn:
+        items = work_items(keys, bank, with_proposals(conn, setups))
+        done = stored_run_ids(conn, keys)
+        rates = rates_by_api_id(conn)
+
+    def record(rows: list[dict]) -> None:
+        with connect() as conn:
+            store_runs(conn, rows)
+
+    async def batch() -> BatchReport:
+        try:
+            return await execute_batch(
+                items, calls, rates, record, done=done, concurrency=concurrency, progress=progress
+            )
+        finally:
+            await calls.aclose()
+
+    report = asyncio.run(batch())
+    if report.failures:
+        with connect() as conn:
+            store_failures(conn, report.failures)
+    return report
