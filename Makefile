@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser services run test ui bench lint clean
+.PHONY: setup browser services run test test-fast ui bench lint clean
 
 setup: $(STAMP)
 
@@ -45,6 +45,11 @@ services:
 
 test: setup browser services  ## the whole test suite
 	$(BIN)/python -m pytest
+
+# Every layer but integration (unit, store, assets: see tests/conftest.py): no browser, no
+# servers, no `bench run`, so it needs nothing beyond the virtualenv. Goal: under 3 minutes.
+test-fast: setup  ## the fast loop
+	$(BIN)/python -m pytest -m "not integration"
 
 ui: setup  ## the Dagster UI on http://127.0.0.1:3000
 	$(BIN)/bench ui

@@ -1,5 +1,20 @@
-"""Shared fixtures for the ingestion tests: a fresh DuckDB warehouse in tmp_path, the real
-ingestion chain over it, and a first accepted run of a trimmed real OpenRouter listing."""
+"""The test layers, and shared fixtures for the ingestion tests: a fresh DuckDB warehouse in
+tmp_path, the real ingestion chain over it, and a first accepted run of a trimmed real
+OpenRouter listing.
+
+Every test belongs to one layer, named by a marker (a module-level `pytestmark` in each file;
+a test marked `integration` itself is integration whatever its file says):
+
+- `unit`: plain functions, no database file, no process, no socket;
+- `store`: real DuckDB files in a temp dir, behind plain functions;
+- `assets`: `dagster.materialize` of a stage's assets with offline resources;
+- `integration`: `bench run` subprocesses, `dagster dev`, Chromium, Postgres/Redis, the real
+  sandbox, loopback servers, and spawned worker processes (`SPAWNING_TESTS`, named here by
+  path so their files keep one layer line).
+
+`make test-fast` runs every layer but integration; `make test` runs them all. A test with no
+layer fails collection, naming its file, so a new file cannot slip out of both.
+"""
 
 from __future__ import annotations
 
@@ -169,6 +184,58 @@ def recorded_warehouse(tmp_path_factory: pytest.TempPathFactory):
     reader = duckdb.connect(str(database), read_only=True)
     yield reader
     reader.close()
+
+
+LAYERS = {
+    "unit": "plain functions: no database file, no process, no socket",
+    "store": "real DuckDB files in a temp dir, behind plain functions",
+    "assets": "dagster.materialize of a stage's assets with offline resources",
+    "integration": "bench run, dagster dev, Chromium, Postgres/Redis, sandbox, loopback servers",
+}
+
+
+SPAWNING_TESTS = {
+    "tests/test_abuse.py::test_the_same_asset_materialised_twice_at_once": (
+        "two spawned processes each import Dagster and materialise"
+    ),
+    "tests/test_scores_navigator.py::test_tests_shared_among_processes_give_identical_results": (
+        "a pool of spawned worker processes"
+    ),
+    "tests/test_providers.py::test_processes_appending_at_once_never_mix_their_entries": (
+        "spawned processes append to one journal at once"
+    ),
+}
+"""Tests in a file of a faster layer that spawn Python worker processes: integration."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-snapshots",
+        action="store_true",
+        help="rewrite committed snapshots (tests/snapshots/) from the code instead of comparing",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, what in LAYERS.items():
+        config.addinivalue_line("markers", f"{name}: test layer, {what}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark `SPAWNING_TESTS` integration; fail collection for any test without a layer marker
+    (its file and name given)."""
+    for item in items:
+        if item.nodeid.split("[")[0] in SPAWNING_TESTS:
+            item.add_marker(pytest.mark.integration)
+    unmarked = [
+        item.nodeid for item in items if not any(item.get_closest_marker(m) for m in LAYERS)
+    ]
+    if unmarked:
+        raise pytest.UsageError(
+            "every test needs a layer marker (module-level `pytestmark`, one of "
+            f"{', '.join(LAYERS)}); none on: {', '.join(unmarked[:10])}"
+            + (f" and {len(unmarked) - 10} more" if len(unmarked) > 10 else "")
+        )
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

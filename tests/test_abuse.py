@@ -22,7 +22,7 @@ from bench_pipeline.grading.review_store import ingest_review_files
 from bench_pipeline.runs.intake import ingest_inbox
 from bench_pipeline.taskbank import load_bank
 
-pytestmark = pytest.mark.abuse
+pytestmark = [pytest.mark.assets, pytest.mark.abuse]
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 FILES = 1_000
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)

@@ -36,6 +36,8 @@ from bench_pipeline.definitions import build_definitions
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.sensors import schedules
 
+pytestmark = pytest.mark.assets
+
 REPO = Path(__file__).resolve().parent.parent
 EPOCH = source_definitions()["epoch"]
 ZIP_PATH = urlsplit(EPOCH.live.zip_url or "").path

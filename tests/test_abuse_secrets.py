@@ -42,7 +42,7 @@ from bench_pipeline.grading.judges import SimulatedJudgeProvider
 from bench_pipeline.providers.base import ChatRequest
 from bench_pipeline.providers.openai_compatible import scrub
 
-pytestmark = pytest.mark.abuse
+pytestmark = [pytest.mark.unit, pytest.mark.abuse]
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL_PATH = "/v1/chat/completions"

@@ -21,6 +21,8 @@ from bench_pipeline.runs.costing import (
     rate_in_effect,
 )
 
+pytestmark = pytest.mark.unit
+
 D = Decimal
 
 # A Claude-Sonnet-like price row: $3 in, $15 out, $0.30 cached, $3.75 cache write per 1M

@@ -3,6 +3,7 @@
 import re
 
 import dagster as dg
+import pytest
 
 from bench_pipeline.cli import main as cli
 from bench_pipeline.core import settings
@@ -11,6 +12,8 @@ from bench_pipeline.definitions import build_definitions, defs
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.ingest.tables import TABLES
 from bench_pipeline.resources.sources import LiveHttpClient, RecordedSnapshotClient
+
+pytestmark = pytest.mark.store
 
 
 def test_every_asset_has_a_description_group_and_owner() -> None:

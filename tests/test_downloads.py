@@ -5,8 +5,11 @@ import json
 from decimal import Decimal
 
 import polars as pl
+import pytest
 
 from bench_pipeline.release.downloads import write_download
+
+pytestmark = pytest.mark.unit
 
 
 def test_missing_values_are_empty_in_csv_and_null_in_json(tmp_path) -> None:

@@ -27,6 +27,8 @@ from bench_pipeline.definitions import defs
 from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.catalog import source_definitions
 
+pytestmark = pytest.mark.assets
+
 SOURCE = "openrouter_models"  # every 6 hours; warns after 7 hours, fails after 24
 FRESH_CHECK = dg.AssetCheckKey(live_key(SOURCE), "fresh")
 UI_QUERY = """

@@ -313,3 +313,55 @@ def test_routing_alone_keeps_the_page_offline(server, tmp_path, monkeypatch):
     report = inspect_prototype(reaching_page(server.port), [], tmp_path / "net.png")
     _assert_contained(report, server)
     assert our_browser_processes() == []
+
+
+# The inspector grading is handed ---------------------------------------------------------------
+
+
+def test_a_cycle_graded_in_chromium_is_replayed_offline_exactly(tmp_path):
+    """The real inspector, as the browser resource gives it, grades a prototype run in a cycle
+    and records the inspection; the offline inspector then grades the same run identically
+    without starting any process, and a page it never saw goes to a person."""
+    import asyncio
+    from datetime import UTC, datetime
+
+    from bench_pipeline.grading.browser_offline import OFFLINE_GRADER
+    from bench_pipeline.grading.cycle import RunToGrade, grade_runs
+    from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, SimulatedJudgeProvider
+    from bench_pipeline.resources.browser import BrowserResource
+
+    case = load_bank().get("pm", "pm-proto-usage-dashboard")
+    page = "<!doctype html><main><h1><strong>98</strong> of 120 seats used</h1></main>"
+    runs = [RunToGrade("r-dash", case, case.prompts()[0].input_id, page, "Acme")]
+    recordings = tmp_path / "recordings"
+
+    def cycle(resource: BrowserResource, shots: str):
+        result = asyncio.run(grade_runs(
+            runs, SimulatedJudgeProvider(), SIMULATED_JUDGE_POOL, [], "c-browser",
+            rates={}, now=datetime(2026, 12, 1, tzinfo=UTC), screenshots=tmp_path / shots,
+            inspector=resource.inspector(),
+        ))  # fmt: skip
+        (row,) = [g for g in result.grades if g["grader_kind"] == "browser"]
+        (report,) = result.browser
+        return row, report
+
+    live, live_report = cycle(BrowserResource(recordings_dir=str(recordings)), "live")
+    assert (live["outcome"], live["grader"]) == ("pass", browser.GRADER)
+    assert live["reason"] == "1 of 1 decidable goals pass; 2 left to a person"
+    assert_png(Path(live_report["screenshot"]))
+
+    before = our_browser_processes()
+    replayed, replay_report = cycle(
+        BrowserResource(mode="offline", recordings_dir=str(recordings)), "replay"
+    )
+    assert our_browser_processes() == before == []
+    same = ("outcome", "reason", "grader", "details", "grade_id")
+    assert {k: replayed[k] for k in same} == {k: live[k] for k in same}
+    assert (
+        Path(replay_report["screenshot"]).read_bytes()
+        == Path(live_report["screenshot"]).read_bytes()
+    )
+
+    runs[0] = RunToGrade("r-dash", case, case.prompts()[0].input_id, page.replace("98", "97"), "Acme")
+    unseen, _ = cycle(BrowserResource(mode="offline", recordings_dir=str(recordings)), "unseen")
+    assert (unseen["outcome"], unseen["grader"]) == ("inconclusive", OFFLINE_GRADER)

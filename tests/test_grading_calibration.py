@@ -26,6 +26,8 @@ from bench_pipeline.grading.queue import (
     second_look,
 )
 
+pytestmark = pytest.mark.unit
+
 # --- calibration ----------------------------------------------------------------------------
 
 # Ten paired grades (judge, person). Item n: family, tier, criterion.

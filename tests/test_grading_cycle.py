@@ -4,6 +4,7 @@ and the calibration gate deciding from people's reviews."""
 
 import asyncio
 import json
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,6 +28,8 @@ from bench_pipeline.grading.store import (
 from bench_pipeline.providers import ChatRequest
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups
+
+pytestmark = pytest.mark.store
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 
@@ -64,10 +67,18 @@ def _cycle(conn, provider, cycle_id: str, tmp_path: Path):
     return runs, result
 
 
-@pytest.fixture
-def database(tmp_path: Path) -> Path:
-    path = tmp_path / "bench.duckdb"
+@pytest.fixture(scope="module")
+def _stored_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("runs") / "bench.duckdb"
     simulated_runs(path)
+    return path
+
+
+@pytest.fixture
+def database(_stored_runs: Path, tmp_path: Path) -> Path:
+    """A private copy of a warehouse holding every setup's simulated runs."""
+    path = tmp_path / "bench.duckdb"
+    shutil.copy(_stored_runs, path)
     return path
 
 

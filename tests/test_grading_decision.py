@@ -39,7 +39,7 @@ from bench_pipeline.providers import (
 )
 from bench_pipeline.taskbank.models import STANDARD_CRITERIA, Case, Criterion
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.unit, pytest.mark.timeout(60)]
 
 PATH = "/v1/chat/completions"
 JUDGE = JudgeModel(api_id="judgeco/judge-1", company="JudgeCo", family="judge")

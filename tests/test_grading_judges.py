@@ -57,7 +57,7 @@ from bench_pipeline.providers import (
 from bench_pipeline.taskbank import Case, load_bank
 from bench_pipeline.taskbank.setups import Harness, ModelRecord, Setup, load_setups
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.unit, pytest.mark.timeout(120)]
 
 PATH = "/v1/chat/completions"
 

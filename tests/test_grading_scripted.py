@@ -32,6 +32,8 @@ from bench_pipeline.taskbank.models import (
     UnitTestsCheck,
 )
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture(scope="module")
 def bank():

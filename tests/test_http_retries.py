@@ -13,7 +13,7 @@ from loopback import LoopbackServer, Reply
 from bench_pipeline.core.http import get_with_retries, retry_after_seconds
 from bench_pipeline.ingest.payload import FetchError
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.unit, pytest.mark.timeout(60)]
 
 PATH = "/api/v1/models"
 PAYLOAD = b'{"data": []}'

@@ -10,6 +10,8 @@ from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import connect, migrate
 from bench_pipeline.indices.store import compute, store
 
+pytestmark = pytest.mark.store
+
 DIRECTIONS = {
     "gpqa_diamond": "higher",
     "math_aime": "higher",

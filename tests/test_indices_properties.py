@@ -29,6 +29,8 @@ from bench_pipeline.indices.rules import (
 from bench_pipeline.indices.store import compute
 from bench_pipeline.ingest.catalog import evaluations
 
+pytestmark = pytest.mark.store
+
 # The directions the pipeline uses, from sources/evaluations.toml.
 DIRECTIONS = {spec.id: spec.direction for spec in evaluations()}
 EVALUATIONS = tuple(DIRECTIONS)

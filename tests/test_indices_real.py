@@ -12,6 +12,8 @@ import pytest
 from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import evaluations
 
+pytestmark = pytest.mark.assets
+
 EPOCH = settings.REPO_ROOT / "sources" / "snapshots" / "epoch"
 SIX = ("gpqa_diamond", "math_aime", "swe_bench_verified", "livebench", "terminal_bench", "hle")
 CODING = ("swe_bench_verified", "livebench", "terminal_bench")

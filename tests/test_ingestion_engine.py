@@ -9,7 +9,11 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
 from bench_pipeline.ingest.payload import RawFile, content_sha256
+
+pytestmark = pytest.mark.store
 
 
 def _listing(models: list[dict]) -> bytes:

@@ -18,6 +18,8 @@ from loopback import LoopbackServer, Reply
 from bench_pipeline.core import settings
 from bench_pipeline.resources.sources import LiveHttpClient
 
+pytestmark = pytest.mark.store
+
 MODELS_PATH = "/api/v1/models"  # where openrouter_models' live URL points, under base_url
 
 

@@ -24,6 +24,8 @@ from bench_pipeline.runs.rates import (
 )
 from bench_pipeline.taskbank import load_bank
 
+pytestmark = pytest.mark.store
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 PRICING = """
 [[rate]]

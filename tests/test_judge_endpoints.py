@@ -10,6 +10,8 @@ from loopback import LoopbackServer, chat_completions
 from bench_pipeline.providers import ChatRequest, ProviderError, ResponseCache
 from bench_pipeline.resources.models import ProviderChooser, load_judges
 
+pytestmark = pytest.mark.unit
+
 PATH = "/v1/chat/completions"
 KEY = "sk-or-v1-judge-endpoint-test"
 

@@ -12,7 +12,7 @@ from bench_pipeline.ingest.payload import FetchError
 from bench_pipeline.ingest.sources import PARSERS
 from bench_pipeline.resources.sources import FETCH_FAILURES, LiveHttpClient
 
-pytestmark = pytest.mark.faults
+pytestmark = [pytest.mark.integration, pytest.mark.faults]
 SNAPSHOT = REPO_ROOT / "sources" / "snapshots" / "openrouter_endpoints"
 GPT4O = (SNAPSHOT / "fener_openai_gpt-4o_endpoints_2026-08-31.json").read_bytes()
 MODELS = {"data": [{"id": "openai/gpt-4o"}, {"id": "x/missing", "canonical_slug": "x/missing-1"}]}

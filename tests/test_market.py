@@ -3,9 +3,12 @@
 from decimal import Decimal
 
 import polars as pl
+import pytest
 
 from bench_pipeline.indices.market import market_rows, price_flag, provider_prices
 from bench_pipeline.indices.openness import load_licence_table
+
+pytestmark = pytest.mark.unit
 
 MONEY = pl.Decimal(24, 12)
 

@@ -41,6 +41,8 @@ from bench_pipeline.sensors.new_models import NAME
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups, setup_id_of
 
+pytestmark = pytest.mark.assets
+
 DECLARED = ("openai/gpt-5.4", "anthropic/claude-opus-4.6")
 PROPOSABLE = (
     "qwen/qwen3.8-27b",

@@ -15,6 +15,8 @@ from bench_pipeline.indices.openness import (
     openness_score,
 )
 
+pytestmark = pytest.mark.unit
+
 TABLE_PATH = Path(__file__).resolve().parents[1] / "sources" / "licences.toml"
 
 

@@ -14,6 +14,8 @@ from bench_pipeline.grading.judges import SimulatedJudgeProvider
 from bench_pipeline.sensors.failures import record_failure
 from bench_pipeline.taskbank import load_bank
 
+pytestmark = pytest.mark.store
+
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 
 

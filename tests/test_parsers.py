@@ -19,6 +19,8 @@ from bench_pipeline.ingest.tables import TABLES
 from bench_pipeline.ingest.validation import validate_records
 from bench_pipeline.resources.sources import RecordedSnapshotClient
 
+pytestmark = pytest.mark.unit
+
 SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
 FIXTURES = Path(__file__).parent / "fixtures"
 OLD_LISTING = FIXTURES / "openrouter_models_2026-05.json"

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from bench_pipeline.indices.pricing import blended_price, per_token_to_per_million, prices_disagree
 
+pytestmark = pytest.mark.unit
+
 # --- per_token_to_per_million -------------------------------------------------
 
 

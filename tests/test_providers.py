@@ -32,7 +32,7 @@ from bench_pipeline.providers import (
     run_all,
 )
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.unit, pytest.mark.timeout(60)]
 
 PATH = "/api/v1/chat/completions"
 CANARY = "sk-or-v1-canary-7f3e9a1b2c4d5e6f"

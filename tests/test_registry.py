@@ -12,6 +12,8 @@ from bench_pipeline.registry.matching import (
     normalise_name,
 )
 
+pytestmark = pytest.mark.assets
+
 
 @pytest.fixture
 def warehouse(recorded_warehouse: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

@@ -28,6 +28,8 @@ from bench_pipeline.release.published import METHODOLOGY_VERSIONS, PUBLISHED
 from bench_pipeline.release.verify import private_text_findings, verify_latest, verify_release
 from bench_pipeline.resources.warehouse import WarehouseResource
 
+pytestmark = pytest.mark.assets
+
 TABLES = [t.name for t in PUBLISHED]
 
 

@@ -23,6 +23,8 @@ from bench_pipeline.release.diff import diff_table
 from bench_pipeline.release.published import PUBLISHED_BY_NAME
 from bench_pipeline.release.verify import verify_release
 
+pytestmark = pytest.mark.unit
+
 SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
 
 # ---------------------------------------------------------------- diff_table on small tables

@@ -23,6 +23,8 @@ from bench_pipeline.scores.navigator import (
 )
 from bench_pipeline.taskbank import NAVIGATOR_CATEGORIES
 
+pytestmark = pytest.mark.unit
+
 CATEGORIES = list(CATEGORY_WEIGHTS)
 
 

@@ -23,6 +23,8 @@ from bench_pipeline.scores.pm import (
 )
 from bench_pipeline.taskbank import CRITICAL_FAILURES_CRITERION, STANDARD_CRITERIA
 
+pytestmark = pytest.mark.unit
+
 CRITERIA = [c.id for c in STANDARD_CRITERIA]  # seven, the critical-failures one last
 ALL_PASS = dict.fromkeys(CRITERIA, "pass")
 T_975_4 = 2.7764451051977987  # Student t, 97.5th percentile, 4 degrees of freedom

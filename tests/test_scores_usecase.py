@@ -28,6 +28,8 @@ from bench_pipeline.scores.usecase import (
     usecase_board,
 )
 
+pytestmark = pytest.mark.unit
+
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
 LOG = "x" * 200  # a substantial evidence log: +20 trust
 

@@ -12,6 +12,8 @@ from test_submissions import for_bank, valid
 from bench_pipeline.definitions import build_definitions
 from bench_pipeline.taskbank import load_bank
 
+pytestmark = pytest.mark.assets
+
 
 def _tick(definitions: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor):
     sensor = definitions.resolve_sensor_def(name)

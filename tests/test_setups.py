@@ -19,6 +19,8 @@ from bench_pipeline.taskbank.setups import (
     setup_id_of,
 )
 
+pytestmark = pytest.mark.unit
+
 
 def toml_value(value: Any) -> str:
     if isinstance(value, bool):

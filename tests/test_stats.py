@@ -33,6 +33,8 @@ from bench_pipeline.core.stats import (
     weighted_ci90,
 )
 
+pytestmark = pytest.mark.unit
+
 # --------------------------------------------------------------------------------------
 # sign_flip_pvalue: independent reference implementations
 # --------------------------------------------------------------------------------------

@@ -28,6 +28,8 @@ from bench_pipeline.runs.submissions import (
 )
 from bench_pipeline.taskbank import default_root, load_bank
 
+pytestmark = pytest.mark.unit
+
 EVIDENCE = "$ python scripts/dedupe.py\nremoved 12 rows\n" * 8
 
 

@@ -25,6 +25,8 @@ from bench_pipeline.taskbank import (
 )
 from bench_pipeline.taskbank import models as taskbank_models
 
+pytestmark = pytest.mark.unit
+
 REPO_TASKS = default_root()
 
 

@@ -16,6 +16,8 @@ from bench_pipeline.core.warehouse import (
     transaction,
 )
 
+pytestmark = pytest.mark.store
+
 HOLD_WRITER = """
 import sys, time, duckdb
 conn = duckdb.connect(sys.argv[1])
