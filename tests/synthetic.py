@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ import polars as pl
 
 from bench_pipeline.release.published import PUBLISHED_BY_NAME, schema_document
 from bench_pipeline.release.schema import SCHEMA
+from bench_pipeline.scores.usecase import UseCaseRun
 
 COMPONENTS = ("gpqa_diamond", "math_aime", "swe_bench_verified", "livebench", "terminal_bench")
 CAPABILITIES = ("coding_index", "agentic_index", "mathematics_index", "science_index")
@@ -317,3 +320,27 @@ def copy_downloads(release_dir: Path, site_dir: Path) -> list[Path]:
             copied.append(target / source.name)
             copied[-1].write_bytes(source.read_bytes())
     return copied
+
+
+BOARD_DAY = datetime(2026, 6, 1, 12, tzinfo=UTC)
+
+
+def _usecase_run(run_id: str, model: str, number_: int, **fields: object) -> UseCaseRun:
+    run_at = BOARD_DAY - timedelta(days=number_ % 9)
+    values: dict[str, object] = {
+        "run_id": run_id, "use_case": "triage", "model": model,
+        "outcome": ("success", "partial", "fail")[number_ % 3 if model != "beta" else 0],
+        "first_try": number_ % 2 == 0, "retries": number_ % 2, "step_ins": number_ % 4,
+        "turns": 6, "wall_time_s": 60.0 + 7 * number_, "cost_usd": Decimal(1 + number_ % 5),
+        "evidence_log": "x" * 200, "run_at": run_at, "published_at": run_at,
+    } | fields  # fmt: skip
+    return UseCaseRun(**values)  # type: ignore[arg-type]
+
+
+def blended_usecase_runs() -> list[UseCaseRun]:
+    """beta: 6 runs; alpha: 22 runs, each a rerun of a beta run (22 pairs each); gamma: 6
+    runs and no pairs (not blended)."""
+    beta = [_usecase_run(f"beta-{i}", "beta", i) for i in range(6)]
+    alpha = [_usecase_run(f"alpha-{i}", "alpha", i, rerun_of=f"beta-{i % 6}") for i in range(22)]
+    gamma = [_usecase_run(f"gamma-{i}", "gamma", i + 1) for i in range(6)]
+    return beta + alpha + gamma

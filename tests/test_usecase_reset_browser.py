@@ -11,13 +11,12 @@ import functools
 import json
 import threading
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, sync_playwright
+from synthetic import BOARD_DAY, blended_usecase_runs
 
 from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import connect, migrate
@@ -25,41 +24,19 @@ from bench_pipeline.grading.browser import QUIET_ARGS
 from bench_pipeline.release.build import build_release
 from bench_pipeline.release.published import METHODOLOGY_VERSIONS
 from bench_pipeline.scores.load import store_frames
-from bench_pipeline.scores.usecase import MIN_PAIRS_FOR_BLEND, UseCaseRun, usecase_board
+from bench_pipeline.scores.usecase import MIN_PAIRS_FOR_BLEND, usecase_board
 from bench_pipeline.site import build_site
 from bench_pipeline.site.markup import number
 
 pytestmark = pytest.mark.integration
 
 CHROMIUM = Path("/usr/bin/chromium")
-NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
-
-
-def _run(run_id: str, model: str, number_: int, **fields: object) -> UseCaseRun:
-    run_at = NOW - timedelta(days=number_ % 9)
-    values: dict[str, object] = {
-        "run_id": run_id, "use_case": "triage", "model": model,
-        "outcome": ("success", "partial", "fail")[number_ % 3 if model != "beta" else 0],
-        "first_try": number_ % 2 == 0, "retries": number_ % 2, "step_ins": number_ % 4,
-        "turns": 6, "wall_time_s": 60.0 + 7 * number_, "cost_usd": Decimal(1 + number_ % 5),
-        "evidence_log": "x" * 200, "run_at": run_at, "published_at": run_at,
-    } | fields  # fmt: skip
-    return UseCaseRun(**values)  # type: ignore[arg-type]
-
-
-def board_runs() -> list[UseCaseRun]:
-    """beta: 6 runs; alpha: 22 runs, each a rerun of a beta run (22 pairs each); gamma: 6
-    runs and no pairs (not blended)."""
-    beta = [_run(f"beta-{i}", "beta", i) for i in range(6)]
-    alpha = [_run(f"alpha-{i}", "alpha", i, rerun_of=f"beta-{i % 6}") for i in range(22)]
-    gamma = [_run(f"gamma-{i}", "gamma", i + 1) for i in range(6)]
-    return beta + alpha + gamma
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, dict]]]:
     root = tmp_path_factory.mktemp("usecase")
-    board = usecase_board(board_runs(), as_of=NOW)
+    board = usecase_board(blended_usecase_runs(), as_of=BOARD_DAY)
     with connect(root / "warehouse" / "bench.duckdb") as conn:
         migrate(conn, settings.migrations_dir())
         store_frames(conn, {"usecase_runs": board.usecase_runs,

@@ -75,24 +75,27 @@ def _lines(result: dict[str, Any]) -> list[str]:
         lines.append(f"{name}:")
         if "table" in found:
             lines.append(f"  table {found['table']}")
-        for field in ("title", "key", "rows"):
-            if field in found:
-                lines.append(f"  {field}: {found[field]['old']!r} -> {found[field]['new']!r}")
+        lines.extend(
+            f"  {field}: {found[field]['old']!r} -> {found[field]['new']!r}"
+            for field in ("title", "key", "rows")
+            if field in found
+        )
         if "columns" in found:
             columns = found["columns"]
             lines.append(f"  columns added {columns['added']}, removed {columns['removed']}")
-        for field in ("rows_added", "rows_removed"):
-            if field in found:
-                lines.append(f"  {field.replace('_', ' ')}: {len(found[field])}")
+        lines.extend(
+            f"  {field.replace('_', ' ')}: {len(found[field])}"
+            for field in ("rows_added", "rows_removed")
+            if field in found
+        )
         if "changed" in found:
             by_column = Counter(c["column"] for c in found["changed"])
             shown = ", ".join(f"{column} x{n}" for column, n in sorted(by_column.items()))
             lines.append(f"  values changed: {len(found['changed'])} ({shown})")
-            for change in found["changed"][:5]:
-                lines.append(
-                    f"    {change['key']} {change['column']}: {change['old']!r} -> "
-                    f"{change['new']!r}"
-                )
+            lines.extend(
+                f"    {c['key']} {c['column']}: {c['old']!r} -> {c['new']!r}"
+                for c in found["changed"][:5]
+            )
         if "rank_moves" in found:
             lines.append(f"  rank moves: {len(found['rank_moves'])}")
             for move in found["rank_moves"][:5]:
@@ -110,13 +113,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     for folder in (args.old, args.new):
         if not (folder / MANIFEST).is_file():
-            print(f"{folder}: no {MANIFEST}, not a release folder", file=sys.stderr)
+            sys.stderr.write(f"{folder}: no {MANIFEST}, not a release folder\n")
             return 2
     result = compare_releases(args.old, args.new)
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=1, default=str))
+        sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=1, default=str) + "\n")
     else:
-        print("\n".join(_lines(result)))
+        sys.stdout.write("\n".join(_lines(result)) + "\n")
     same = result["schema"]["old"] == result["schema"]["new"] and not any(result["tables"].values())
     return 0 if same else 1
 
