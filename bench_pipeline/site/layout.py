@@ -64,9 +64,21 @@ class Schema:
 
 
 def load_schema(directory: Path) -> Schema:
-    """`schema.json` of the release in `directory`, or today's declaration without one."""
+    """`schema.json` of the release in `directory`, or today's declaration without one.
+
+    Raises:
+        ValueError: When the file is there but is not a JSON object of tables.
+    """
     path = directory / SCHEMA
-    return Schema(read_json(path) if path.is_file() else schema_document())
+    if not path.is_file():
+        return Schema(schema_document())
+    try:
+        document = read_json(path)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from error
+    if not isinstance(document, dict) or not isinstance(document.get("tables"), list):
+        raise ValueError(f"{path}: field 'tables' is missing or not a list")
+    return Schema(document)
 
 
 def complete(columns: list[Mapping[str, Any]], rows: list[Row]) -> list[Row]:

@@ -26,8 +26,6 @@ MODEL_TABLES = (
     "index_lineage",
 )
 CHANGES_SHOWN = 200
-USECASE_METRICS = ("outcome", "cost_efficiency", "speed", "autonomy", "first_try")
-"""The order of the five UseCaseRank weights on the page (names as published)."""
 
 
 @dataclass(frozen=True)
@@ -196,11 +194,12 @@ def capabilities(schema: Schema) -> list[tuple[str, str, list[str], int]]:
 
 
 def usecase_weights(schema: Schema) -> list[tuple[str, str, float]]:
-    """The five UseCaseRank weights as (name, label, published default)."""
+    """The UseCaseRank metric weights as (name, label, published default), in published
+    order; each weighs the run column `metric_<name>`."""
     defaults = schema.parameters("usecase_runs").get("weights", {})
     return [
-        (name, schema.title("usecase_runs", f"metric_{name}"), float(defaults[name]))
-        for name in USECASE_METRICS
+        (name, schema.title("usecase_runs", f"metric_{name}"), float(value))
+        for name, value in defaults.items()
     ]
 
 
@@ -372,11 +371,13 @@ def usecase_view(release: Release) -> dict[str, Any]:
     for row in release.rows("usecase_groups"):
         groups[str(row["use_case"])].append(row)
     runs = release.rows("usecase_runs")
-    metric_columns = [f"metric_{name}" for name in USECASE_METRICS]
+    weights = usecase_weights(release.schema)
+    metrics = [name for name, _label, _value in weights]
+    metric_columns = [f"metric_{name}" for name in metrics]
     parameters = release.schema.parameters("usecase_groups")
     return {
         "groups": sorted(groups.items()),
-        "weights": usecase_weights(release.schema),
+        "weights": weights,
         "review": [r for r in runs if r.get("under_review")],
         "runs_json": markup.script_json(
             {
@@ -389,6 +390,7 @@ def usecase_view(release: Release) -> dict[str, Any]:
                     {k: g.get(k) for k in ("use_case", "group", "blended", "bt_win_probability")}
                     for g in release.rows("usecase_groups")
                 ],
+                "metrics": metrics,
                 "blend_score_share": parameters.get("blend_score_share"),
                 "min_runs_for_rank": parameters.get("min_runs_for_rank"),
             }

@@ -12,7 +12,7 @@
   "use strict";
   var data = JSON.parse(document.getElementById("usecase-runs").textContent);
   var form = document.getElementById("weight-form");
-  var metrics = ["outcome", "cost_efficiency", "speed", "autonomy", "first_try"];
+  var metrics = data.metrics;
   var share = Number(data.blend_score_share);
   var minRuns = Number(data.min_runs_for_rank);
   var publishedWeights = {};
