@@ -135,17 +135,14 @@ WHERE place = 1
 ORDER BY model_id, host NULLS FIRST, tag NULLS FIRST, observed_at, source_run_id
 """
 
-SOURCE_COLUMNS = (
-    "name", "title", "publisher", "homepage", "licence", "attribution", "cadence_cron"
-)  # fmt: skip
-
 
 def sources_frame(conn: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Who publishes each source, under which licence, and how often it is read."""
     definitions = sorted(source_definitions().values(), key=lambda d: d.name)
+    names = [column.name for column in SOURCES_COLUMNS]
     return pl.DataFrame(
-        [{c: getattr(d, c) for c in SOURCE_COLUMNS} for d in definitions],
-        schema=dict.fromkeys(SOURCE_COLUMNS, pl.Utf8),
+        [{c: getattr(d, c) for c in names} for d in definitions],
+        schema=dict.fromkeys(names, pl.Utf8),
         orient="row",
     )
 
@@ -172,7 +169,7 @@ MODEL_ID = c("model_id", "string", "Canonical model id in the registry.")
 MODEL_NAME = c("model_name", "string", "The model's name in the registry.")
 SOURCE_RUN = c("source_run_id", "string", "The source run the row's values came from.")
 SIMULATED = c("simulated", "boolean", "True when a simulated provider made the runs behind it.")
-RUN_RANK = "Competition rank (ties share the best rank, the next skips: 1, 1, 3)"
+RANK_RULE_TEXT = "Competition rank (ties share the best rank, the next skips: 1, 1, 3)"
 USD_1M = "USD per million tokens"
 
 
@@ -189,7 +186,7 @@ KNOWN_GOOD_COLUMNS = (
     MODEL_ID,
     MODEL_NAME,
     c("known_good_index", "number", "Known Good Index, 0-100 (null: not eligible)."),
-    c("rank", "integer", f"{RUN_RANK} by the Known Good Index."),
+    c("rank", "integer", f"{RANK_RULE_TEXT} by the Known Good Index."),
     c("index_components", "integer", "How many of the six evaluations the index rests on."),
     *(_component(e) for e in KNOWN_GOOD_COMPONENTS),
 )
@@ -201,7 +198,11 @@ CAPABILITY_COLUMNS = (
         for d in CAPABILITY_INDICES
         for column in (
             _capability(d.name),
-            c(f"{d.name}_rank", "integer", f"{RUN_RANK} by the {capability_title(d.name)} index."),
+            c(
+                f"{d.name}_rank",
+                "integer",
+                f"{RANK_RULE_TEXT} by the {capability_title(d.name)} index.",
+            ),
         )
     ),
 )
@@ -342,7 +343,7 @@ PM_SETUPS_COLUMNS = (
     c("tasks", "integer", "Tasks done."),
     c("missing_core_tasks", "string", "Core tasks not yet done (comma-separated)."),
     c("status", "string", "ranked, or provisional until every core task is done."),
-    c("rank", "integer", f"{RUN_RANK} by overall, among ranked setups."),
+    c("rank", "integer", f"{RANK_RULE_TEXT} by overall, among ranked setups."),
     c("setup", "string", "The setup's label."),
     SIMULATED,
 )
@@ -402,7 +403,7 @@ USECASE_GROUPS_COLUMNS = (
     c("bt_pairs", "integer", "Head-to-head rerun pairs."),
     c("bt_win_probability", "number", "Mean Bradley-Terry win probability."),
     c("blended", "boolean", "Score blends in the win probability (enough pairs)."),
-    c("rank", "integer", f"{RUN_RANK} by score within the use case."),
+    c("rank", "integer", f"{RANK_RULE_TEXT} by score within the use case."),
     c("trend", "string", "Rank against the board 7 days before: up, down, same, new."),
 )
 NAVIGATOR_MODELS_COLUMNS = (
