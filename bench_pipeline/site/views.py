@@ -302,7 +302,7 @@ def diff_view(release: Release, models: dict[str, Model], titles: dict[str, str]
                     for c in changed[:CHANGES_SHOWN]
                 ],
                 "moves": [
-                    {"old_rank": None, "new_rank": None}
+                    {"old_rank": None, "new_rank": None, "column": None}
                     | m
                     | {"ref": reference(m.get("key"), models)}
                     for m in moves[:CHANGES_SHOWN]
