@@ -5,7 +5,7 @@ OpenRouter listing.
 Every test belongs to one layer, named by a marker (a module-level `pytestmark` in each file;
 a test marked `integration` itself is integration whatever its file says):
 
-- `unit`: plain functions, no database file, no process, no socket;
+- `unit`: plain functions: no warehouse file, no server, no Dagster run;
 - `store`: real DuckDB files in a temp dir, behind plain functions;
 - `assets`: `dagster.materialize` of a stage's assets with offline resources;
 - `integration`: `bench run` subprocesses, `dagster dev`, Chromium, Postgres/Redis, the real
@@ -187,7 +187,7 @@ def recorded_warehouse(tmp_path_factory: pytest.TempPathFactory):
 
 
 LAYERS = {
-    "unit": "plain functions: no database file, no process, no socket",
+    "unit": "plain functions: no warehouse file, no server, no Dagster run",
     "store": "real DuckDB files in a temp dir, behind plain functions",
     "assets": "dagster.materialize of a stage's assets with offline resources",
     "integration": "bench run, dagster dev, Chromium, Postgres/Redis, sandbox, loopback servers",

@@ -362,6 +362,8 @@ def test_a_cycle_graded_in_chromium_is_replayed_offline_exactly(tmp_path):
         == Path(live_report["screenshot"]).read_bytes()
     )
 
-    runs[0] = RunToGrade("r-dash", case, case.prompts()[0].input_id, page.replace("98", "97"), "Acme")
+    runs[0] = RunToGrade(
+        "r-dash", case, case.prompts()[0].input_id, page.replace("98", "97"), "Acme"
+    )
     unseen, _ = cycle(BrowserResource(mode="offline", recordings_dir=str(recordings)), "unseen")
     assert (unseen["outcome"], unseen["grader"]) == ("inconclusive", OFFLINE_GRADER)

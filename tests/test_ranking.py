@@ -20,6 +20,8 @@ from bench_pipeline.release.published import PUBLISHED_BY_NAME
 from bench_pipeline.scores.ranking import competition_ranks, rank_rows
 from bench_pipeline.site import build_site
 
+pytestmark = pytest.mark.store
+
 TIED = {"a": 90.0, "b": 90.0, "c": 80.0, "d": 70.0}
 
 

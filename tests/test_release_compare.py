@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from synthetic import synthetic_tables, write_release
 
 from bench_pipeline.release.compare import compare_releases, main
+
+pytestmark = pytest.mark.unit
 
 
 def _pair(root: Path) -> tuple[Path, Path]:

@@ -18,6 +18,8 @@ from bench_pipeline.release.published import PUBLISHED_BY_NAME
 from bench_pipeline.scores.load import store_frames
 from bench_pipeline.scores.usecase import usecase_board
 
+pytestmark = pytest.mark.store
+
 SCORE_TABLES = [
     name
     for name in PUBLISHED_BY_NAME

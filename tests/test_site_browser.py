@@ -23,7 +23,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from synthetic import HOSTILE_NAME, copy_downloads, write_synthetic_release
 
 from bench_pipeline.core import settings
-from bench_pipeline.grading.browser_worker import QUIET_ARGS
+from bench_pipeline.grading.browser import QUIET_ARGS
 from bench_pipeline.site import SiteResult, build_site
 
 pytestmark = pytest.mark.integration

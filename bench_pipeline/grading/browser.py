@@ -77,6 +77,19 @@ from bench_pipeline.taskbank.models import BrowserCheck
 GRADER = "browser:chromium@1"
 """Recorded on every report; the version moves whenever a measure or rule here changes."""
 
+CHROMIUM = Path("/usr/bin/chromium")
+QUIET_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-domain-reliability",
+)
+"""Chromium as a headless worker here: no sandbox (root in a VM), no GPU, no calls home."""
+
 MIN_CARDS = 3
 SIZE_RATIO = 1.25
 NEEDS_A_PERSON = "needs a person: the check names no selector or text to look for"

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench_pipeline.grading.browser import BrowserGoal, BrowserReport, assemble_report
-from bench_pipeline.grading.browser_worker import CHROMIUM, MARK, TERMINAL_EVENTS
+from bench_pipeline.grading.browser import CHROMIUM, BrowserGoal, BrowserReport, assemble_report
+from bench_pipeline.grading.browser_worker import MARK, TERMINAL_EVENTS
 from bench_pipeline.grading.scripted import network_isolation
 
 ACTION_SECONDS = 2.0

@@ -21,26 +21,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from bench_pipeline.grading.browser import MIN_CARDS, SIZE_RATIO, GoalOutcome
+from bench_pipeline.grading.browser import CHROMIUM, MIN_CARDS, QUIET_ARGS, SIZE_RATIO, GoalOutcome
 
-CHROMIUM = Path("/usr/bin/chromium")
 PAGE_URL = "http://prototype.localhost/"
 """Where the page is served from (by the route, never a network): a `.localhost` name is a
 secure context, so storage and other secure-only APIs a prototype may use work."""
 VIEWPORT = {"width": 1280, "height": 800}
 DEAD_PROXY = "http://127.0.0.1:9"
 """Port 9 (discard): nothing listens, so a request that slipped past routing goes nowhere."""
-QUIET_ARGS = (
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-domain-reliability",
-)
-"""Chromium as a headless worker here: no sandbox (root in a VM), no GPU, no calls home."""
 LAUNCH_ARGS = (
     *QUIET_ARGS,
     f"--proxy-server={DEAD_PROXY}",
