@@ -112,6 +112,13 @@ class AliasFile:
             if (entry.source, entry.key) in entries:
                 raise ValueError(f"{path}: alias {number} repeats {entry.source} {entry.key!r}")
             entries[(entry.source, entry.key)] = entry
+        for number, (listing, model_id) in enumerate(document.get("accept", {}).items(), 1):
+            source, _, key = listing.partition(":")
+            if not key or not isinstance(model_id, str):
+                raise ValueError(f'{path}: accept {number} must read "source:key" = "model_id"')
+            if (source, key) in entries:
+                raise ValueError(f"{path}: accept {number} repeats {source} {key!r}")
+            entries[(source, key)] = AliasEntry(source, key, model_id, note="accepted in review")
         return cls(
             entries=entries,
             setting_suffixes=document.get("setting_suffixes", {}),
@@ -205,11 +212,9 @@ class _Index:
         for identifier in candidate.provider_ids if method != "normalised_name" else ():
             self.by_id[identifier].add(model_id)
         for api_id in candidate.api_ids if method != "normalised_name" else ():
-            forms = id_forms(api_id)
-            for form in (forms.exact, forms.undated if forms.date == LATEST else None):
-                if form:
-                    self.by_form[(candidate.lab, form)].add(model_id)
-                    self.forms_any_lab[form].add(model_id)
+            form = id_forms(api_id).exact  # a `-latest` pointer moves: never its undated form
+            self.by_form[(candidate.lab, form)].add(model_id)
+            self.forms_any_lab[form].add(model_id)
         if candidate.price and candidate.role in ("catalogue", "lab"):
             self.prices.setdefault(model_id, candidate.price)
         if candidate.lab and candidate.name and normalise_name(candidate.name):
