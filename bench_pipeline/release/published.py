@@ -26,9 +26,9 @@ from bench_pipeline.ingest.catalog import source_definitions
 METHODOLOGY_VERSIONS: dict[str, str] = {
     "known_good_index": "1",
     "capability_indices": "1",
-    "market": "1",
+    "market": "2",  # 2: one row per canonical model; hosts' listings are provider_prices rows
     "arena": "1",
-    "registry": "1",
+    "registry": "2",  # 2: one canonical model per lab's model, hosts folded in, impostors held
     "provenance": "1",
     "pm_suite": "1",
     "usecase_rank": "1",
@@ -84,6 +84,12 @@ ORDER BY model_id, provider_name, tag
 """
 
 MODELS_SQL = "SELECT model_id, name, organization, origin_source FROM models ORDER BY model_id"
+
+# Every name a published model is also listed as: each source's listing and the host, if any.
+MODEL_ALIASES_SQL = """
+SELECT model_id, source, source_key, name, host, method FROM model_aliases
+ORDER BY model_id, source, source_key
+"""
 
 # The last run of every source, accepted or not: a rejected run is news to a reader too.
 SOURCE_RUNS_SQL = """
@@ -169,6 +175,8 @@ PUBLISHED: tuple[PublishedTable, ...] = (
     PublishedTable("arena_elo", "LMArena ratings", ARENA_SQL, ("leaderboard", "model_key"),
                    None, "arena", RUN),
     PublishedTable("models", "Model registry", MODELS_SQL, ("model_id",), None, "registry"),
+    PublishedTable("model_aliases", "Every listing of every model, with its source and host",
+                   MODEL_ALIASES_SQL, ("source", "source_key"), None, "registry"),
     PublishedTable("source_runs", "Last run of every source", SOURCE_RUNS_SQL, ("source",),
                    None, "provenance", ("run_id", "started_at", "finished_at")),
     PublishedTable("index_lineage", "Normalised evaluation scores behind the indices",
