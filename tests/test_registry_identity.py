@@ -249,3 +249,24 @@ def test_each_impostor_is_quarantined_with_its_reason(with_impostors, fake) -> N
     assert names == 0
     queue = {(i.source, i.key): i for i in review_queue(with_impostors, "openrouter_models")}
     assert queue[("openrouter_models", fake)].kind == "quarantined"
+
+
+def test_bench_registry_commands(tmp_path: Path, monkeypatch, capsys) -> None:
+    from bench_pipeline.cli.main import main
+
+    monkeypatch.setenv("BENCH_HOME", str(tmp_path))
+    ingest_everything(settings.warehouse_path(), tmp_path / "raw")
+    assert main(["registry", "report"]) == 0
+    report = capsys.readouterr().out
+    assert "precision 100.0%" in report and "ranked Known Good Index models:" in report
+    assert main(["registry", "unmatched", "--source", "models_dev", "--limit", "2"]) == 0
+    queue = capsys.readouterr().out
+    assert queue.count("[unmatched] models_dev") == 2 and "accept (sources/aliases.toml" in queue
+    # A must-not pair merged by a person's mistaken alias makes the report fail.
+    gold = tmp_path / "gold.csv"
+    gold.write_text(
+        "source,key,model_id,expect,why\n"
+        "epoch,gpt-5-mini-2025-08-07_high,openai/gpt-5-mini,not,deliberately wrong label\n"
+    )
+    assert main(["registry", "report", "--gold", str(gold)]) == 1
+    assert "MERGED must-not" in capsys.readouterr().out

@@ -139,25 +139,30 @@ def epoch(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> li
     return candidates
 
 
-def arena(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
+def arena(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> list[Candidate]:
+    """Rated models; a declared suffix (a thinking budget) is a setting of the model."""
     rows = conn.execute(
         "SELECT r.model_key, any_value(m.name), "
         "any_value(coalesce(r.organization, m.organization)) "
         "FROM arena_ratings r LEFT JOIN arena_models m USING (model_key) "
         "GROUP BY r.model_key ORDER BY r.model_key"
     ).fetchall()
-    return [
-        Candidate(
-            source="arena",
-            key=key,
-            name=name or key,
-            organization=org,
-            lab=labs.lab(org),
-            role="score",
-            api_ids=(key,),
+    candidates = []
+    for key, name, org in rows:
+        base, settings = aliases.split_settings("arena", key)
+        candidates.append(
+            Candidate(
+                source="arena",
+                key=key,
+                name=name or key,
+                organization=org,
+                settings=settings,
+                lab=labs.lab(org),
+                role="score",
+                api_ids=(base,),
+            )
         )
-        for key, name, org in rows
-    ]
+    return candidates
 
 
 def all_candidates(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> list[Candidate]:
@@ -167,5 +172,5 @@ def all_candidates(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> list[
         *openrouter(conn, labs),
         *models_dev(conn, labs),
         *epoch(conn, aliases, labs),
-        *arena(conn, labs),
+        *arena(conn, aliases, labs),
     ]
