@@ -91,7 +91,7 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
         lab, own = labs.listing_lab(provider, model, family)
         if provider == "openrouter":
             lab, own = labs.lab(model.split("/", 1)[0]) if "/" in model else lab, False
-        unwrapped = model if own else _unwrap(model, provider, lab)
+        unwrapped = (model,) if own else _unwrap(model, provider, lab)
         candidates.append(
             Candidate(
                 source="models_dev",
@@ -101,7 +101,7 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
                 organization=provider_name if own else None,
                 lab=lab,
                 role="lab" if own else "host",
-                api_ids=(unwrapped,),
+                api_ids=unwrapped,
                 host=None if own else provider,
                 price=_price(prompt, completion),
             )
@@ -109,7 +109,7 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
     return candidates
 
 
-def _unwrap(model: str, provider: str, lab: str | None) -> str:
+def _unwrap(model: str, provider: str | None, lab: str | None) -> tuple[str, ...]:
     return unwrap_host_id(model, tuple(p for p in (provider, lab) if p))
 
 
@@ -133,7 +133,7 @@ def epoch(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> li
                 settings=settings,
                 lab=labs.lab(organization),
                 role="score",
-                api_ids=(base,),
+                api_ids=(base, *_unwrap(base, None, labs.lab(organization))),
             )
         )
     return candidates

@@ -25,6 +25,7 @@ TRAILING_DATE = re.compile(
 LATEST = "latest"
 DASH_FOR_DOT = re.compile(r"(?<=[a-z-])(\d)-(\d)(?=-|$)")
 HOST_SUFFIX = re.compile(r"(?:-v\d+(?::\d+)?|:\d+|@default|@latest)$")
+REVISION = re.compile(r"(?::\d+|@default|@latest)$")
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,11 @@ def id_forms(identifier: str) -> IdForms:
     return IdForms(exact=_dots(text), undated=_dots(text[: match.start()]), date=date)
 
 
-def unwrap_host_id(identifier: str, prefixes: tuple[str, ...]) -> str:
-    """A host's id without the host's and lab's prefixes and its version suffix:
-    `anthropic.claude-opus-4-6-v1` → `claude-opus-4-6`. A regional prefix (`eu.`, `us.`)
-    is kept: a regional offering is its own listing."""
+def unwrap_host_id(identifier: str, prefixes: tuple[str, ...]) -> tuple[str, ...]:
+    """A host's id without the host's and lab's prefixes, then also without its version
+    suffix: `anthropic.claude-opus-4-6-v1` → (`claude-opus-4-6-v1`, `claude-opus-4-6`);
+    `amazon.nova-lite-v1:0` → (`nova-lite-v1:0`, `nova-lite-v1`, `nova-lite`). A regional
+    prefix (`eu.`, `us.`) is kept: a regional offering is its own listing."""
     text = identifier
     changed = True
     while changed:
@@ -62,4 +64,5 @@ def unwrap_host_id(identifier: str, prefixes: tuple[str, ...]) -> str:
             for joiner in ("/", ".", "-"):
                 if text.lower().startswith(prefix.lower() + joiner) and len(text) > len(prefix) + 1:
                     text, changed = text[len(prefix) + 1 :], True
-    return HOST_SUFFIX.sub("", text)
+    forms = [text, REVISION.sub("", text), HOST_SUFFIX.sub("", text)]
+    return tuple(dict.fromkeys(f for f in forms if f))

@@ -34,6 +34,7 @@ from typing import Literal
 from bench_pipeline.registry.forms import LATEST, id_forms
 from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.text import (
+    TRAILING_PARENTHETICAL,
     clean,
     impostor_reason,
     normalise_name,
@@ -425,11 +426,22 @@ def _unmatched(candidate: Candidate, model_id: str | None, reason: str | None) -
     )  # fmt: skip
 
 
+def _model_name(candidate: Candidate) -> str:
+    """The listing's name, without a trailing parenthetical that only names its settings
+    ("o1-mini (high)" is the model o1-mini at high effort)."""
+    name = clean(candidate.name or candidate.key)
+    match = TRAILING_PARENTHETICAL.search(name)
+    values = {normalise_name(v) for v in candidate.settings.values()}
+    if match and match.start() > 0 and normalise_name(match.group(0).strip(" ()")) in values:
+        return name[: match.start()]
+    return name
+
+
 def _ensure_model(registry: Registry, model_id: str, candidate: Candidate) -> str:
     if model_id not in registry.models:
         registry.models[model_id] = Model(
             model_id=model_id,
-            name=clean(candidate.name or candidate.key),
+            name=_model_name(candidate),
             organization=candidate.organization,
             origin_source=candidate.source,
             origin_key=candidate.key,
