@@ -96,8 +96,12 @@ class AliasFile:
 
     @classmethod
     def load(cls, path: Path) -> AliasFile:
-        with path.open("rb") as handle:
-            document = tomllib.load(handle)
+        return cls.load_text(path.read_text("utf-8"), path)
+
+    @classmethod
+    def load_text(cls, text: str, path: Path | str = "aliases.toml") -> AliasFile:
+        """The alias file's content; `path` only names it in errors."""
+        document = tomllib.loads(text)
         entries = {}
         for number, raw in enumerate(document.get("alias", []), start=1):
             try:
@@ -190,9 +194,12 @@ class Registry:
 
 @dataclass(frozen=True)
 class _Found:
+    """A lookup's answer; `distinct` means the evidence says "another model": stop there."""
+
     model_id: str | None
     method: Method | None = None
     reason: str | None = None
+    distinct: bool = False
 
 
 class _Index:
@@ -233,7 +240,7 @@ class _Index:
         """The exact form within the lab; then the undated form, unless a source lists the
         candidate's date at another price than the model's; with no lab, an exact form
         that exactly one model holds in any lab."""
-        reasons = []
+        reasons, distinct = [], False
         for api_id in candidate.api_ids:
             forms = id_forms(api_id)
             found = self.by_form.get((candidate.lab, forms.exact), set())
@@ -260,9 +267,10 @@ class _Index:
                     f"{api_id!r} is dated {forms.date} and a source lists that date at a "
                     f"different price from {model_id}"
                 )
+                distinct = True
                 continue
             return _Found(model_id, "provider_id")
-        return _Found(None, reason="; ".join(reasons) or None)
+        return _Found(None, reason="; ".join(reasons) or None, distinct=distinct)
 
     def by_lab_name(self, candidate: Candidate, strict: bool) -> _Found:
         """The normalised name within the lab. Several models: the one with the same
@@ -382,7 +390,7 @@ def _match(candidate: Candidate, aliases: AliasFile, index: _Index, strict: bool
     reasons = []
     for step in (index.by_exact_id, index.by_api_id):
         found = step(candidate)
-        if found.model_id:
+        if found.model_id or found.distinct:  # a dated id at another price: no name match
             return found
         reasons.append(found.reason)
     found = index.by_lab_name(candidate, strict)
