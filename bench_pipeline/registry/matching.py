@@ -310,7 +310,6 @@ def _dated_prices(candidates: Iterable[Candidate]) -> dict[tuple[str | None, str
 
 # A parenthetical naming a release ("(Mar 2025)", "(2024-05-13)") names a version.
 DATED_TAIL = re.compile(r"(19|20)\d\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec")
-PRIMARY_SOURCE = "openrouter_models"
 ROLE_ORDER = {"lab": 0, "score": 1}
 SOURCE_ORDER = {"epoch": 0, "arena": 1}
 
@@ -369,10 +368,10 @@ def build_registry(candidates: Sequence[Candidate], aliases: AliasFile) -> Regis
 
     for candidate in sorted(by_role["host"], key=lambda c: c.key):
         found = _match(candidate, aliases, index, strict=True)
-        if found.model_id is None:
-            registry.unmatched.append(_unmatched(candidate, None, found.reason))
+        if found.model_id not in registry.models:  # a host's listing never founds a model
+            reason = found.reason or f"the alias file names {found.model_id!r}, no model"
+            registry.unmatched.append(_unmatched(candidate, None, reason))
             continue
-        _ensure_model(registry, found.model_id, candidate)
         registry.aliases.append(_alias(candidate, found.model_id, found.method, aliases))
     _disambiguate_names(registry)
     return registry
