@@ -15,6 +15,7 @@ from dagster._utils.schedules import cron_string_iterator
 
 from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.core import settings
+from bench_pipeline.core.clock import now_utc
 from bench_pipeline.core.warehouse import fetch_frame
 from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.catalog import SourceDefinition
@@ -162,7 +163,7 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
     def live(context: dg.AssetExecutionContext, run: engine.SourceRun) -> dg.MaterializeResult:
         with context.resources.warehouse.connection() as conn:
             published = engine.publish(conn, run, definition)
-            good = last_good_data(conn, name, engine.now_utc())
+            good = last_good_data(conn, name, now_utc())
             metadata = _run_metadata(published) | {
                 "last_good_data": str(good[0]) if good else "never"
             }
@@ -205,7 +206,7 @@ def _freshness_check(definition: SourceDefinition) -> dg.AssetChecksDefinition:
     )
     def fresh(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
         with context.resources.warehouse.connection() as conn:
-            age = last_good_data(conn, definition.name, engine.now_utc())
+            age = last_good_data(conn, definition.name, now_utc())
         overdue = age is None or age[1] > definition.freshness_hours
         return dg.AssetCheckResult(
             passed=not overdue,

@@ -9,11 +9,11 @@ from datetime import datetime
 import duckdb
 
 from bench_pipeline.core.warehouse import transaction
+from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.grading.blinding import blind_copy
 from bench_pipeline.grading.calibration import PairedGrade, calibrate, track_criteria
 from bench_pipeline.grading.cycle import GRADE_COLUMNS, CycleResult, RunToGrade
 from bench_pipeline.grading.queue import score_gap
-from bench_pipeline.runs.store import insert_rows
 from bench_pipeline.taskbank import TaskBank
 
 MIN_CALIBRATION_PAIRS = 10

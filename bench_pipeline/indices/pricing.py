@@ -7,7 +7,9 @@ functions reject ``float`` arguments outright.
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation, localcontext
+from decimal import Decimal, InvalidOperation
+
+from bench_pipeline.core.money import exact, tidy
 
 TOKENS_PER_MILLION = 6
 """Power of ten between a per-token and a per-million-tokens rate."""
@@ -20,33 +22,6 @@ OUTPUT_WEIGHT = 1
 
 DEFAULT_REL_TOL = Decimal("0.01")
 """Default relative tolerance (1%) when cross-checking two price sources."""
-
-_PRECISION = 60
-
-
-def _tidy(value: Decimal) -> Decimal:
-    """Strip trailing zeros without switching to exponent notation.
-
-    ``Decimal("0.269000000")`` becomes ``Decimal("0.269")`` and
-    ``Decimal("30.00000")`` becomes ``Decimal("30")`` (not ``Decimal("3E+1")``);
-    any zero becomes ``Decimal("0")``.
-
-    Args:
-        value: A finite decimal.
-
-    Returns:
-        An equal decimal with no trailing fractional zeros and a non-positive
-        exponent.
-    """
-    if value.is_zero():
-        return Decimal(0)
-    with localcontext() as ctx:
-        ctx.prec = max(_PRECISION, len(value.as_tuple().digits))
-        reduced = value.normalize()
-        exponent = reduced.as_tuple().exponent
-        if isinstance(exponent, int) and exponent > 0:
-            reduced = reduced.quantize(Decimal(1))
-    return reduced
 
 
 def _require_decimal(name: str, value: object) -> None:
@@ -103,10 +78,9 @@ def per_token_to_per_million(value: str | None) -> Decimal | None:
         raise ValueError(f"not a finite price: {value!r}")
     if per_token < 0:
         return None
-    with localcontext() as ctx:
-        ctx.prec = max(_PRECISION, len(per_token.as_tuple().digits))
+    with exact(len(per_token.as_tuple().digits)):
         per_million = per_token.scaleb(TOKENS_PER_MILLION)
-    return _tidy(per_million)
+    return tidy(per_million)
 
 
 def blended_price(input_per_m: Decimal | None, output_per_m: Decimal | None) -> Decimal | None:
@@ -132,11 +106,10 @@ def blended_price(input_per_m: Decimal | None, output_per_m: Decimal | None) -> 
         return None
     _require_decimal("input_per_m", input_per_m)
     _require_decimal("output_per_m", output_per_m)
-    with localcontext() as ctx:
-        ctx.prec = _PRECISION
+    with exact():
         total = INPUT_WEIGHT * input_per_m + OUTPUT_WEIGHT * output_per_m
         blended = total / (INPUT_WEIGHT + OUTPUT_WEIGHT)
-    return _tidy(blended)
+    return tidy(blended)
 
 
 def prices_disagree(
@@ -171,8 +144,7 @@ def prices_disagree(
         return False
     _require_decimal("a", a)
     _require_decimal("b", b)
-    with localcontext() as ctx:
-        ctx.prec = _PRECISION
+    with exact():
         return abs(a - b) > rel_tol * max(a, b)
 
 

@@ -17,7 +17,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from bench_pipeline.release.build import DATABASE, LATEST, MANIFEST, read_latest, sha256_file
+from bench_pipeline.core.files import sha256_file
+from bench_pipeline.release.build import DATABASE, LATEST, MANIFEST, read_latest
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank import private_texts as bank_private_texts
 

@@ -43,6 +43,7 @@ from pydantic import (
     model_validator,
 )
 
+from bench_pipeline.core.files import write_text
 from bench_pipeline.providers.base import Usage
 from bench_pipeline.taskbank.bank import TaskBank
 from bench_pipeline.taskbank.errors import rule_error, validation_problems
@@ -425,9 +426,5 @@ def submission_json_schema() -> dict[str, Any]:
 
 def write_schema(path: Path) -> Path:
     """Write `submission_json_schema()` to `path` (sorted keys, 2-space indent), atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(submission_json_schema(), indent=2, sort_keys=True, ensure_ascii=False)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text + "\n", encoding="utf-8")
-    os.replace(partial, path)
-    return path
+    return write_text(path, text + "\n")

@@ -365,9 +365,8 @@ def label_simulated(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFr
 def store_frames(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]) -> None:
     """Replace each score table with its frame, all in one transaction."""
     from bench_pipeline.core.warehouse import transaction
+    from bench_pipeline.core.writer import write_frame
 
     with transaction(conn):
         for name, frame in frames.items():
-            conn.register(f"_frame_{name}", frame.to_arrow())
-            conn.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _frame_{name}")
-            conn.unregister(f"_frame_{name}")
+            write_frame(conn, name, frame, mode="create")

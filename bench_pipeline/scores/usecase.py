@@ -39,11 +39,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from typing import Literal, get_args
 
 import polars as pl
 
+from bench_pipeline.core.money import exact
 from bench_pipeline.core.stats import weighted_ci90
 from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.ranking import competition_ranks
@@ -272,8 +273,7 @@ def cost_per_success(run: UseCaseRun) -> Decimal | None:
     """Spend over all attempts ÷ outcome value: cost × (1 + retries) ÷ (1 or 0.5)."""
     if run.outcome == "fail" or run.cost_usd is None:
         return None
-    with localcontext() as ctx:
-        ctx.prec = 60
+    with exact():
         spend = run.cost_usd * (1 + run.retries)
         return spend if run.outcome == "success" else spend * 2
 
@@ -287,8 +287,7 @@ def _cost_ratio(best: Decimal, own: Decimal) -> float:
     """`_ratio` for exact costs: divided as Decimals, then made a float."""
     if own == 0:
         return 1.0
-    with localcontext() as ctx:
-        ctx.prec = 60
+    with exact():
         return min(1.0, float(best / own))
 
 

@@ -11,7 +11,6 @@ the release's, else to the release's own copy.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from collections import defaultdict
@@ -24,6 +23,7 @@ from urllib.parse import quote
 import jinja2
 
 from bench_pipeline.core import settings
+from bench_pipeline.core.files import sha256_file
 from bench_pipeline.scores.usecase import DEFAULT_WEIGHTS
 from bench_pipeline.site import markup
 from bench_pipeline.site.charts import price_history_svg
@@ -145,14 +145,6 @@ class Model:
 
 def _read_json(path: Path) -> Any:
     return json.loads(path.read_text("utf-8"))
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _safe_id(release_id: str) -> str:

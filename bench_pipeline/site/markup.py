@@ -16,6 +16,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from bench_pipeline.core.money import plain
+
 MISSING = "—"
 _INLINE = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*|\*(.+?)\*|\[([^\]]+)\]\(([^)\s]+)\)")
 _SAFE_LINK = re.compile(r"^(https?://|mailto:|#|[\w./-])", re.IGNORECASE)
@@ -63,7 +65,7 @@ def usd(value: Any) -> str:
         exact = Decimal(str(value))
     except InvalidOperation:
         return str(value)
-    return f"${exact.normalize():f}"
+    return f"${plain(exact)}"
 
 
 def text(value: Any) -> str:
