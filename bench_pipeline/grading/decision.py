@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from bench_pipeline.grading.outcomes import OUTCOME_VALUE, Outcome
+from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, Outcome
 from bench_pipeline.providers.base import ChatRequest, ChatResponse, Message, Provider, Usage
 from bench_pipeline.taskbank.models import (
     CRITICAL_FAILURES_CRITERION,
@@ -144,7 +144,7 @@ class GradeRecord(BaseModel):
     @property
     def value(self) -> float | None:
         """1, 0.5 or 0 for pass, partial, fail; None when ungraded."""
-        return None if self.outcome == "ungraded" else OUTCOME_VALUE[self.outcome]
+        return None if self.outcome == "ungraded" else OUTCOME_CREDIT[self.outcome]
 
     @property
     def total_usage(self) -> Usage | None:

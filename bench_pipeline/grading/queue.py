@@ -24,8 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bench_pipeline.grading.decision import GradeRecord
 from bench_pipeline.grading.judges import NavigatorJudgement
-from bench_pipeline.grading.outcomes import CheckResult
-from bench_pipeline.scores.pm import dm_score, grade_to_100
+from bench_pipeline.grading.outcomes import CheckResult, dm_score, grade_to_100
 
 SECOND_LOOK_CONFIDENCE = 0.65
 SCORE_GAP = 30.0

@@ -44,6 +44,7 @@ from pydantic import (
 )
 
 from bench_pipeline.core.files import write_text
+from bench_pipeline.grading.outcomes import Outcome, RunOutcome
 from bench_pipeline.providers.base import Usage
 from bench_pipeline.taskbank.bank import TaskBank
 from bench_pipeline.taskbank.errors import rule_error, validation_problems
@@ -57,8 +58,6 @@ MAX_TOKENS = 10**12
 COST_PATTERN = r"^[0-9]+(\.[0-9]+)?$"
 """A cost given as a string: a plain non-negative decimal, no exponent or sign."""
 
-Outcome = Literal["pass", "partial", "fail"]
-RunOutcome = Literal["success", "partial", "fail"]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{64}$")]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 RunId = Annotated[str, StringConstraints(pattern=r"^sub-[0-9a-f]{16}$")]

@@ -20,7 +20,7 @@ import duckdb
 import polars as pl
 
 from bench_pipeline.grading.navigator_v1 import completeness, display_overall
-from bench_pipeline.grading.outcomes import OUTCOME_VALUE
+from bench_pipeline.grading.outcomes import OUTCOME_CREDIT
 from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.navigator import (
     NavigatorRun,
@@ -227,7 +227,7 @@ def _input_score(grades: Iterable[tuple]) -> float | None:
     grades = list(grades)
     script = [outcome for _i, _q, kind, _g, outcome, _s in grades if kind == "script"]
     if script:
-        return OUTCOME_VALUE.get(script[0])
+        return OUTCOME_CREDIT.get(script[0])
     by_question: dict[str, list[str]] = defaultdict(list)
     for _i, question, _kind, _grader, outcome, _s in grades:
         by_question[question].append(outcome)
@@ -237,7 +237,7 @@ def _input_score(grades: Iterable[tuple]) -> float | None:
     for outcomes in by_question.values():
         if len(outcomes) != 2 or "ungraded" in outcomes or set(outcomes) == {"pass", "fail"}:
             return None
-        values.append(sum(OUTCOME_VALUE[o] for o in outcomes) / 2)
+        values.append(sum(OUTCOME_CREDIT[o] for o in outcomes) / 2)
     return sum(values) / len(values)
 
 
@@ -257,7 +257,7 @@ def navigator_frames(
             NavigatorRun(run.run_id, run.label, case.id, case.category, score, run.cost_usd)
         )
         done = completeness(run.output, run.finish_reason, run.max_tokens, run.completion_tokens)
-        dimensions = {q: 5 * OUTCOME_VALUE.get(o, 0.0)
+        dimensions = {q: 5 * OUTCOME_CREDIT.get(o, 0.0)
                       for _i, q, _k, _g, o, _s in grades[run.run_id]}  # fmt: skip
         shown = display_overall(5 * score, dimensions, done.output_incomplete)
         calls.append(V1Call(run.label, case.id, shown.displayed_overall, run.cost_usd))

@@ -46,14 +46,12 @@ import polars as pl
 
 from bench_pipeline.core.money import exact
 from bench_pipeline.core.stats import weighted_ci90
+from bench_pipeline.grading.outcomes import RUN_OUTCOME_CREDIT, RunOutcome
 from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.ranking import competition_ranks
 
-Outcome = Literal["success", "partial", "fail"]
 Autonomy = Literal["autonomous", "lightly_guided", "heavily_guided"]
 Trend = Literal["up", "down", "same", "new"]
-
-OUTCOME_VALUE: Mapping[str, float] = {"success": 1.0, "partial": 0.5, "fail": 0.0}
 
 COST_MISMATCH = "cost_mismatch"
 AUTONOMY_MISMATCH = "autonomy_mismatch"
@@ -82,7 +80,7 @@ BLEND_SCORE_SHARE = 0.7
 TREND_LOOKBACK = timedelta(days=7)
 
 _SECONDS_PER_DAY = 86_400.0
-_OUTCOMES = frozenset(get_args(Outcome))
+_OUTCOMES = frozenset(get_args(RunOutcome))
 _AUTONOMY = frozenset(get_args(Autonomy))
 
 
@@ -142,7 +140,7 @@ class UseCaseRun:
     use_case: str
     model: str
     settings: str = ""
-    outcome: Outcome
+    outcome: RunOutcome
     first_try: bool
     retries: int = 0
     step_ins: int = 0
@@ -300,7 +298,7 @@ class UseCaseRunScore:
     group: str
     model: str
     settings: str
-    outcome: Outcome
+    outcome: RunOutcome
     score: float
     metric_outcome: float
     metric_cost_efficiency: float
@@ -540,7 +538,7 @@ def _score_runs(
             else _ratio(min(fastest.get(run.use_case, math.inf), run.wall_time_s), run.wall_time_s)
         )
         metrics = (
-            OUTCOME_VALUE[run.outcome],
+            RUN_OUTCOME_CREDIT[run.outcome],
             cost_efficiency,
             speed,
             1.0 / (1 + run.step_ins),
@@ -749,7 +747,6 @@ __all__ = [
     "Autonomy",
     "Clearance",
     "MetricWeights",
-    "Outcome",
     "Trend",
     "UseCaseBoard",
     "UseCaseGroupScore",
