@@ -29,10 +29,11 @@ import html
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from bench_pipeline.grading.judges import JudgeModel
 from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, Outcome
 from bench_pipeline.providers.base import ChatRequest, ChatResponse, Message, Provider, Usage
 from bench_pipeline.taskbank.models import (
@@ -43,9 +44,6 @@ from bench_pipeline.taskbank.models import (
     JudgeCheck,
     content_hash,
 )
-
-if TYPE_CHECKING:
-    from bench_pipeline.grading.judges import JudgeModel
 
 PROMPT_VERSION = "decision-prompt-v1"
 """Changes whenever the wording or layout of the judge prompts changes; recorded on grades."""

@@ -23,7 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from bench_pipeline.grading.decision import GradeRecord
-from bench_pipeline.grading.judges import NavigatorJudgement
+from bench_pipeline.grading.judge_flows import NavigatorJudgement
 from bench_pipeline.grading.outcomes import CheckResult, dm_score, grade_to_100
 
 SECOND_LOOK_CONFIDENCE = 0.65

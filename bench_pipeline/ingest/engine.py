@@ -20,10 +20,11 @@ import polars as pl
 
 from bench_pipeline.core.clock import now_utc
 from bench_pipeline.core.files import write_bytes
+from bench_pipeline.core.http import FetchError
 from bench_pipeline.core.warehouse import fetch_frame, transaction
 from bench_pipeline.core.writer import insert_rows, write_frame
 from bench_pipeline.ingest.catalog import SourceDefinition
-from bench_pipeline.ingest.payload import FetchError, PayloadError, RawFile, content_sha256
+from bench_pipeline.ingest.payload import PayloadError, RawFile, content_sha256
 from bench_pipeline.ingest.tables import TABLES
 from bench_pipeline.ingest.validation import (
     QUARANTINE_SCHEMA,

@@ -16,10 +16,6 @@ import polars as pl
 from bench_pipeline.ingest.validation import FILE_COLUMN, RECORD_COLUMN
 
 
-class FetchError(RuntimeError):
-    """The source could not be fetched (HTTP failure after retries, timeout, missing folder)."""
-
-
 class PayloadError(ValueError):
     """The payload cannot be read at all (malformed JSON, an HTML page, a missing column)."""
 

@@ -27,9 +27,9 @@ from typing import Any
 import duckdb
 
 from bench_pipeline.core import settings
+from bench_pipeline.core.money import per_token_to_per_million
 from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.core.writer import insert_rows
-from bench_pipeline.indices.pricing import per_token_to_per_million
 from bench_pipeline.runs.costing import LongContextTier, Rates
 
 PRICING_FILE_ORIGIN = "pricing.toml"

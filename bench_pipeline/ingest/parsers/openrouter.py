@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from bench_pipeline.indices.pricing import per_token_to_per_million
+from bench_pipeline.core.money import per_token_to_per_million
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
