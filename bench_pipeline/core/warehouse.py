@@ -104,10 +104,10 @@ def migrate(conn: duckdb.DuckDBPyConnection, directory: Path) -> list[int]:
 
 def table_checksum(conn: duckdb.DuckDBPyConnection, table: str) -> tuple[int, str]:
     """Row count and an order-independent digest of every value in a table."""
-    count, digest = conn.execute(
+    ((count, digest),) = conn.execute(
         f"SELECT count(*), coalesce(md5(string_agg(h, '' ORDER BY h)), '') "
         f"FROM (SELECT md5(CAST(t AS VARCHAR)) AS h FROM {table} AS t)"
-    ).fetchone()
+    ).fetchall()
     return int(count), str(digest)
 
 

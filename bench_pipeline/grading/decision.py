@@ -29,7 +29,7 @@ import html
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -412,7 +412,7 @@ async def grade_criterion(
         parse_decision,
         attempts,
     )
-    common = {
+    common: dict[str, Any] = {
         "case_key": case.key,
         "case_version": case.version,
         "input_id": input_id,

@@ -63,7 +63,7 @@ class SimulatedVerdict(BaseModel):
 
 
 def simulated_verdict(material: str, output: str) -> SimulatedVerdict:
-    """The heuristic the offline judge applies to every question, in this order:
+    """The heuristic the offline judge applies to every question, in this order.
 
     1. empty → fail; 2. starts with `[simulated]` (a placeholder, not an answer) → fail;
     3. under `MIN_WORDS` words → fail; 4. a refusal phrase → fail;

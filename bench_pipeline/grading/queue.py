@@ -154,6 +154,7 @@ def second_look(
     """Every reason `run_id` needs a second look (empty when none).
 
     Args:
+        run_id: The run the reasons are about.
         grades: The decision model's grades of the run (one per criterion).
         review: The PM reviewer's 1–5 score, once submitted.
         navigator: The two-judge result of a Navigator input.

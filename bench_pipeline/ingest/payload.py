@@ -64,7 +64,7 @@ def load_json(raw: RawFile) -> Any:
         ) from error
 
 
-def read_csv(raw: RawFile, required: Iterable[str]) -> list[dict[str, str]]:
+def read_csv(raw: RawFile, required: Iterable[str]) -> list[dict[str, str | None]]:
     """CSV records as dicts (quoted newlines allowed); every required column must be present."""
     try:
         rows = list(csv.DictReader(io.StringIO(raw.content.decode("utf-8-sig"))))

@@ -23,7 +23,8 @@ NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
 
 def split_name(name: str) -> tuple[str, str]:
     """(the name without trailing parenthetical groups, those groups normalised)."""
-    previous, tails = None, []
+    previous: str | None = None
+    tails: list[str] = []
     while previous != name:
         previous = name
         match = TRAILING_PARENTHETICAL.search(name)

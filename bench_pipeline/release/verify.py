@@ -40,7 +40,7 @@ def _count_rows(path: Path) -> int | None:
     if path.name == DATABASE:
         with duckdb.connect(str(path), read_only=True) as conn:
             tables = [r[0] for r in conn.execute("SHOW TABLES").fetchall()]
-            return sum(conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables)
+            return sum(conn.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] for t in tables)
     return None
 
 

@@ -52,7 +52,7 @@ def store_failures(conn: duckdb.DuckDBPyConnection, failures: Mapping[str, str])
     """Record runs that failed for good (their last failure only)."""
     rows = [[run_id, error.split(": ", 1)[0], error, _now()] for run_id, error in failures.items()]
     with transaction(conn):
-        _delete_runs(conn, "run_failures", [r[0] for r in rows])
+        _delete_runs(conn, "run_failures", list(failures))
         insert_rows(conn, "run_failures", ("run_id", "partition_key", "error", "failed_at"), rows)
 
 

@@ -15,12 +15,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import cast
 
 import duckdb
 import polars as pl
 
 from bench_pipeline.grading.navigator_v1 import completeness, display_overall
-from bench_pipeline.grading.outcomes import OUTCOME_CREDIT
+from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, Outcome
 from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.navigator import (
     NavigatorRun,
@@ -146,7 +147,7 @@ def pm_inputs(conn: duckdb.DuckDBPyConnection, bank: TaskBank, as_of: datetime) 
                 core=case.core,
                 prototype=case.prototype,
                 repeat=run.repeat,
-                criteria={} if pending else criteria,
+                criteria={} if pending else cast("dict[str, Outcome]", criteria),  # PmRun checks
                 judge=None if pending or case.prototype else judge,
                 review=None if pending else review,
                 reviewer_critical_failure=critical and not pending,
@@ -203,7 +204,7 @@ def _drops(
         earlier = [s for s in ordered[:position] if companies.get(s) == companies.get(setup_id)]
         previous = scores[earlier[-1]] if earlier else None
         others = [s for s in scores.values() if s.setup_id != setup_id and s.rank is not None]
-        leader = min(others, key=lambda s: s.rank) if others else None
+        leader = min(others, key=lambda s: s.rank or 0) if others else None  # all ranked
         vs_previous, vs_leader = drop_verdict(new, previous, leader)
         rows.append({
             "setup_id": setup_id, "drop_date": dates.get(setup_id),

@@ -43,6 +43,7 @@ from decimal import Decimal
 from typing import Literal, get_args
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from bench_pipeline.core.money import exact
 from bench_pipeline.core.stats import weighted_ci90
@@ -277,7 +278,7 @@ def cost_per_success(run: UseCaseRun) -> Decimal | None:
 
 
 def _ratio(best: float, own: float) -> float:
-    """best ÷ own for a "lower is better" quantity, with 0 ÷ 0 = 1, clipped to 0–1."""
+    """Return best ÷ own for a "lower is better" quantity, with 0 ÷ 0 = 1, clipped to 0–1."""
     return 1.0 if own == 0 else min(1.0, best / own)
 
 
@@ -375,7 +376,7 @@ class UseCaseBoard:
 
 
 _JOINED = ("flags", "cleared_flags", "warnings")
-_RUN_SCHEMA = {
+_RUN_SCHEMA: dict[str, pl.DataType | DataTypeClass] = {
     "run_id": pl.String,
     "use_case": pl.String,
     "group": pl.String,
