@@ -126,10 +126,16 @@ def _site_rules(state: StateCore) -> None:
         token.children = kept
 
 
+class _SiteMarkdown(MarkdownIt):
+    def validateLink(self, url: str) -> bool:
+        """Accept every link while parsing: `_site_rules` judges them, keeping a refused
+        link's label rather than its source text."""
+        return True
+
+
 def _renderer() -> MarkdownIt:
     # CommonMark with tables; raw HTML is escaped, images are not part of the site's pages.
-    md = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
-    md.validateLink = lambda url: True  # judged after parsing, so a refused link keeps its label
+    md = _SiteMarkdown("commonmark", {"html": False}).enable("table").disable("image")
     md.core.ruler.push("bench_site", _site_rules)
     return md
 
