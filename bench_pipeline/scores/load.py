@@ -20,6 +20,7 @@ from typing import cast
 import duckdb
 import polars as pl
 
+from bench_pipeline.core.warehouse import replace_tables
 from bench_pipeline.grading.navigator_v1 import completeness, display_overall
 from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, Outcome
 from bench_pipeline.runs.costing import format_usd
@@ -364,10 +365,6 @@ def label_simulated(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFr
 
 
 def store_frames(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]) -> None:
-    """Replace each score table with its frame, all in one transaction."""
-    from bench_pipeline.core.warehouse import transaction
-    from bench_pipeline.core.writer import write_frame
-
-    with transaction(conn):
-        for name, frame in frames.items():
-            write_frame(conn, name, frame, mode="create")
+    """Replace the content of each score table (made by migration 0008) with its frame, all
+    in one transaction; a frame with a column the table lacks is refused before any change."""
+    replace_tables(conn, frames)
