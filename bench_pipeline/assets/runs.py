@@ -151,7 +151,7 @@ def model_runs(
     )
     with warehouse.connection() as conn:
         metadata = table_metadata(conn, "model_runs")
-    summary = {
+    summary: dict[str, int | float | str] = {
         "partitions": len(keys),
         "runs planned": report.planned,
         "runs resumed past": report.skipped,
