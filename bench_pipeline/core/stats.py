@@ -410,15 +410,17 @@ def sign_flip_pvalue(
             n = len(magnitudes)
             if n == 0 or statistic == 0:
                 return 1.0
-            if method == "count" or countable(magnitudes):
+            packed_bits = _coefficient_bits(n) * (sum(magnitudes) + 1)
+            if countable(magnitudes) or (method == "count" and packed_bits <= COUNT_MAX_BITS):
                 return min(1.0, extreme_count(magnitudes, statistic) / 2**n)
-            if n <= MAX_EXACT_TERMS and sum(magnitudes) < 2**62:
+            if method != "count" and n <= MAX_EXACT_TERMS and sum(magnitudes) < 2**62:
                 array = np.array(magnitudes, dtype=np.int64)
                 return min(1.0, _meet_in_the_middle(array, abs(statistic), 0) / 2 ** (n - 1))
+            beyond = "" if method == "count" else f" (and more than {MAX_EXACT_TERMS}, or sums "
+            beyond += "" if method == "count" else "beyond int64, for meet in the middle)"
             raise ValueError(
                 f"{n} non-zero terms lie on a lattice, but their integer sums span "
-                f"{sum(magnitudes):,} steps: too fine to count, and meet in the middle "
-                f"supports at most {MAX_EXACT_TERMS} terms"
+                f"{sum(magnitudes):,} steps: too fine to count{beyond}"
             )
         if method == "count":
             raise ValueError(
