@@ -33,6 +33,7 @@ METHODOLOGY_VERSIONS: dict[str, str] = {
     "pm_suite": "1",
     "usecase_rank": "1",
     "navigator_index": "1",
+    "item_boards": "1",
 }
 
 ARENA_SQL = """
@@ -210,6 +211,13 @@ PUBLISHED: tuple[PublishedTable, ...] = (
     PublishedTable("navigator_pairs", "Navigator Index v2: paired tests",
                    "SELECT * FROM navigator_pairs ORDER BY model_a, model_b",
                    ("model_a", "model_b"), None, "navigator_index"),
+    PublishedTable("item_boards", "Item boards: SWE-bench entries ranked on per-item results",
+                   "SELECT * FROM item_boards ORDER BY board, items IS NULL, score DESC, "
+                   "published_percent DESC NULLS LAST, entry, entry_key",
+                   ("board", "entry_key"), "score", "item_boards"),
+    PublishedTable("item_board_pairs", "Item boards: exact paired tests over shared items",
+                   "SELECT * FROM item_board_pairs ORDER BY board, entry_key_a, entry_key_b",
+                   ("board", "entry_key_a", "entry_key_b"), None, "item_boards"),
     PublishedTable("navigator_v1_fit", "Navigator classic v1: fit for a task, volume, budget",
                    "SELECT * FROM navigator_v1_fit ORDER BY task, monthly_volume, rank",
                    ("task", "monthly_volume", "model"), None, "navigator_index"),
