@@ -34,6 +34,7 @@ __all__ = [
     "TIE_RELATIVE_TOLERANCE",
     "PairResult",
     "RankRange",
+    "as_rational",
     "cohen_kappa",
     "countable",
     "dominates",
@@ -196,6 +197,17 @@ def _rational(value: object, name: str, index: int) -> Fraction | None:
         return Fraction(int(number))
     guess = Fraction(number).limit_denominator(MAX_DETECTED_DENOMINATOR)
     return guess if float(guess) == number else None
+
+
+def as_rational(value: float | int | Fraction | Decimal) -> Fraction | None:
+    """``value`` as an exact rational, the way :func:`sign_flip_pvalue` reads it: ints,
+    ``Fraction`` and ``Decimal`` as given, a float when it is the nearest float to a
+    fraction with denominator at most :data:`MAX_DETECTED_DENOMINATOR`, else ``None``.
+
+    Raises:
+        ValueError: On a non-finite value or one that is not a number.
+    """
+    return _rational(value, "value", 0)
 
 
 def _integer_arrays(

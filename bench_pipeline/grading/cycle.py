@@ -43,6 +43,7 @@ from bench_pipeline.grading.sentinels import (
     sentinel_misgrades,
     sentinels_for,
 )
+from bench_pipeline.grading.simulated import is_simulated, simulated_check
 from bench_pipeline.providers.base import Provider, Usage
 from bench_pipeline.runs.costing import Rates, cost_of_all, rate_in_effect
 from bench_pipeline.taskbank import Case, JudgeCheck
@@ -193,7 +194,13 @@ async def grade_runs(
             if case.suite == "navigator":
                 check = next(i.check for i in case.inputs if i.id == item.input_id)
                 if not isinstance(check, JudgeCheck):
-                    rows.check(item, run_check(check, item.blind_output), "script", "check")
+                    output = item.blind_output
+                    result = (
+                        simulated_check(f"{case.key}:{item.input_id}", output)
+                        if is_simulated(output)
+                        else run_check(check, output)
+                    )
+                    rows.check(item, result, "script", "check")
                     return
                 judges = assign_judges("navigator", item.company, pool, benchmarked_companies)
                 for judge in judges:

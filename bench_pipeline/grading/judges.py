@@ -51,7 +51,11 @@ from bench_pipeline.providers.base import (
     Provider,
     Usage,
 )
-from bench_pipeline.providers.simulated import SIMULATED_MARKER
+from bench_pipeline.providers.simulated import (
+    SIMULATED_MARKER,
+    simulated_outcome,
+    simulated_quality,
+)
 from bench_pipeline.taskbank.models import MAIN_INPUT, Case, Suite
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -508,7 +512,9 @@ class SimulatedVerdict(BaseModel):
 def simulated_verdict(material: str, output: str) -> SimulatedVerdict:
     """The heuristic the offline judge applies to every question, in this order:
 
-    1. empty → fail; 2. starts with `[simulated]` (a placeholder, not an answer) → fail;
+    1. empty → fail; 2. starts with `[simulated]`: a simulated answer carrying a latent
+       quality is graded by it against the material's difficulty
+       (`providers.simulated.simulated_outcome`), any other placeholder → fail;
     3. under `MIN_WORDS` words → fail; 4. a refusal phrase → fail;
     5. reuses no word stem (first five letters of words of five or more letters) of the brief
        and context → fail ("ignores the brief"); fewer than `ENOUGH_OVERLAP` → partial;
@@ -521,8 +527,13 @@ def simulated_verdict(material: str, output: str) -> SimulatedVerdict:
     if not text:
         return SimulatedVerdict(outcome="fail", confidence=0.95, reason="empty", overlap=0)
     if text.startswith(SIMULATED_MARKER):
-        why = "a simulated placeholder, not an answer"
-        return SimulatedVerdict(outcome="fail", confidence=0.9, reason=why, overlap=overlap)
+        quality = simulated_quality(text)
+        if quality is None:
+            why = "a simulated placeholder, not an answer"
+            return SimulatedVerdict(outcome="fail", confidence=0.9, reason=why, overlap=overlap)
+        outcome = simulated_outcome(quality, material)
+        why = f"a simulated answer of latent quality {quality:.3f}: {outcome}"
+        return SimulatedVerdict(outcome=outcome, confidence=0.75, reason=why, overlap=overlap)
     if len(text.split()) < MIN_WORDS:
         why = "too short to do the task"
         return SimulatedVerdict(outcome="fail", confidence=0.85, reason=why, overlap=overlap)

@@ -27,6 +27,7 @@ from bench_pipeline.core import settings
 from bench_pipeline.scores.usecase import DEFAULT_WEIGHTS
 from bench_pipeline.site import markup
 from bench_pipeline.site.charts import price_history_svg
+from bench_pipeline.site.item_boards import render_item_boards
 from bench_pipeline.site.layout import complete
 from bench_pipeline.taskbank import NAVIGATOR_CATEGORIES
 
@@ -542,6 +543,7 @@ class SiteBuilder:
                 body=markup.markdown(source),
             )
         self.boards()
+        render_item_boards(self, release.rows("item_boards"), release.rows("item_board_pairs"))
         self.render(
             "about.html", "about.html", ("source_runs",), runs=self.last_runs(),
             failures=self.release.rows("pipeline_failures"),
