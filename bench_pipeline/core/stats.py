@@ -158,8 +158,9 @@ def _meet_in_the_middle(
     for shift in outer:
         if -cut < inner_low + shift and inner_high + shift < cut:
             continue  # the whole chunk lies where nothing can be counted
-        sums = _drop_middle(inner + shift, cut)
+        sums = _drop_middle(inner + shift, cut)[::-1]
         # s + t >= thr  <=>  t >= thr - s ;  s + t <= -thr  <=>  t <= -thr - s (disjoint).
+        # With `sums` descending the keys ascend, which numpy's binary search exploits.
         below = np.searchsorted(table, threshold - sums, side="left")
         at_most = np.searchsorted(table, -threshold - sums, side="right")
         count += int(table.size) * int(sums.size) - int(below.sum()) + int(at_most.sum())

@@ -195,12 +195,12 @@ async def grade_runs(
                 check = next(i.check for i in case.inputs if i.id == item.input_id)
                 if not isinstance(check, JudgeCheck):
                     output = item.blind_output
-                    result = (
+                    checked = (
                         simulated_check(f"{case.key}:{item.input_id}", output)
                         if is_simulated(output)
                         else run_check(check, output)
                     )
-                    rows.check(item, result, "script", "check")
+                    rows.check(item, checked, "script", "check")
                     return
                 judges = assign_judges("navigator", item.company, pool, benchmarked_companies)
                 for judge in judges:
