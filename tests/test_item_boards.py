@@ -285,3 +285,25 @@ def test_model_tags_match_the_registry_only_where_the_rules_allow(recorded_wareh
         },
     )
     assert models == {"exact id": "openai/gpt-5.1-codex", "two models": None, "unknown": None}
+
+
+# The page ------------------------------------------------------------------------------------
+
+
+def test_the_page_reads_the_board_in_words_and_escapes_names() -> None:
+    from bench_pipeline.site.item_boards import intervals_svg, pair_matrix, reading, scatter_svg
+
+    hostile = BoardEntry(key="X", entry="<script>alert(1)</script>", items={})
+    entries = [_entry("A", 12, "1.00"), _entry("B", 9, "0.10"), _entry("C", 2, "0.05"), hostile]
+    frames = board_frames([item_board("toy", entries)])
+    rows, pairs = frames["item_boards"].to_dicts(), frames["item_board_pairs"].to_dicts()
+    sentences = reading(rows, pairs)
+    # A and B share ranks 1-2; 2 of 3 pairs separate (A-C, B-C); B dominates C.
+    assert sentences[0].startswith("The top two are statistically tied (Entry A, Entry B)")
+    assert sentences[1].startswith("2 of 3 pairs differ significantly")
+    assert "1 entries are dominated" in sentences[2]
+    assert sentences[-1] == "1 entries publish only a percentage; they are listed without a rank."
+    svg = intervals_svg(rows, "toy") + scatter_svg(rows, "toy")
+    assert "<script>" not in svg and svg.count("<svg") == 2
+    marks = [[c["mark"] for c in cells] for _, cells in pair_matrix(rows, pairs)]
+    assert marks == [["", "·", "▲"], ["·", "", "▲"], ["▼", "▼", ""]]
