@@ -30,3 +30,42 @@ CREATE TABLE swebench_item_results (
     api_calls       BIGINT,
     source_run_id   VARCHAR NOT NULL
 );
+
+-- Item boards (`scores/item_boards.py`), recomputed from the two tables above on every run;
+-- columns in published order (`release/published.py` declares what each one means).
+CREATE TABLE item_boards (
+    board                 VARCHAR NOT NULL,
+    entry                 VARCHAR NOT NULL,
+    model_id              VARCHAR,
+    items                 BIGINT,
+    resolved              BIGINT,
+    score                 DOUBLE,
+    ci_low                DOUBLE,
+    ci_high               DOUBLE,
+    rank_best             BIGINT,
+    rank_worst            BIGINT,
+    tied                  BOOLEAN,
+    cost_usd              VARCHAR,      -- exact decimal, as text
+    cost_per_success_usd  VARCHAR,
+    published_percent     DOUBLE,
+    entry_key             VARCHAR NOT NULL,
+    dominated_by          VARCHAR,
+    PRIMARY KEY (board, entry_key)
+);
+
+CREATE TABLE item_board_pairs (
+    board          VARCHAR NOT NULL,
+    entry_a        VARCHAR NOT NULL,
+    entry_b        VARCHAR NOT NULL,
+    items          BIGINT NOT NULL,
+    discordant     BIGINT NOT NULL,
+    p_value        DOUBLE NOT NULL,
+    significant    BOOLEAN NOT NULL,
+    better         VARCHAR,
+    dominates      VARCHAR,
+    wins_a         BIGINT NOT NULL,
+    wins_b         BIGINT NOT NULL,
+    entry_key_a    VARCHAR NOT NULL,
+    entry_key_b    VARCHAR NOT NULL,
+    PRIMARY KEY (board, entry_key_a, entry_key_b)
+);
