@@ -251,7 +251,7 @@ def test_sign_flip_n40_extremes() -> None:
 def test_sign_flip_beyond_limit_raises() -> None:
     # Real-valued terms (square roots are not on a lattice) beyond the limit; lattice terms
     # of any size are counted instead (tests/test_sign_flip_lattice.py).
-    with pytest.raises(ValueError, match="real-valued.*at most"):
+    with pytest.raises(ValueError, match=r"real-valued.*at most"):
         sign_flip_pvalue(np.sqrt(np.arange(2, MAX_EXACT_TERMS + 3)))
     with pytest.raises(ValueError, match="at most"):
         sign_flip_pvalue(np.linspace(0.1, 5.0, 200))
