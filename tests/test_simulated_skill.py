@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 
-from bench_pipeline.grading.judges import simulated_verdict
+from bench_pipeline.grading.judge_simulated import simulated_verdict
 from bench_pipeline.grading.simulated import SIMULATED_GRADER, is_simulated, simulated_check
 from bench_pipeline.providers.base import ChatRequest, Message
 from bench_pipeline.providers.simulated import (

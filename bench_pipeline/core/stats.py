@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from itertools import combinations
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -54,7 +54,8 @@ __all__ = [
 FloatVector = Sequence[float] | npt.NDArray[np.floating] | npt.NDArray[np.integer]
 Vector = FloatVector | Sequence[float | int | Fraction | Decimal]
 """Numbers for :func:`sign_flip_pvalue`: floats, ints, or exact ``Fraction``/``Decimal``."""
-Sums = npt.NDArray[np.float64] | npt.NDArray[np.int64]
+Sums = npt.NDArray[Any]
+"""Signed sums: float64 for real-valued terms, int64 for lattice terms."""
 Method = Literal["auto", "count", "meet_in_the_middle"]
 
 MAX_EXACT_TERMS = 44
@@ -84,7 +85,7 @@ _PRUNE_MARGIN = 1e-10
 above float rounding of a 44-term sum, far below :data:`TIE_RELATIVE_TOLERANCE`."""
 
 
-def _as_vector(values: FloatVector, name: str) -> npt.NDArray[np.float64]:
+def _as_vector(values: Vector, name: str) -> npt.NDArray[np.float64]:
     """Convert ``values`` to a finite 1-D float64 array or raise ``ValueError``."""
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1:
@@ -124,7 +125,7 @@ def _sorted_subset_sums(magnitudes: Sums, keep_beyond: float | int = -math.inf) 
     return sums
 
 
-def _total(values: npt.NDArray[np.floating] | npt.NDArray[np.integer]) -> float | int:
+def _total(values: Sums) -> float | int:
     """Exact sum of an int64 array (as a Python int), else the float sum without rounding drift."""
     if values.dtype.kind in "iu":
         return sum(values.tolist())
@@ -262,8 +263,8 @@ def lattice_terms(
     """
     fast = _integer_arrays(differences, weights)
     if fast is not None:
-        terms, total = fast
-        magnitudes = np.abs(terms)
+        integer_terms, total = fast
+        magnitudes = np.abs(integer_terms)
         divisor = int(np.gcd.reduce(magnitudes)) if magnitudes.size else 1
         return (magnitudes // divisor).tolist(), total // divisor
     d = _elements(differences, "differences")

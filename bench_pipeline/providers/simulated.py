@@ -24,6 +24,7 @@ import json
 import math
 import random
 import re
+from typing import Literal
 
 from bench_pipeline.providers.base import ChatRequest, ChatResponse, Message, Provider, Usage
 
@@ -97,7 +98,9 @@ def simulated_quality(text: str) -> float | None:
     return float(match.group("q")) if match else None
 
 
-def simulated_outcome(quality: float, item: str, seed: int = SIMULATION_SEED) -> str:
+def simulated_outcome(
+    quality: float, item: str, seed: int = SIMULATION_SEED
+) -> Literal["pass", "partial", "fail"]:
     """What an answer of `quality` earns on the item keyed `item` (a check, a criterion):
     pass at or above the item's difficulty (uniform in 0.1–0.9 from the key), partial within
     `PARTIAL_BAND` below it, else fail."""

@@ -40,7 +40,7 @@ def _value(value: Any) -> Any:
     return str(value) if isinstance(value, Decimal) else value
 
 
-def checked_flag(value: Any) -> str | None:
+def checked_flag(value: Any) -> bool | str | None:
     """`checked` as true/false: a boolean as sent, or a string's leading word
     ("false (See README.md ...)" is false); anything else stays as sent, for validation
     to report against its record."""
