@@ -279,9 +279,9 @@ def test_model_tags_match_the_registry_only_where_the_rules_allow(recorded_wareh
         recorded_warehouse,
         aliases,
         {
-            "exact id": ["gpt-5.1-codex"],
-            "two models": ["gpt-5.1-codex", "gpt-5"],
-            "unknown": ["no-such-model-anywhere-7"],
+            "exact id": ["Model: gpt-5.1-codex", "Org: OpenAI", "System: Attempts - 1"],
+            "two models": ["Model: gpt-5.1-codex", "Model: gpt-5", "Org: OpenAI"],
+            "unknown": ["Model: no-such-model-anywhere-7", "Org: OpenAI"],
         },
     )
     assert models == {"exact id": "openai/gpt-5.1-codex", "two models": None, "unknown": None}

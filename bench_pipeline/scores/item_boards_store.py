@@ -13,7 +13,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from bench_pipeline.registry.candidates import all_candidates
+from bench_pipeline.ingest.parsers.swebench import model_tags
+from bench_pipeline.registry.candidates import all_candidates, catalogue_labs
 from bench_pipeline.registry.matching import AliasFile, Candidate, build_registry
 from bench_pipeline.scores.item_boards import (
     BoardEntry,
@@ -24,37 +25,53 @@ from bench_pipeline.scores.item_boards import (
 )
 
 SOURCE = "swebench"
+ORG_TAG = "Org: "
 TABLES = ("item_boards", "item_board_pairs")
 
 
 def entry_models(
     conn: duckdb.DuckDBPyConnection, aliases: AliasFile, tags: dict[str, list[str]]
 ) -> dict[str, str | None]:
-    """Each entry key's registry model from its model tags, by the registry's own rules.
+    """Each entry key's registry model from its tags (`Model: …`, `Org: …`), by the
+    registry's own rules.
 
-    The registry is rebuilt from every source's candidates (deterministically, so its model
-    ids are the stored ones) with one candidate per single-model entry appended: those the
-    rules match (alias file, provider id, normalised name) get the model; a new one does not.
+    An entry naming exactly one model is matched as a host's listing is: against the models
+    every source's candidates make (the registry is rebuilt deterministically, so its model
+    ids are the stored ones), strictly, and never founding a model. An entry naming several
+    models, or none the rules place, keeps `model_id` empty.
     """
-    single = {key: models[0] for key, models in tags.items() if len(models) == 1}
-    names = sorted(set(single.values()))
-    if not names:
+    models = {key: model_tags(listed) for key, listed in tags.items()}
+    organisation = {key: _org(listed) for key, listed in tags.items()}
+    single = {key: found[0] for key, found in models.items() if len(found) == 1}
+    probes = {(name, organisation[key]) for key, name in single.items()}
+    if not probes:
         return dict.fromkeys(tags)
-    probes = [Candidate(source=SOURCE, key=name, name=name, provider_ids=(name,)) for name in names]
-    registry = build_registry([*all_candidates(conn, aliases), *probes], aliases)
-    # A probe that matched another probe's new model matched nothing already registered.
-    matched = {
-        a.key: a.model_id
-        for a in registry.aliases
-        if a.source == SOURCE and registry.models[a.model_id].origin_source != SOURCE
+    labs = catalogue_labs(conn, aliases)
+    candidates = [
+        Candidate(
+            source=SOURCE, key=f"{org or ''}\0{name}", name=name,
+            provider_ids=(name,) if "/" in name else (), organization=org, lab=labs.lab(org),
+            role="host", host=SOURCE, api_ids=(name,),
+        )
+        for name, org in sorted(probes, key=lambda p: (p[0], p[1] or ""))
+    ]  # fmt: skip
+    registry = build_registry([*all_candidates(conn, aliases), *candidates], aliases)
+    matched = {a.key: a.model_id for a in registry.aliases if a.source == SOURCE}
+    return {
+        key: matched.get(f"{organisation[key] or ''}\0{single[key]}") if key in single else None
+        for key in tags
     }
-    return {key: matched.get(single[key]) if key in single else None for key in tags}
+
+
+def _org(tags: list[str]) -> str | None:
+    orgs = [t[len(ORG_TAG) :].strip() for t in tags if t.startswith(ORG_TAG)]
+    return orgs[0] if len(orgs) == 1 else None
 
 
 def load_boards(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> list[ItemBoard]:
     """One board per leaderboard that has per-item results, with all its entries."""
     entries = conn.execute(
-        "SELECT leaderboard, folder, entry, resolved_percent, model_tags FROM swebench_entries "
+        "SELECT leaderboard, folder, entry, resolved_percent, tags FROM swebench_entries "
         "WHERE leaderboard IN (SELECT DISTINCT leaderboard FROM swebench_item_results) "
         "ORDER BY leaderboard, folder"
     ).fetchall()
