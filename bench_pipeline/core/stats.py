@@ -755,6 +755,8 @@ def weighted_sum(differences: Sequence, weights: Sequence) -> float:
     """``D = sum_t a_t d_t`` as a float: computed exactly for exact inputs (``Fraction``,
     ``Decimal``, ``int``), so its sign is right even when it is tiny; ``fsum`` for floats."""
     pairs = list(zip(weights, differences, strict=True))
+    if all(isinstance(w, int) and isinstance(d, int) for w, d in pairs):  # 0/1 outcomes
+        return float(sum(w * d for w, d in pairs))
     if all(isinstance(v, Fraction | Decimal | int) for pair in pairs for v in pair):
         return float(sum((Fraction(w) * Fraction(d) for w, d in pairs), Fraction(0)))
     return math.fsum(float(w) * float(d) for w, d in pairs)
