@@ -405,3 +405,28 @@ def test_a_jail_that_fails_to_start_is_inconclusive_never_a_run_without_it(tmp_p
         "bwrap: Unknown option --unshare-everything-please"
     ), result.reason
     assert not marker.exists()
+
+
+def test_a_broken_jail_in_a_grading_cycle_goes_to_a_person(tmp_path):
+    import asyncio
+    from datetime import UTC, datetime
+
+    from bench_pipeline.grading.cycle import RunToGrade, grade_runs
+    from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, SimulatedJudgeProvider
+    from bench_pipeline.taskbank import load_bank
+
+    case = load_bank().get("navigator", "nav-coding-small-functions")
+    marker = tmp_path / "ran.txt"
+    run = RunToGrade("r00000000000000aa", case, "slugify", _marker_answer(marker), "Nobody")
+    result = asyncio.run(grade_runs(
+        [run], SimulatedJudgeProvider(), SIMULATED_JUDGE_POOL, [], "c-jail",
+        rates={}, now=datetime(2026, 11, 30, tzinfo=UTC), screenshots=tmp_path,
+        sandbox=JailedSandbox(bwrap=str(tmp_path / "no-bwrap")),
+    ))  # fmt: skip
+    [grade] = result.grades
+    assert (grade["outcome"], grade["grader"]) == ("inconclusive", "script:unit_tests@1")
+    assert grade["reason"].endswith("bubblewrap is not installed at " + str(tmp_path / "no-bwrap"))
+    [look] = result.second_look
+    assert (look.run_id, look.reason, look.detail) == (run.run_id, "inconclusive_check",
+                                                      grade["reason"])  # fmt: skip
+    assert not marker.exists()

@@ -22,6 +22,7 @@ from bench_pipeline.core.warehouse import connect, migrate
 from bench_pipeline.release.published import PUBLISHED_BY_NAME
 from bench_pipeline.runs.intake import ingest_inbox
 from bench_pipeline.runs.rates import rates_by_api_id, refresh_model_rates
+from bench_pipeline.runs.submissions import parse_submission
 from bench_pipeline.scores.load import store_frames, usecase_frames
 from bench_pipeline.taskbank import load_bank
 
@@ -137,6 +138,10 @@ def test_five_near_identical_resubmissions_count_once(home, bank):
     ids = submit(home, bank, [("a", original), ("b", reordered), ("c", spaced),
                               ("d", trailing), ("e", indented)])  # fmt: skip
     assert len(set(ids.values())) == 5  # five files, five runs recorded
+    variants = [original, reordered, spaced, trailing, indented]
+    keys = {parse_submission(v if isinstance(v, bytes) else json.dumps(v).encode()).content_key
+            for v in variants}  # fmt: skip
+    assert len(keys) == 1  # one key for the five, read from the files as parsed
     runs, groups = published(home)
 
     first = ids["a"]
