@@ -430,3 +430,43 @@ def test_a_broken_jail_in_a_grading_cycle_goes_to_a_person(tmp_path):
     assert (look.run_id, look.reason, look.detail) == (run.run_id, "inconclusive_check",
                                                       grade["reason"])  # fmt: skip
     assert not marker.exists()
+
+
+def test_what_the_answer_read_never_reaches_the_warehouse(secrets, tmp_path):
+    """The whole path: a cycle grades an answer that returns every environment it can read
+    (so a failing assert quotes it), the grades are stored, and neither the rows nor the
+    database file hold the canary key."""
+    import asyncio
+    from datetime import UTC, datetime
+
+    from bench_pipeline.core.warehouse import connect, migrate
+    from bench_pipeline.grading.cycle import RunToGrade, grade_runs
+    from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, SimulatedJudgeProvider
+    from bench_pipeline.grading.store import store_cycle
+    from bench_pipeline.taskbank import load_bank
+
+    answer = (
+        "import os\n\ndef slugify(title):\n    seen = []\n"
+        "    for p in ['self', str(os.getppid()), *os.listdir('/proc')]:\n"
+        "        try:\n            seen.append(open(f'/proc/{p}/environ').read())\n"
+        "        except OSError:\n            pass\n"
+        "    print(seen)\n    return '|'.join(seen)\n"
+    )
+    case = load_bank().get("navigator", "nav-coding-small-functions")
+    now = datetime(2026, 11, 30, tzinfo=UTC)
+    run = RunToGrade("r00000000000000bb", case, "slugify", answer, "Nobody")
+    result = asyncio.run(grade_runs(
+        [run], SimulatedJudgeProvider(), SIMULATED_JUDGE_POOL, [], "c-leak",
+        rates={}, now=now, screenshots=tmp_path, sandbox=JailedSandbox(),
+    ))  # fmt: skip
+    [grade] = result.grades
+    assert grade["outcome"] == "fail"
+    assert "left side was 'PWD=/home/answer" in grade["reason"]  # what it read is quoted
+    database = tmp_path / "grades.duckdb"
+    with connect(database) as conn:
+        migrate(conn, settings.migrations_dir())
+        store_cycle(conn, "c-leak", result, now)
+        stored = conn.execute("SELECT reason, details FROM grades").fetchall()
+    assert len(stored) == 1 and "PWD=/home/answer" in stored[0][1]
+    assert CANARY not in json.dumps(stored)
+    assert CANARY.encode() not in database.read_bytes()

@@ -11,8 +11,8 @@ Validation is strict (JSON types as the schema says: `"5"` is not an integer) an
 the shape and internal consistency of the record. What the methodology treats as a hard
 flag (cost, autonomy or evidence-hash mismatch, implausible throughput, step-ins above
 turns, retries against first try, a look-alike model name, a duplicate) is *not* a rejection:
-such a run is accepted, and scoring (`scores.usecase`) raises the flags and puts it under
-review. `content_key` is what makes two submissions the same run for the duplicate rule.
+such a run is accepted and put under review: scoring (scores/usecase.py) computes the flags.
+`content_key` is what makes two submissions the same run for the duplicate rule.
 
 Token counts follow the OpenAI-compatible convention of `providers.base.Usage`: `input_tokens`
 includes the cached and cache-write tokens, `output_tokens` includes the reasoning tokens.
