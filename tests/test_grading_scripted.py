@@ -235,7 +235,9 @@ def test_a_schema_that_cannot_be_applied_is_inconclusive_never_a_raise(schema, w
 
 def test_a_hostile_instance_is_graded_not_raised():
     deep = "[" * 50_000 + "]" * 50_000  # deeper than Python's recursion limit
-    check = JsonSchemaCheck(kind="json_schema", json_schema={"type": "array", "items": {"type": "array"}})
+    check = JsonSchemaCheck(
+        kind="json_schema", json_schema={"type": "array", "items": {"type": "array"}}
+    )
     assert run_check(check, deep).outcome in {"fail", "inconclusive"}
     nested = JsonSchemaCheck(
         kind="json_schema", json_schema={"$defs": {"n": {"items": {"$ref": "#/$defs/n"}}},
