@@ -101,3 +101,24 @@ def test_a_hostile_output_and_a_pasted_answer(tmp_path: Path) -> None:
          "Clear, but no workaround."),
     ]  # fmt: skip
     assert output == [(HOSTILE,)]  # the stored output keeps its exact bytes
+
+
+def test_bench_status_prints_no_control_sequences(tmp_path: Path, monkeypatch) -> None:
+    import io
+
+    from bench_pipeline.cli.main import status
+
+    database = _warehouse(tmp_path)
+    with connect(database) as conn:
+        conn.execute(
+            "INSERT INTO run_failure_log VALUES ('run-1', 'all_assets', ?, ?)",
+            [datetime(2026, 11, 30, 12, 0), "step failed: \x1b[2J\x1b]0;pwned\x07model said hi"],
+        )
+    monkeypatch.setenv("BENCH_HOME", str(tmp_path))
+    (tmp_path / "dagster").mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+    out = io.StringIO()
+    assert status(out) == 0
+    printed = out.getvalue()
+    assert "step failed: model said hi" in printed
+    assert not any(c in printed for c in "\x1b\x07\x9b")
