@@ -470,3 +470,16 @@ def test_what_the_answer_read_never_reaches_the_warehouse(secrets, tmp_path):
     assert len(stored) == 1 and "PWD=/home/answer" in stored[0][1]
     assert CANARY not in json.dumps(stored)
     assert CANARY.encode() not in database.read_bytes()
+
+
+def test_a_jail_that_would_show_bench_home_is_refused(tmp_path, monkeypatch):
+    # BENCH_HOME inside a directory the jail binds (here: the Python installation) would put
+    # the warehouse inside the jail: the jail refuses to start instead.
+    prefix = Path(os.path.realpath(sys.base_prefix))
+    monkeypatch.setenv("BENCH_HOME", str(prefix / "lib"))
+    result = run_check(_check("touch", "assert touch()"), _marker_answer(tmp_path / "ran.txt"))
+    assert result.outcome == "inconclusive"
+    assert result.reason == (
+        f"not graded: the unit-test jail is unavailable: {prefix}, which the jail would show, "
+        f"holds BENCH_HOME ({prefix / 'lib'})"
+    )

@@ -128,16 +128,26 @@ def _root_links() -> list[str]:
     return args
 
 
-def _forbidden_inside(prefix: Path) -> str | None:
-    """Why binding `prefix` would show the jail something secret, or None."""
+def _bound_sources() -> list[Path]:
+    """The host directories the jail shows (read-only)."""
+    _, prefix = _interpreter()
+    return [Path("/usr"), prefix]
+
+
+def _forbidden_inside(sources: list[Path]) -> str | None:
+    """Why showing `sources` would show the jail something secret, or None."""
     secret = {
         "BENCH_HOME": settings.bench_home(),
+        "the warehouse": settings.warehouse_path(),
+        "the task bank": settings.tasks_dir(),
         "the repository": Path(__file__).resolve().parents[2],
     }
-    for name, path in secret.items():
-        path = Path(os.path.realpath(path))
-        if path == prefix or prefix in path.parents:
-            return f"the Python installation {prefix} holds {name} ({path})"
+    for source in sources:
+        source = Path(os.path.realpath(source))
+        for name, path in secret.items():
+            path = Path(os.path.realpath(path))
+            if path == source or source in path.parents:
+                return f"{source}, which the jail would show, holds {name} ({path})"
     return None
 
 
@@ -201,7 +211,7 @@ class JailedSandbox:
         """
         if shutil.which(self.bwrap) is None:
             raise JailUnavailable(f"bubblewrap is not installed at {self.bwrap}")
-        forbidden = _forbidden_inside(_interpreter()[1])
+        forbidden = _forbidden_inside(_bound_sources())
         if forbidden:
             raise JailUnavailable(forbidden)
         try:
