@@ -69,14 +69,15 @@ def _assert_nothing_secret(result: CheckResult) -> None:
     assert "OPENROUTER" not in text
 
 
-def _jail_processes() -> list[int]:
-    """Host processes still running the jail's child program."""
+def _jail_processes(marker: bytes = b"/opt/grader/child.py") -> list[int]:
+    """Host processes still running the jail's child program (or a command holding
+    `marker`)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if b"/opt/grader/child.py" in (entry / "cmdline").read_bytes():
+            if marker in (entry / "cmdline").read_bytes():
                 found.append(int(entry.name))
         except OSError:
             continue
@@ -483,3 +484,33 @@ def test_a_jail_that_would_show_bench_home_is_refused(tmp_path, monkeypatch):
         f"not graded: the unit-test jail is unavailable: {prefix}, which the jail would show, "
         f"holds BENCH_HOME ({prefix / 'lib'})"
     )
+
+
+FORK_BOMB = """
+import os, time
+started = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        started += 1
+except OSError as exc:
+    print(started, type(exc).__name__)
+"""
+
+
+def test_a_fork_bomb_in_the_jail_alone_is_capped():
+    from bench_pipeline.grading.sandbox import PIDS_LIMIT, _in_cgroup, pids_cgroup
+
+    python = os.path.realpath(sys.executable)
+    with pids_cgroup() as cgroup:
+        if cgroup is None:
+            pytest.skip("this machine gives no pids cgroup (the audit hook still refuses forks)")
+        command = _in_cgroup(cgroup, jail_command(BWRAP, [python, "-I", "-S", "-c", FORK_BOMB]))
+        finished = subprocess.run(command, env={}, capture_output=True, timeout=60)
+    started, error = finished.stdout.decode().split()
+    # bubblewrap's PID 1, the shell's exec and the interpreter hold the rest of the limit.
+    assert 0 < int(started) < PIDS_LIMIT and error == "BlockingIOError", finished
+    assert _jail_processes(b"os.fork() == 0") == []  # the forks died with the jail
+    assert not cgroup.exists()

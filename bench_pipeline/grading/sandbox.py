@@ -23,7 +23,10 @@ processes, or outlive the grading. It runs under bubblewrap with:
 - the child's own limits: address space (`MEMORY_LIMIT_BYTES`), file size, no core dumps,
   the audit hook of `sandbox_child` as a second layer (no sockets, processes, `ctypes`,
   writes outside home), and the check's timeout, after which the whole process group and
-  with it the PID namespace is killed.
+  with it the PID namespace is killed;
+- where the machine allows it, a pids cgroup of its own (`PIDS_LIMIT` processes and threads),
+  so even a fork that got past the hook cannot flood the host (RLIMIT_NPROC would not do:
+  it does not bind root, and the grader may run as root).
 
 `OfflineSandbox` runs nothing: it returns runs recorded for given code (deterministic), so the
 rules that turn events into grades are tested without a subprocess.
@@ -38,7 +41,10 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -60,6 +66,10 @@ FILE_SIZE_LIMIT_BYTES = 16 * 1024**2
 PRINTED_KEPT_CHARS = 2000
 """How much of what the answer prints is kept in the details; the rest is only counted."""
 STDERR_KEPT_CHARS = 2000
+PIDS_LIMIT = 64
+"""Most processes and threads one job may have at once, where a pids cgroup can be made."""
+CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
+"""Where a per-job pids cgroup is tried: cgroup v1's pids hierarchy, then the v2 root."""
 
 
 class JailUnavailable(Exception):
@@ -172,6 +182,54 @@ def jail_command(bwrap: str, program: Sequence[str], extra_binds: Sequence[str] 
     ]  # fmt: skip
 
 
+@contextmanager
+def pids_cgroup(limit: int = PIDS_LIMIT) -> Iterator[Path | None]:
+    """A fresh cgroup whose `pids.max` is `limit`, removed afterwards; None where this
+    machine gives none (no pids controller, or no right to make a cgroup). The address-space
+    limit and the audit hook still apply then, and the timeout ends whatever was started."""
+    made = None
+    for root in CGROUP_ROOTS:
+        candidate = root / f"bench-jail-{uuid.uuid4().hex[:12]}"
+        try:
+            candidate.mkdir()
+        except OSError:
+            continue
+        try:
+            (candidate / "pids.max").write_text(f"{limit}\n")
+        except OSError:
+            candidate.rmdir()
+            continue
+        made = candidate
+        break
+    try:
+        yield made
+    finally:
+        if made is not None:
+            _remove_cgroup(made)
+
+
+def _remove_cgroup(cgroup: Path, wait_seconds: float = 5.0) -> None:
+    """Remove `cgroup` once the killed processes have left it (they leave as they exit)."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            cgroup.rmdir()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                return  # left for the next look; an empty cgroup costs nothing
+            time.sleep(0.01)
+
+
+def _in_cgroup(cgroup: Path | None, command: list[str]) -> list[str]:
+    """`command` started inside `cgroup` (joined by a shell before it execs, so that every
+    process of the jail is counted from the first)."""
+    if cgroup is None:
+        return command
+    join = 'echo $$ > "$0/cgroup.procs" && exec "$@"'
+    return ["/bin/sh", "-c", join, str(cgroup), *command]
+
+
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
@@ -214,9 +272,14 @@ class JailedSandbox:
         forbidden = _forbidden_inside(_bound_sources())
         if forbidden:
             raise JailUnavailable(forbidden)
+        with pids_cgroup() as cgroup:
+            run = self._run(job, cgroup)
+        return run
+
+    def _run(self, job: SandboxJob, cgroup: Path | None) -> SandboxRun:
         try:
             process = subprocess.Popen(
-                self.command(),
+                _in_cgroup(cgroup, self.command()),
                 env={},  # bubblewrap's own environment is readable from inside (PID 1)
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -240,7 +303,8 @@ class JailedSandbox:
             raise JailUnavailable(
                 f"the jail did not start (exit code {process.returncode}): {stderr or 'no message'}"
             )
-        return SandboxRun(events, process.returncode, timed_out, stderr, "bubblewrap jail")
+        isolation = "bubblewrap jail" + (f", at most {PIDS_LIMIT} processes" if cgroup else "")
+        return SandboxRun(events, process.returncode, timed_out, stderr, isolation)
 
 
 def recorded_run(
