@@ -116,7 +116,7 @@ def test_proc_environ_of_the_parent_shows_no_key(secrets):
     _assert_nothing_secret(result)
 
 
-def test_listing_proc_shows_only_the_jail():
+def test_listing_proc_shows_only_the_jail(secrets):
     check = _check(
         "pids",
         "assert pids() == [1, 2], pids()",
@@ -128,6 +128,7 @@ def test_listing_proc_shows_only_the_jail():
     )
     result = run_check(check, answer, sandbox=JailedSandbox())
     assert (result.outcome, result.reason) == ("pass", "2 of 2 tests passed")
+    _assert_nothing_secret(result)
 
 
 def test_the_task_bank_the_warehouse_and_the_repository_are_not_there(secrets):
@@ -168,7 +169,7 @@ def attempts():
     _assert_nothing_secret(result)
 
 
-def test_writing_outside_the_home_is_refused(tmp_path):
+def test_writing_outside_the_home_is_refused(secrets, tmp_path):
     host_file = tmp_path / "escaped.txt"
     answer = f"""
 import os
@@ -196,10 +197,11 @@ def writes():
     )
     result = run_check(check, answer, sandbox=JailedSandbox())
     assert (result.outcome, result.reason) == ("pass", "2 of 2 tests passed")
+    _assert_nothing_secret(result)
     assert not host_file.exists()
 
 
-def test_a_fork_bomb_starts_nothing_and_leaves_nothing():
+def test_a_fork_bomb_starts_nothing_and_leaves_nothing(secrets):
     answer = """
 import os
 import subprocess
@@ -234,10 +236,11 @@ def bomb():
     )
     result = run_check(check, answer, sandbox=JailedSandbox())
     assert (result.outcome, result.reason) == ("pass", "1 of 1 tests passed")
+    _assert_nothing_secret(result)
     assert _jail_processes() == []
 
 
-def test_a_10_gb_allocation_is_refused():
+def test_a_10_gb_allocation_is_refused(secrets):
     answer = "def big():\n    block = bytearray(10 * 1024**3)\n    return len(block)\n"
     check = _check("big", "assert big() == 10 * 1024**3")
     started = time.monotonic()
@@ -247,9 +250,10 @@ def test_a_10_gb_allocation_is_refused():
         "0 of 1 tests passed; test 1 failed: `assert big() == 10 * 1024**3` raised MemoryError",
     )
     assert time.monotonic() - started < 30
+    _assert_nothing_secret(result)
 
 
-def test_an_infinite_loop_is_killed_with_its_jail():
+def test_an_infinite_loop_is_killed_with_its_jail(secrets):
     answer = (
         "import signal, threading\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
         "def spin():\n    while True:\n        pass\n"
@@ -262,6 +266,7 @@ def test_an_infinite_loop_is_killed_with_its_jail():
     assert (result.outcome, result.reason) == ("fail", "timed out after 2s")
     assert result.details["stuck_in_test"] == 1
     assert time.monotonic() - started < 10
+    _assert_nothing_secret(result)
     assert _jail_processes() == []
 
 
@@ -282,7 +287,7 @@ def _reaches(server: CountingServer) -> None:
     assert server.accepted == before + 1
 
 
-def test_a_socket_to_a_loopback_server_never_connects(server):
+def test_a_socket_to_a_loopback_server_never_connects(secrets, server):
     answer = f"""
 import socket
 
@@ -306,6 +311,7 @@ def connect():
                    "'raw _socket: PermissionError']")  # fmt: skip
     result = run_check(check, answer, sandbox=JailedSandbox())
     assert (result.outcome, result.reason) == ("pass", "1 of 1 tests passed")
+    _assert_nothing_secret(result)
     time.sleep(0.2)
     assert server.accepted == 0
     _reaches(server)
