@@ -17,7 +17,8 @@ RELEASE_KEY = dg.AssetKey(["release", "dataset"])
     kinds={"html"},
     owners=["team:platform"],
     description=(
-        "The public static site in `$BENCH_HOME/build/site/` (relative links; JavaScript only for the UseCaseRank weight controls): "
+        "The public static site in `$BENCH_HOME/build/site/` (relative links; JavaScript "
+        "only for the UseCaseRank weight controls): "
         "leaderboards, market data, Arena ratings, a page per model, methodology, downloads and "
         "what changed, all rendered from the release `build/releases/latest` names and from "
         "nothing else. `build/site/data/` is left to the release asset. `bench serve` shows it."
