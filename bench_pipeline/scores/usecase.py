@@ -528,14 +528,14 @@ _RUN_SCHEMA = {
     "verified": pl.Boolean,
     "rerun_of": pl.String,
     "published_at": pl.Datetime("us", "UTC"),
+    "flags": pl.String,
+    "cleared_flags": pl.String,
+    "warnings": pl.String,
     "duplicate_of": pl.String,
     "reproduces": pl.String,
     "reproduction_counts": pl.Boolean,
     "reproduction_reason": pl.String,
     "model_name_problem": pl.String,
-    "flags": pl.String,
-    "cleared_flags": pl.String,
-    "warnings": pl.String,
 }
 _GROUP_SCHEMA = {
     "use_case": pl.String,
