@@ -419,7 +419,8 @@ def test_a_broken_jail_in_a_grading_cycle_goes_to_a_person(tmp_path):
     from datetime import UTC, datetime
 
     from bench_pipeline.grading.cycle import RunToGrade, grade_runs
-    from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, SimulatedJudgeProvider
+    from bench_pipeline.grading.judge_simulated import SimulatedJudgeProvider
+    from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL
     from bench_pipeline.taskbank import load_bank
 
     case = load_bank().get("navigator", "nav-coding-small-functions")
@@ -448,7 +449,8 @@ def test_what_the_answer_read_never_reaches_the_warehouse(secrets, tmp_path):
 
     from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.grading.cycle import RunToGrade, grade_runs
-    from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, SimulatedJudgeProvider
+    from bench_pipeline.grading.judge_simulated import SimulatedJudgeProvider
+    from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL
     from bench_pipeline.grading.store import store_cycle
     from bench_pipeline.taskbank import load_bank
 

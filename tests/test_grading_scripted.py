@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from bench_pipeline.grading import scripted
-from bench_pipeline.grading.outcomes import OUTCOME_VALUE, CheckResult
+from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, CheckResult
 from bench_pipeline.grading.sandbox import OfflineSandbox, recorded_run
 from bench_pipeline.grading.scripted import (
     extract_json,
@@ -49,7 +49,7 @@ def graded(check, output: str) -> tuple[str, str]:
 
 
 def test_outcome_values_follow_the_methodology():
-    assert OUTCOME_VALUE == {"pass": 1.0, "partial": 0.5, "fail": 0.0}
+    assert OUTCOME_CREDIT == {"pass": 1.0, "partial": 0.5, "fail": 0.0}
     result = CheckResult("pass", "ok", "script:regex@1")
     assert result.details == {}
     with pytest.raises(AttributeError):

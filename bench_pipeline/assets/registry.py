@@ -1,5 +1,7 @@
 """The model registry asset: every source's names matched to canonical models."""
 
+from typing import Any
+
 import dagster as dg
 
 from bench_pipeline.assets.metadata import table_metadata, timed
@@ -12,7 +14,13 @@ from bench_pipeline.registry.store import write_registry
 from bench_pipeline.resources.warehouse import WarehouseResource
 
 REGISTRY_KEY = dg.AssetKey(["registry", "models"])
-REGISTRY_TABLES = ("models", "model_aliases", "unmatched_models", "evaluation_scores")
+REGISTRY_TABLES = (
+    "models",
+    "model_aliases",
+    "unmatched_models",
+    "quarantined_models",
+    "evaluation_scores",
+)
 
 
 @dg.asset(
@@ -22,8 +30,10 @@ REGISTRY_TABLES = ("models", "model_aliases", "unmatched_models", "evaluation_sc
     kinds={"duckdb", "python"},
     owners=["team:registry"],
     description=(
-        "Canonical models with every source's name for them (alias file, then provider id, then "
-        "normalised name); unmatched names become new models listed in `unmatched_models`. "
+        "Canonical models, one per lab's model, with every source's name for it (alias file, "
+        "then provider id, then normalised name within the lab); hosts' listings fold into "
+        "their model; unmatched names are listed in `unmatched_models` and impostor ids in "
+        "`quarantined_models`. "
         "Also the best published score per model and evaluation, with the row it came from."
     ),
 )
@@ -33,7 +43,7 @@ def model_registry(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
         registry = build_registry(all_candidates(conn, aliases), aliases)
         write_registry(conn, registry, evaluations())
-        metadata = {}
+        metadata: dict[str, Any] = {}
         for table in REGISTRY_TABLES:
             metadata |= table_metadata(conn, table)
     return dg.MaterializeResult(metadata=metadata)
@@ -47,12 +57,12 @@ def registry_referential_integrity(warehouse: WarehouseResource) -> dg.AssetChec
         orphans = conn.execute(
             "SELECT count(*) FROM (SELECT model_id FROM model_aliases UNION ALL "
             "SELECT model_id FROM evaluation_scores UNION ALL "
-            "SELECT model_id FROM unmatched_models) "
+            "SELECT model_id FROM unmatched_models WHERE model_id IS NOT NULL) "
             "WHERE model_id NOT IN (SELECT model_id FROM models)"
-        ).fetchone()[0]
+        ).fetchall()[0][0]
         duplicates = conn.execute(
             "SELECT count(*) - count(DISTINCT model_id) FROM models"
-        ).fetchone()[0]
+        ).fetchall()[0][0]
     return dg.AssetCheckResult(
         passed=orphans == 0 and duplicates == 0,
         metadata={"orphan_references": orphans, "duplicate_model_ids": duplicates},
@@ -60,7 +70,9 @@ def registry_referential_integrity(warehouse: WarehouseResource) -> dg.AssetChec
 
 
 @dg.asset_check(
-    asset=REGISTRY_KEY, blocking=True, description="Every live source record has an alias."
+    asset=REGISTRY_KEY,
+    blocking=True,
+    description="Every live source record has an alias (or, an impostor, a quarantine row).",
 )
 def registry_covers_sources(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     with warehouse.connection() as conn:
@@ -69,7 +81,9 @@ def registry_covers_sources(warehouse: WarehouseResource) -> dg.AssetCheckResult
             "WHERE k NOT IN (SELECT source_key FROM model_aliases WHERE source = 'epoch') "
             "UNION ALL SELECT count(*) FROM openrouter_models "
             "WHERE model_id NOT IN "
-            "(SELECT source_key FROM model_aliases WHERE source = 'openrouter_models')"
+            "(SELECT source_key FROM model_aliases WHERE source = 'openrouter_models') "
+            "AND model_id NOT IN "
+            "(SELECT source_key FROM quarantined_models WHERE source = 'openrouter_models')"
         ).fetchall()
     unmatched = sum(row[0] for row in missing)
     return dg.AssetCheckResult(passed=unmatched == 0, metadata={"records_without_alias": unmatched})

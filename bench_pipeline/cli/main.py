@@ -9,6 +9,7 @@ import threading
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TextIO
 
 from bench_pipeline.cli.instance import prepare_dagster_home
@@ -95,16 +96,17 @@ def _summary(started: datetime, out: TextIO) -> None:
     print(f"\nWarehouse: {settings.warehouse_path()}", file=out)
 
 
+# Dagster's documented run tags for a partition range (`execute_in_process` takes one key only,
+# and the constants live in a private module).
+PARTITION_RANGE_START_TAG = "dagster/asset_partition_range_start"
+PARTITION_RANGE_END_TAG = "dagster/asset_partition_range_end"
+
+
 def declared_run_tags(instance, out: TextIO | None = None) -> list[dict[str, str]]:
     """Tags for one run per unbroken stretch of registered model-run partitions whose setup is
     declared in `setups/`. Partitions proposed for models new on OpenRouter are left to an
     operator (they may cost money); a run's range must not span them, since Dagster records
     every partition in a run's range as materialised."""
-    from dagster._core.storage.tags import (
-        ASSET_PARTITION_RANGE_END_TAG,
-        ASSET_PARTITION_RANGE_START_TAG,
-    )
-
     from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS
     from bench_pipeline.runs.plan import parse_partition_key, ranges_of
     from bench_pipeline.taskbank.setups import load_setups
@@ -118,8 +120,7 @@ def declared_run_tags(instance, out: TextIO | None = None) -> list[dict[str, str
             print(f"  ({len(keys) - covered} proposed model-run partitions left for an "
                   "operator to launch from the UI)", file=out)  # fmt: skip
     return [
-        {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}
-        for first, last in ranges
+        {PARTITION_RANGE_START_TAG: first, PARTITION_RANGE_END_TAG: last} for first, last in ranges
     ]
 
 
@@ -315,7 +316,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     scores_parser = commands.add_parser("scores", help="a board as of a past date")
     scores_parser.add_argument("board", choices=("pm", "usecase", "navigator"))
     scores_parser.add_argument("--as-of", required=True, help="YYYY-MM-DD or an ISO time (UTC)")
+    registry_parser = commands.add_parser("registry", help="the model registry's review queue")
+    registry_commands = registry_parser.add_subparsers(dest="registry_command", required=True)
+    unmatched_parser = registry_commands.add_parser("unmatched", help="print the review queue")
+    unmatched_parser.add_argument("--source", help="only this source's listings")
+    unmatched_parser.add_argument("--limit", type=int, help="print at most this many")
+    report_parser = registry_commands.add_parser("report", help="precision/recall on the gold")
+    report_parser.add_argument("--gold", type=Path, help="the gold pairs (CSV)")
     args = parser.parse_args(argv)
+    if args.command == "registry":
+        from bench_pipeline.cli import registry
+
+        if args.registry_command == "unmatched":
+            return registry.unmatched(args.source, args.limit)
+        return registry.report(args.gold or registry.DEFAULT_GOLD)
     if args.command == "status":
         return status()
     if args.command == "clear":

@@ -1,4 +1,4 @@
-"""Untrusted text: what a model or a stranger wrote, made safe to compare and to display.
+r"""Untrusted text: what a model or a stranger wrote, made safe to compare and to display.
 
 Model outputs, submissions and model names can hide things from a reader: zero-width and other
 invisible format characters, bidirectional overrides that reorder what is displayed, terminal
@@ -15,7 +15,7 @@ escape sequences, and letters of other scripts that look like Latin ones (a Cyri
   then case-folded. Two strings with the same skeleton look alike to a reader. For matching
   only (redaction, look-alike detection); never shown or stored in place of the original.
 - `lookalike_problems`: why a name is not what it appears to be (empty when it is plain).
-- `escaped`: a name with every character that could pass for another shown as `\\uXXXX`, so
+- `escaped`: a name with every character that could pass for another shown as `\uXXXX`, so
   a look-alike is never displayed as the real name.
 
 The stored text always keeps its exact bytes: these functions make copies.
@@ -153,8 +153,8 @@ def _names(chars: list[str]) -> str:
 
 
 def escaped(name: str) -> str:
-    """`name` with every invisible, control, compatibility or look-alike character written as
-    `\\uXXXX` (or `\\UXXXXXXXX`), so it can never be read as another name."""
+    r"""`name` with every invisible, control, compatibility or look-alike character written as
+    `\uXXXX` (or `\UXXXXXXXX`), so it can never be read as another name."""
     out = []
     for char in name:
         if (

@@ -1,11 +1,11 @@
-"""What may reveal a run's identity to a grader or a reviewer, and the blind copy of an output
+r"""What may reveal a run's identity to a grader or a reviewer, and the blind copy of an output
 with it redacted (the stored output is never edited: it keeps its exact bytes).
 
 An output is untrusted text, so it is normalised before anything reads it
 (`core.text.normalise`: terminal escapes, control, invisible and bidirectional characters
 removed, then NFKC), and the blind copy is that normalised text. Identity terms are then
 found on its skeleton (`core.text.skeleton_with_positions`: look-alike letters folded to Latin,
-case folded), so "Cl\\u200baude", "Cl\\x1b[0maude", "Сlaude" (Cyrillic С) and "ＣＬＡＵＤＥ" are
+case folded), so "Cl\u200baude", "Cl\x1b[0maude", "Сlaude" (Cyrillic С) and "ＣＬＡＵＤＥ" are
 all redacted. When the output held bidirectional controls, a term written backwards (which an
 override would have displayed forwards) is redacted too.
 """

@@ -52,7 +52,7 @@ from typing import Any
 
 import jsonschema
 
-from bench_pipeline.grading.outcomes import CheckResult
+from bench_pipeline.grading.outcomes import CheckResult, ResultOutcome
 from bench_pipeline.grading.sandbox import (
     PRINTED_KEPT_CHARS,
     JailedSandbox,
@@ -234,7 +234,8 @@ def _json_type(value: Any) -> str:
         return "boolean"
     if _is_number(value):
         return "number"
-    return {str: "string", list: "array", dict: "object"}[type(value)]
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names[type(value)]
 
 
 # exact_fields ---------------------------------------------------------------------------------
@@ -269,7 +270,7 @@ def _exact_fields(check: ExactFieldsCheck, output: str, _sandbox: Sandbox | None
     if not problems:
         reason = f"all {total} fields match" if total > 1 else "the field matches"
         return CheckResult("pass", _with_note(reason, found.note), grader, details)
-    outcome = "fail" if equal == 0 else "partial"
+    outcome: ResultOutcome = "fail" if equal == 0 else "partial"
     reason = f"{equal} of {total} fields match; " + "; ".join(problems)
     return CheckResult(outcome, _with_note(reason, found.note), grader, details)
 
@@ -371,7 +372,7 @@ def _regex(check: RegexCheck, output: str, _sandbox: Sandbox | None) -> CheckRes
     flags = re.IGNORECASE if check.ignore_case else 0
     match = re.search(check.pattern, output, flags)
     if match is None:
-        outcome = "fail" if check.must_match else "pass"
+        outcome: ResultOutcome = "fail" if check.must_match else "pass"
         reason = "the pattern is not found" + ("" if check.must_match else ", as required")
         return CheckResult(outcome, reason, grader, {"match": None})
     found = f"the pattern is found at character {match.start()}: {_shown(match.group(0))}"
@@ -509,8 +510,8 @@ def _unit_tests(check: UnitTestsCheck, output: str, sandbox: Sandbox | None) -> 
     ]
     if failures:
         reason += "; " + "; ".join(failures)
-    outcome = "pass" if passed == total else "partial" if passed else "fail"
-    return CheckResult(outcome, _with_note(reason, code.note), grader, details)
+    result: ResultOutcome = "pass" if passed == total else "partial" if passed else "fail"
+    return CheckResult(result, _with_note(reason, code.note), grader, details)
 
 
 _RUNNERS: dict[type, Callable[[Any, str, Sandbox | None], CheckResult]] = {

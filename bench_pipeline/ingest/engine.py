@@ -11,16 +11,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 import duckdb
 import polars as pl
 
+from bench_pipeline.core.clock import now_utc
+from bench_pipeline.core.files import write_bytes
+from bench_pipeline.core.http import FetchError
 from bench_pipeline.core.warehouse import fetch_frame, transaction
+from bench_pipeline.core.writer import insert_rows, write_frame
 from bench_pipeline.ingest.catalog import SourceDefinition
-from bench_pipeline.ingest.payload import FetchError, PayloadError, RawFile, content_sha256
+from bench_pipeline.ingest.payload import PayloadError, RawFile, content_sha256
 from bench_pipeline.ingest.tables import TABLES
 from bench_pipeline.ingest.validation import (
     QUARANTINE_SCHEMA,
@@ -53,10 +57,6 @@ class SourceRun:
         return replace(self, status="rejected", reason=reason)
 
 
-def now_utc() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
 def staging_table(source: str, table: str) -> str:
     return f"staging.{source}__{table}"
 
@@ -72,14 +72,6 @@ def pending_quarantine(source: str) -> str:
 def _ensure_work_schemas(conn: duckdb.DuckDBPyConnection) -> None:
     conn.execute("CREATE SCHEMA IF NOT EXISTS staging")
     conn.execute("CREATE SCHEMA IF NOT EXISTS validated")
-
-
-def _write_frame(conn: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
-    conn.register("_frame", frame.to_arrow())
-    try:
-        conn.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM _frame")
-    finally:
-        conn.unregister("_frame")
 
 
 def fetch_and_store(
@@ -107,12 +99,9 @@ def fetch_and_store(
     for raw in files:
         stored = raw_root / definition.name / raw.sha256[:2] / raw.sha256
         if not stored.exists():
-            stored.parent.mkdir(parents=True, exist_ok=True)
-            partial = stored.with_suffix(".part")
-            partial.write_bytes(raw.content)
-            partial.replace(stored)
+            write_bytes(stored, raw.content)
         rows.append((run_id, definition.name, raw.name, raw.sha256, len(raw.content), str(stored)))
-    conn.executemany("INSERT INTO raw_files VALUES (?, ?, ?, ?, ?, ?)", rows)
+    insert_rows(conn, "raw_files", None, rows)
     return run
 
 
@@ -159,7 +148,7 @@ def stage(
         raise ValueError(f"{definition.name}: parser produced undeclared tables {unexpected}")
     _ensure_work_schemas(conn)
     for table, frame in frames.items():
-        _write_frame(conn, staging_table(run.source, table), frame)
+        write_frame(conn, staging_table(run.source, table), frame, mode="create")
     return replace(run, rows_staged={table: frame.height for table, frame in frames.items()})
 
 
@@ -177,11 +166,11 @@ def validate(
             result = validate_records(TABLES[table], staged)
         except SchemaDriftError as error:
             return run.rejected(f"schema drift: {error}")
-        _write_frame(conn, validated_table(run.source, table), result.valid)
+        write_frame(conn, validated_table(run.source, table), result.valid, mode="create")
         valid_counts[table] = result.valid.height
         quarantined.append(result.quarantined)
     pending = pl.concat(quarantined) if quarantined else pl.DataFrame(schema=QUARANTINE_SCHEMA)
-    _write_frame(conn, pending_quarantine(run.source), pending)
+    write_frame(conn, pending_quarantine(run.source), pending, mode="create")
     return replace(run, rows_valid=valid_counts, rows_quarantined=count_records(pending))
 
 
@@ -248,8 +237,10 @@ def publish(
                     f"SELECT *, ? AS source_run_id FROM {validated_table(run.source, table)}",
                     [run.run_id],
                 )
-            conn.executemany(
-                "INSERT INTO source_run_tables VALUES (?, ?, ?)",
+            insert_rows(
+                conn,
+                "source_run_tables",
+                None,
                 [(run.run_id, table, rows) for table, rows in run.rows_valid.items()],
             )
         _record_quarantine(conn, run)

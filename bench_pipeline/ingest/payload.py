@@ -16,10 +16,6 @@ import polars as pl
 from bench_pipeline.ingest.validation import FILE_COLUMN, RECORD_COLUMN
 
 
-class FetchError(RuntimeError):
-    """The source could not be fetched (HTTP failure after retries, timeout, missing folder)."""
-
-
 class PayloadError(ValueError):
     """The payload cannot be read at all (malformed JSON, an HTML page, a missing column)."""
 
@@ -68,7 +64,7 @@ def load_json(raw: RawFile) -> Any:
         ) from error
 
 
-def read_csv(raw: RawFile, required: Iterable[str]) -> list[dict[str, str]]:
+def read_csv(raw: RawFile, required: Iterable[str]) -> list[dict[str, str | None]]:
     """CSV records as dicts (quoted newlines allowed); every required column must be present."""
     try:
         rows = list(csv.DictReader(io.StringIO(raw.content.decode("utf-8-sig"))))

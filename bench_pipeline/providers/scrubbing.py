@@ -1,9 +1,9 @@
-"""Scrubbing a secret (the API key) out of everything kept from a provider's answers.
+r"""Scrubbing a secret (the API key) out of everything kept from a provider's answers.
 
 A server, a debugging proxy or a model may echo the key back in any encoding: as is, in an
 `Authorization` header dumped base64 (standard or URL-safe, at any byte alignment, wrapped
-into MIME or PEM lines), as hex (either case, with or without `\\x`/`0x`/`%` per byte), as
-percent-encoding (either case), as JSON `\\u` escapes, or broken across lines. `secret_pattern`
+into MIME or PEM lines), as hex (either case, with or without `\x`/`0x`/`%` per byte), as
+percent-encoding (either case), as JSON `\u` escapes, or broken across lines. `secret_pattern`
 is one regular expression finding every one of those (mixed too: part escaped, part plain),
 and `scrub` replaces each match with `[redacted]` in a copy of JSON-like data, dropping
 header-like secret keys whatever they hold.
@@ -38,8 +38,8 @@ def _hex_byte(byte: int) -> str:
 
 
 def _char(char: str) -> str:
-    """One character of a secret as it may be written: itself, backslash-escaped (JSON's
-    `\\/`), percent-encoded, or a JSON `\\u` escape (hex either case)."""
+    r"""One character of a secret as it may be written: itself, backslash-escaped (JSON's
+    `\/`), percent-encoded, or a JSON `\u` escape (hex either case)."""
     options = [re.escape(char)]
     if not char.isalnum():
         options.append(re.escape("\\" + char))
@@ -56,7 +56,7 @@ def _written(text: str) -> str:
 
 
 def _hex(raw: bytes) -> str:
-    """`raw` as hex, either case, each byte optionally prefixed (`\\x`, `0x`, `%`) and
+    r"""`raw` as hex, either case, each byte optionally prefixed (`\x`, `0x`, `%`) and
     separated (`:`, white space, line breaks)."""
     byte = r"(?:\\x|0x|%)?{}"
     return rf"[:]?{_BREAK}".join(byte.format(_hex_byte(b)) for b in raw)

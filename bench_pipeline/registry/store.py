@@ -8,6 +8,7 @@ import duckdb
 import polars as pl
 
 from bench_pipeline.core.warehouse import transaction
+from bench_pipeline.core.writer import registered, write_frame
 from bench_pipeline.ingest.catalog import EvaluationSpec
 from bench_pipeline.registry.matching import Registry
 
@@ -23,7 +24,7 @@ WITH scored AS (
            count(*) OVER (PARTITION BY a.model_id, r.evaluation_id) AS rows_considered
     FROM evaluation_rows r
     JOIN model_aliases a ON a.source = 'epoch' AND a.source_key = r.model_version
-    JOIN _directions d USING (evaluation_id)
+    JOIN {directions} d USING (evaluation_id)
 )
 SELECT * EXCLUDE (place) FROM scored WHERE place = 1
 """
@@ -39,7 +40,7 @@ def write_registry(
     """Replace the registry tables and recompute `evaluation_scores`, in one transaction."""
     models = _frame(
         [vars(m) for m in registry.models.values()],
-        ["model_id", "name", "organization", "origin_source", "origin_key"],
+        ["model_id", "name", "organization", "origin_source", "origin_key", "lab"],
     )
     aliases = _frame(
         [
@@ -50,10 +51,11 @@ def write_registry(
                 "method": a.method,
                 "name": a.name,
                 "settings": json.dumps(dict(a.settings), sort_keys=True) if a.settings else None,
+                "host": a.host,
             }
             for a in registry.aliases
         ],
-        ["source", "source_key", "model_id", "method", "name", "settings"],
+        ["source", "source_key", "model_id", "method", "name", "settings", "host"],
     )
     unmatched = _frame(
         [
@@ -64,10 +66,24 @@ def write_registry(
                 "normalised_name": u.normalised_name,
                 "model_id": u.model_id,
                 "reason": u.reason,
+                "lab": u.lab,
             }
             for u in registry.unmatched
         ],
-        ["source", "source_key", "name", "normalised_name", "model_id", "reason"],
+        ["source", "source_key", "name", "normalised_name", "model_id", "reason", "lab"],
+    )
+    quarantined = _frame(
+        [
+            {
+                "source": q.source,
+                "source_key": q.key,
+                "name": q.name,
+                "resembles": q.resembles,
+                "reason": q.reason,
+            }
+            for q in registry.quarantined
+        ],
+        ["source", "source_key", "name", "resembles", "reason"],
     )
     directions = pl.DataFrame(
         {
@@ -75,24 +91,16 @@ def write_registry(
             "direction": [e.direction for e in evaluations],
         }
     )
-    for name, frame in (
-        ("_models", models),
-        ("_aliases", aliases),
-        ("_unmatched", unmatched),
-        ("_directions", directions),
-    ):
-        conn.register(name, frame.to_arrow())
-    try:
-        with transaction(conn):
-            for table, source in (
-                ("models", "_models"),
-                ("model_aliases", "_aliases"),
-                ("unmatched_models", "_unmatched"),
-            ):
-                conn.execute(f"DELETE FROM {table}")
-                conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {source}")
-            conn.execute("DELETE FROM evaluation_scores")
-            conn.execute(f"INSERT INTO evaluation_scores BY NAME {BEST_SCORES_SQL}")
-    finally:
-        for name in ("_models", "_aliases", "_unmatched", "_directions"):
-            conn.unregister(name)
+    with transaction(conn), registered(conn, directions) as directions_view:
+        for table, frame in (
+            ("models", models),
+            ("model_aliases", aliases),
+            ("unmatched_models", unmatched),
+            ("quarantined_models", quarantined),
+        ):
+            write_frame(conn, table, frame, mode="replace")
+        conn.execute("DELETE FROM evaluation_scores")
+        conn.execute(
+            "INSERT INTO evaluation_scores BY NAME "
+            + BEST_SCORES_SQL.format(directions=directions_view)
+        )

@@ -41,9 +41,9 @@ from bench_pipeline.taskbank import NAVIGATOR_CATEGORIES
 METHODOLOGY_VERSIONS: dict[str, str] = {
     "known_good_index": "1",
     "capability_indices": "1",
-    "market": "1",
+    "market": "2",  # 2: one row per canonical model; hosts' listings are provider_prices rows
     "arena": "1",
-    "registry": "1",
+    "registry": "2",  # 2: one canonical model per lab's model, hosts folded in, impostors held
     "provenance": "1",
     "pm_suite": "1",
     "usecase_rank": "1",
@@ -99,6 +99,12 @@ ORDER BY model_id, provider_name, tag
 """
 
 MODELS_SQL = "SELECT model_id, name, organization, origin_source FROM models ORDER BY model_id"
+
+# Every name a published model is also listed as: each source's listing and the host, if any.
+MODEL_ALIASES_SQL = """
+SELECT model_id, source, source_key, name, host, method FROM model_aliases
+ORDER BY model_id, source, source_key
+"""
 
 # The last run of every source, accepted or not: a rejected run is news to a reader too.
 SOURCE_RUNS_SQL = """
@@ -209,8 +215,16 @@ CAPABILITY_COLUMNS = (
 MARKET_COLUMNS = (
     MODEL_ID,
     MODEL_NAME,
-    c("input_usd_per_1m", "decimal", f"The model's own OpenRouter input rate, {USD_1M}."),
-    c("output_usd_per_1m", "decimal", f"The model's own OpenRouter output rate, {USD_1M}."),
+    c(
+        "input_usd_per_1m",
+        "decimal",
+        f"The model's own input rate (OpenRouter, else the lab's), {USD_1M}.",
+    ),
+    c(
+        "output_usd_per_1m",
+        "decimal",
+        f"The model's own output rate (OpenRouter, else the lab's), {USD_1M}.",
+    ),
     c("blended_price_usd_per_1m", "decimal", f"(3 x input + output) / 4, {USD_1M}."),
     c("output_speed_tps", "number", "Median output speed across hosts, tokens per second."),
     c("latency_ttft_s", "number", "Median time to first token across hosts, seconds."),
@@ -222,7 +236,7 @@ MARKET_COLUMNS = (
 PROVIDER_COLUMNS = (
     MODEL_ID,
     c("provider_name", "string", "The host serving the model."),
-    c("tag", "string", "The host's endpoint tag."),
+    c("tag", "string", "The host's endpoint tag; `models.dev:<listing>` for a models.dev host."),
     c("quantization", "string", "Quantization the host serves."),
     c("input_usd_per_1m", "decimal", f"The host's input rate, {USD_1M}."),
     c("output_usd_per_1m", "decimal", f"The host's output rate, {USD_1M}."),
@@ -255,6 +269,14 @@ MODELS_COLUMNS = (
     c("organization", "string", "Who makes it."),
     c("origin_source", "string", "The source that first named it."),
 )
+MODEL_ALIASES_COLUMNS = (
+    MODEL_ID,
+    c("source", "string", "The source that lists the model."),
+    c("source_key", "string", "The source's own key for the listing."),
+    c("name", "string", "The name the source gives it."),
+    c("host", "string", "The host or reseller listing it (models.dev provider), if not the lab."),
+    c("method", "string", "How it was matched: alias_file, provider_id, normalised_name, new."),
+)
 SOURCE_RUNS_COLUMNS = (
     c("source", "string", "The source."),
     c("run_id", "string", "The run."),
@@ -277,7 +299,7 @@ LINEAGE_COLUMNS = (
 PRICE_HISTORY_COLUMNS = (
     MODEL_ID,
     c("host", "string", "The host (null: the model's own OpenRouter rate)."),
-    c("tag", "string", "The host's endpoint tag."),
+    c("tag", "string", "The host's endpoint tag; `models.dev:<listing>` for a models.dev host."),
     c("observed_at", "timestamp", "When the rate was observed (the run's end, UTC)."),
     c("input_usd_per_1m", "decimal", f"Input rate, {USD_1M}."),
     c("output_usd_per_1m", "decimal", f"Output rate, {USD_1M}."),
@@ -486,6 +508,8 @@ PUBLISHED: tuple[PublishedTable, ...] = (
     T("arena_elo", "LMArena ratings", ARENA_SQL, ("leaderboard", "model_key"), "arena",
       ARENA_COLUMNS, RUN),
     T("models", "Model registry", MODELS_SQL, ("model_id",), "registry", MODELS_COLUMNS),
+    T("model_aliases", "Every listing of every model, with its source and host",
+      MODEL_ALIASES_SQL, ("source", "source_key"), "registry", MODEL_ALIASES_COLUMNS),
     T("source_runs", "Last run of every source", SOURCE_RUNS_SQL, ("source",), "provenance",
       SOURCE_RUNS_COLUMNS, ("run_id", "started_at", "finished_at")),
     T("index_lineage", "Normalised evaluation scores behind the indices", INDEX_LINEAGE_SQL,

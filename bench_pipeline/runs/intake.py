@@ -9,7 +9,6 @@ hash, which is what `reproduces` and `rerun_of` in other submissions refer to.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,10 +18,11 @@ from typing import Any
 
 import duckdb
 
+from bench_pipeline.core.files import sha256_file
 from bench_pipeline.core.warehouse import transaction
+from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.providers.base import Usage
 from bench_pipeline.runs.costing import Rates, cost_of_all, rate_in_effect
-from bench_pipeline.runs.store import insert_rows
 from bench_pipeline.runs.submissions import Rejection, Submission, load_submission
 from bench_pipeline.taskbank import TaskBank
 
@@ -53,14 +53,10 @@ def inbox_files(inbox: Path) -> list[Path]:
 
 def file_sha256(path: Path) -> str | None:
     """The file's SHA-256 read in chunks (an oversized file too), None if unreadable."""
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
+        return sha256_file(path)
     except OSError:
         return None
-    return digest.hexdigest()
 
 
 def unseen_files(

@@ -64,6 +64,7 @@ class Model:
     history: list[Row] = field(default_factory=list)
     arena: list[Row] = field(default_factory=list)
     lineage: list[Row] = field(default_factory=list)
+    aliases: list[Row] = field(default_factory=list)  # "also listed as"
 
     @property
     def href(self) -> str:
@@ -141,6 +142,7 @@ def collect_models(release: Release) -> dict[str, Model]:
         ("price_history", "history"),
         ("arena_elo", "arena"),
         ("index_lineage", "lineage"),
+        ("model_aliases", "aliases"),
     ):
         for row in release.rows(table):
             getattr(models[row["model_id"]], attribute).append(row)
