@@ -48,7 +48,7 @@ _INVISIBLE_EXTRA = frozenset(
 """Characters outside category Cf that draw nothing."""
 
 
-def _is_invisible(char: str) -> bool:
+def is_invisible(char: str) -> bool:
     """Format (Cf: zero-width, bidi controls, tags), variation selectors, and fillers."""
     if char in _INVISIBLE_EXTRA:
         return True
@@ -77,7 +77,7 @@ def strip_controls(text: str) -> str:
     """`text` safe to print to a terminal (see the module docstring)."""
     text = _ESCAPE_SEQUENCE.sub("", text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return "".join(c for c in text if not (_is_control(c) or _is_invisible(c)))
+    return "".join(c for c in text if not (_is_control(c) or is_invisible(c)))
 
 
 def normalise(text: str) -> str:
@@ -135,7 +135,7 @@ def lookalike_problems(name: str) -> list[str]:
     """Why `name` is not plainly what it appears to be, in words for a reviewer; empty when
     it is plain (letters of a script used honestly, such as a Chinese name, are plain)."""
     problems = []
-    hidden = sorted({c for c in name if _is_invisible(c) or unicodedata.category(c) == "Cc"})
+    hidden = sorted({c for c in name if is_invisible(c) or unicodedata.category(c) == "Cc"})
     if hidden:
         problems.append("holds invisible or control characters: " + _names(hidden))
     stripped = "".join(c for c in name if c not in hidden)
@@ -158,7 +158,7 @@ def escaped(name: str) -> str:
     out = []
     for char in name:
         if (
-            _is_invisible(char)
+            is_invisible(char)
             or unicodedata.category(char) == "Cc"
             or char in CONFUSABLES
             or unicodedata.normalize("NFKC", char) != char
