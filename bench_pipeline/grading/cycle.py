@@ -30,6 +30,7 @@ from bench_pipeline.grading.judge_flows import navigator_judge, pm_judge
 from bench_pipeline.grading.judges import JudgeModel, assign_judges
 from bench_pipeline.grading.outcomes import CheckResult
 from bench_pipeline.grading.queue import QueueItem, second_look
+from bench_pipeline.grading.sandbox import Sandbox
 from bench_pipeline.grading.scripted import run_check
 from bench_pipeline.grading.sentinels import (
     CycleItem,
@@ -170,9 +171,11 @@ async def grade_runs(
     browser_timeout: float = 15.0,
     concurrency: int = 8,
     progress: Callable[[str], None] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> CycleResult:
     """Grade every run (see the module docstring). Provider errors propagate (the cycle is
-    then not stored, and the next one starts again)."""
+    then not stored, and the next one starts again). `sandbox` runs unit-test answer code
+    (None: the bubblewrap jail); a scripted check it leaves `inconclusive` goes to a person."""
     rows = _Rows(cycle_id, now, rates, provider.simulated)
     result = CycleResult(simulated=provider.simulated)
     gate = asyncio.Semaphore(concurrency)
@@ -194,9 +197,14 @@ async def grade_runs(
                     checked = (
                         simulated_check(f"{case.key}:{item.input_id}", output)
                         if is_simulated(output)
-                        else run_check(check, output)
+                        else run_check(check, output, sandbox=sandbox)
                     )
                     rows.check(item, checked, "script", "check")
+                    if checked.outcome == "inconclusive":
+                        result.second_look.append(QueueItem(
+                            run_id=item.run_id, reason="inconclusive_check",
+                            detail=checked.reason, criterion_id=item.input_id,
+                        ))  # fmt: skip
                     return
                 judges = assign_judges("navigator", item.company, pool, benchmarked_companies)
                 for judge in judges:

@@ -390,7 +390,7 @@ USECASE_RUNS_COLUMNS = (
     c("run_id", "string", "The submitted run."),
     c("use_case", "string", "The use case."),
     c("group", "string", "Model name + settings (ranked separately)."),
-    c("model", "string", "The model's name as submitted."),
+    c("model", "string", "The model's name as submitted (a look-alike escaped)."),
     c("settings", "string", "Its settings."),
     c("outcome", "string", "success, partial or fail."),
     c("score", "number", "Run score: 100 x the weighted mean of the five metrics."),
@@ -406,6 +406,11 @@ USECASE_RUNS_COLUMNS = (
     c("flags", "string", "Hard flags raised (comma-separated)."),
     c("cleared_flags", "string", "Hard flags a reviewer cleared."),
     c("warnings", "string", "Warnings."),
+    c("duplicate_of", "string", "The earlier run this one resubmits (it never counts)."),
+    c("reproduces", "string", "The run this one claims to reproduce."),
+    c("reproduction_counts", "boolean", "Whether that reproduction counts (+10 trust)."),
+    c("reproduction_reason", "string", "Why the claimed reproduction counts, or why not."),
+    c("model_name_problem", "string", "Why the model name is a look-alike (shown escaped)."),
 )
 USECASE_GROUPS_COLUMNS = (
     c("use_case", "string", "The use case."),
