@@ -23,6 +23,7 @@ from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.resources.browser import BrowserResource
 from bench_pipeline.resources.models import ModelCallsResource
+from bench_pipeline.resources.sandbox import SandboxResource
 from bench_pipeline.resources.sources import LiveHttpClient, RecordedSnapshotClient, SourceClient
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.sensors.failures import record_run_failures
@@ -90,6 +91,7 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
             "warehouse": WarehouseResource(),
             "models": ModelCallsResource(),
             "browser": BrowserResource(),
+            "sandbox": SandboxResource(),
             **source_clients(source_mode),
         },
         jobs=[

@@ -23,6 +23,7 @@ from bench_pipeline.assets.sources import client_key, source_assets
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.resources.browser import BrowserResource
 from bench_pipeline.resources.models import ModelCallsResource
+from bench_pipeline.resources.sandbox import SandboxResource
 from bench_pipeline.resources.sources import RecordedSnapshotClient
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.runs.batch import run_model_batch, store_task_bank
@@ -38,12 +39,14 @@ def database_of(home: Path) -> Path:
 
 def offline_resources(home: Path, snapshots: Path | None = None) -> dict[str, object]:
     """Every resource the definitions name, offline: recorded sources (`snapshots`, else the
-    repository's), simulated model calls, recorded browser inspections, the home's warehouse."""
+    repository's), simulated model calls, recorded browser inspections, the offline unit-test
+    sandbox (it runs no answer code), the home's warehouse."""
     directory = None if snapshots is None else str(snapshots)
     return {
         "warehouse": WarehouseResource(path=str(database_of(home))),
         "models": ModelCallsResource(mode="simulated", cache_dir=str(home / "cache" / "responses")),
         "browser": BrowserResource(mode="offline", recordings_dir=str(home / "cache" / "browser")),
+        "sandbox": SandboxResource(offline=True),
         **{client_key(name): RecordedSnapshotClient(snapshots_dir=directory)
            for name in source_definitions()},
     }  # fmt: skip

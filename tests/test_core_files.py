@@ -10,6 +10,8 @@ import pytest
 
 from bench_pipeline.core import files, money
 
+pytestmark = pytest.mark.unit
+
 
 def test_a_write_creates_its_folder_and_leaves_no_partial(tmp_path: Path) -> None:
     target = tmp_path / "a" / "b" / "out.json"

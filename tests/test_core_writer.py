@@ -14,6 +14,8 @@ from bench_pipeline.core.warehouse import connect, migrate, transaction
 from bench_pipeline.core.writer import RowsError, insert_rows, registered, write_frame
 from bench_pipeline.runs.store import RUN_COLUMNS, store_failures, store_runs
 
+pytestmark = pytest.mark.store
+
 MIGRATIONS = Path(__file__).resolve().parents[1] / "warehouse" / "migrations"
 
 TYPED = (

@@ -15,6 +15,8 @@ from dagster._utils.schedules import cron_string_iterator
 from bench_pipeline.assets.sources import cadence_interval
 from bench_pipeline.cli.main import PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(
     "cron", ["0 5 * * *", "0 */6 * * *", "30 5 * * 1", "0 3 1 * *", "0 6 * * 1,4", "15 * * * *"]

@@ -19,6 +19,7 @@ from bench_pipeline.grading.judge_simulated import SimulatedJudgeProvider
 from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL
 from bench_pipeline.grading.review_model import Review
 from bench_pipeline.grading.review_store import simulated_reviews, submit_review
+from bench_pipeline.grading.sandbox import OfflineSandbox
 from bench_pipeline.grading.store import (
     GradingConflict,
     calibration_pairs,
@@ -57,6 +58,7 @@ def _grade(runs, provider, cycle_id: str, tmp_path: Path, inspector=None):
         grade_runs(
             runs, provider, SIMULATED_JUDGE_POOL, companies, cycle_id,
             rates={}, now=NOW, screenshots=tmp_path / "shots", inspector=inspector,
+            sandbox=OfflineSandbox({}),
         )
     )  # fmt: skip
 

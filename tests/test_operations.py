@@ -67,6 +67,7 @@ def test_a_board_as_of_a_past_date_sees_only_what_existed_then(tmp_path: Path) -
     from bench_pipeline.grading.browser_offline import RecordedInspector
     from bench_pipeline.grading.cycle import grade_runs
     from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL
+    from bench_pipeline.grading.sandbox import OfflineSandbox
     from bench_pipeline.grading.store import runs_to_grade, store_cycle
 
     database = tmp_path / "bench.duckdb"
@@ -79,7 +80,8 @@ def test_a_board_as_of_a_past_date_sees_only_what_existed_then(tmp_path: Path) -
         result = asyncio.run(grade_runs(
             runs, SimulatedJudgeProvider(), SIMULATED_JUDGE_POOL, ["OpenAI"], "c1",
             rates={}, now=later, screenshots=tmp_path,
-            inspector=RecordedInspector(tmp_path / "browser")))  # fmt: skip
+            inspector=RecordedInspector(tmp_path / "browser"),
+            sandbox=OfflineSandbox({})))  # fmt: skip
         store_cycle(conn, "c1", result, later)
         today = board_as_of(conn, bank, "navigator", datetime.now(UTC))
         tomorrow = board_as_of(conn, bank, "navigator", later + timedelta(seconds=1))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from pipeline_steps import ingest_everything
+from stages import materialize_recorded
 
 from bench_pipeline.core import settings
 from bench_pipeline.registry.candidates import all_candidates
@@ -28,6 +28,8 @@ from bench_pipeline.registry.review import (
     score_gold,
 )
 from bench_pipeline.registry.text import normalise_name, skeleton
+
+pytestmark = pytest.mark.assets
 
 GOLD = Path(__file__).parent / "fixtures" / "registry_gold.csv"
 SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
@@ -193,8 +195,8 @@ def with_impostors(tmp_path_factory: pytest.TempPathFactory):
     fakes = [_impostor(by_id[real], fake) for fake, (real, _) in IMPOSTORS.items()]
     listing["data"] = fakes + listing["data"]  # first in the payload, and listed earlier
     listing_path.write_text(json.dumps(listing))
-    ingest_everything(root / "bench.duckdb", root / "raw", snapshots)
-    reader = duckdb.connect(str(root / "bench.duckdb"), read_only=True)
+    database = materialize_recorded(root / "home", snapshots)
+    reader = duckdb.connect(str(database), read_only=True)
     yield reader
     reader.close()
 
@@ -255,7 +257,7 @@ def test_bench_registry_commands(tmp_path: Path, monkeypatch, capsys) -> None:
     from bench_pipeline.cli.main import main
 
     monkeypatch.setenv("BENCH_HOME", str(tmp_path))
-    ingest_everything(settings.warehouse_path(), tmp_path / "raw")
+    assert materialize_recorded(tmp_path) == settings.warehouse_path()
     assert main(["registry", "report"]) == 0
     report = capsys.readouterr().out
     assert "precision 100.0%" in report and "ranked Known Good Index models:" in report

@@ -3,10 +3,14 @@ and the matching phases on small hand-made candidates."""
 
 from __future__ import annotations
 
+import pytest
+
 from bench_pipeline.registry.forms import id_forms, unwrap_host_id
 from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.matching import AliasFile, Candidate, build_registry
 from bench_pipeline.registry.text import impostor_reason, skeleton
+
+pytestmark = pytest.mark.unit
 
 
 def test_dated_and_dash_for_dot_ids_share_an_undated_form() -> None:

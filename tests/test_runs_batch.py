@@ -11,6 +11,7 @@ import pytest
 
 from bench_pipeline.grading.browser_offline import RecordedInspector
 from bench_pipeline.grading.rounds import grade_pending, review_round
+from bench_pipeline.grading.sandbox import OfflineSandbox
 from bench_pipeline.providers import SimulatedProvider
 from bench_pipeline.providers.base import ChatRequest, ProviderError
 from bench_pipeline.resources.models import ModelCallsResource
@@ -85,6 +86,7 @@ def test_a_round_grades_what_waits_and_the_next_finds_nothing(warehouse, tmp_pat
     def grade():
         return grade_pending(
             warehouse.connection, calls.providers(), inspector=RecordedInspector(tmp_path / "b"),
+            sandbox=OfflineSandbox({}),
             bank=bank, setups=setups, now=NOW, screenshots=tmp_path / "shots",
         )  # fmt: skip
 

@@ -9,6 +9,8 @@ import pytest
 
 from bench_pipeline.site.markup import markdown, slugify
 
+pytestmark = pytest.mark.unit
+
 METHODOLOGY = Path(__file__).resolve().parents[1] / "site" / "methodology"
 
 

@@ -16,6 +16,7 @@ from bench_pipeline.grading.rounds import grade_pending, review_round
 from bench_pipeline.grading.store import MIN_CALIBRATION_PAIRS
 from bench_pipeline.resources.browser import BrowserResource
 from bench_pipeline.resources.models import ModelCallsResource
+from bench_pipeline.resources.sandbox import SandboxResource
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups
@@ -44,11 +45,13 @@ def grades(
     warehouse: WarehouseResource,
     models: ModelCallsResource,
     browser: BrowserResource,
+    sandbox: SandboxResource,
 ) -> dg.MaterializeResult:
     graded = grade_pending(
         warehouse.connection,
         models.providers(),
         inspector=browser.inspector(),
+        sandbox=sandbox.sandbox(),
         bank=load_bank(),
         setups=load_setups(),
         now=datetime.now(UTC),

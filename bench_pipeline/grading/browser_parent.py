@@ -26,7 +26,7 @@ from typing import Any
 
 from bench_pipeline.grading.browser import CHROMIUM, BrowserGoal, BrowserReport, assemble_report
 from bench_pipeline.grading.browser_worker import MARK, TERMINAL_EVENTS
-from bench_pipeline.grading.scripted import network_isolation
+from bench_pipeline.grading.sandbox import network_isolation
 
 ACTION_SECONDS = 2.0
 """How long a goal waits for a click to complete or an element or text to appear."""

@@ -23,6 +23,7 @@ from bench_pipeline.grading.browser import PrototypeInspector
 from bench_pipeline.grading.cycle import CycleResult, RunToGrade, grade_runs
 from bench_pipeline.grading.judges import JudgeModel
 from bench_pipeline.grading.review_store import ingest_review_files, simulated_reviews
+from bench_pipeline.grading.sandbox import Sandbox
 from bench_pipeline.grading.store import (
     add_score_gaps,
     calibration_pairs,
@@ -71,6 +72,7 @@ def grade_pending(
     calls: JudgeCalls,
     *,
     inspector: PrototypeInspector,
+    sandbox: Sandbox | None = None,
     bank: TaskBank,
     setups: SetupCatalog,
     now: datetime,
@@ -83,6 +85,7 @@ def grade_pending(
         connect: Opens a warehouse connection.
         calls: The judges; closed before returning.
         inspector: Opens prototypes (`grade_runs`).
+        sandbox: Runs unit-test answer code (None: the bubblewrap jail).
         bank: The task bank.
         setups: The setups (their companies are the benchmarked ones judges are kept from).
         now: The cycle's time (grades are stamped with it).
@@ -106,7 +109,7 @@ def grade_pending(
             return await grade_runs(
                 runs, provider, pool, companies, cycle_id,
                 rates=rates, now=now, screenshots=screenshots,
-                inspector=inspector, concurrency=concurrency,
+                inspector=inspector, sandbox=sandbox, concurrency=concurrency,
             )  # fmt: skip
         finally:
             await calls.aclose()
