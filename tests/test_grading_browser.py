@@ -327,7 +327,8 @@ def test_a_cycle_graded_in_chromium_is_replayed_offline_exactly(tmp_path):
 
     from bench_pipeline.grading.browser_offline import OFFLINE_GRADER
     from bench_pipeline.grading.cycle import RunToGrade, grade_runs
-    from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, SimulatedJudgeProvider
+    from bench_pipeline.grading.judge_simulated import SimulatedJudgeProvider
+    from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL
     from bench_pipeline.resources.browser import BrowserResource
 
     case = load_bank().get("pm", "pm-proto-usage-dashboard")
