@@ -30,12 +30,18 @@ def ingest_everything(database: Path, raw_root: Path, snapshots: Path | None = N
             run = engine.stage(conn, run, definition, PARSERS[name])
             run = engine.validate(conn, run, definition)
             assert engine.publish(conn, run, definition).status == "accepted"
-        aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
-        write_registry(conn, build_registry(all_candidates(conn, aliases), aliases), evaluations())
-        store(conn, compute(conn, {spec.id: spec.direction for spec in evaluations()}))
-        refresh_market(conn, load_licence_table(settings.sources_dir() / "licences.toml"))
-        record_price_history(conn)
-        store_scores(conn)
+        derive_everything(conn)
+
+
+def derive_everything(conn) -> None:
+    """What follows ingestion in `bench run` before the release: the registry, the indices,
+    market data, the price history and the run-based boards."""
+    aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
+    write_registry(conn, build_registry(all_candidates(conn, aliases), aliases), evaluations())
+    store(conn, compute(conn, {spec.id: spec.direction for spec in evaluations()}))
+    refresh_market(conn, load_licence_table(settings.sources_dir() / "licences.toml"))
+    record_price_history(conn)
+    store_scores(conn)
 
 
 def store_scores(conn) -> None:

@@ -226,7 +226,8 @@ def check_record(record: Any, spec: RecordSpec) -> tuple[str, str] | None:
             if declared.rstrip("?") == "number" and not _csv_number(value):
                 return path, f"expected a number, got {describe_value(value)}"
         elif not _fits(value, declared):
-            return path, f"expected {declared}, got {_json_type(value)} {describe_value(value)}"
+            expected = declared.rstrip("?")
+            return path, f"expected {expected}, got {_json_type(value)} {describe_value(value)}"
     return None
 
 

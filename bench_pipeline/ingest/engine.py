@@ -280,6 +280,8 @@ def check_contract(
     report.missing = contracts.missing_files(
         contract, [f.name for f in files], {f.name: len(f.content) for f in files}
     )
+    if report.missing:
+        return report
     for raw in files:
         spec = next(
             (r for r in contract.records if contracts.fnmatch.fnmatchcase(raw.name, r.files)),

@@ -117,10 +117,11 @@ def _cut_too_deep(raw: RawFile, limit: int) -> bytes:
 def read_csv(raw: RawFile, required: Iterable[str]) -> list[dict[str, str]]:
     """CSV records as dicts (quoted newlines allowed); every required column must be present."""
     try:
-        rows = list(csv.DictReader(io.StringIO(raw.content.decode("utf-8-sig"))))
+        reader = csv.DictReader(io.StringIO(raw.content.decode("utf-8-sig")))
+        rows = list(reader)
     except (UnicodeDecodeError, csv.Error) as error:
         raise PayloadError(f"{raw.name}: not a readable CSV ({error})") from error
-    header = set(rows[0]) if rows else set()
+    header = set(reader.fieldnames or ())  # a header without rows is a readable, empty file
     missing = [name for name in required if name not in header]
     if missing:
         raise PayloadError(f"{raw.name}: column(s) {', '.join(missing)} missing")
