@@ -74,14 +74,18 @@ class Pipeline:
         folder = REPO_SNAPSHOTS / source
         return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
 
-    def ingest(self, source: str, files: dict[str, bytes]) -> engine.SourceRun:
-        """The real ingestion chain of one source over `files` as its recorded snapshot."""
+    def client(self, source: str, files: dict[str, bytes]) -> RecordedSnapshotClient:
+        """A recorded-snapshot client serving `files` as the snapshot of `source`."""
         snapshots = self.root / f"snapshots-{len(list(self.root.glob('snapshots-*')))}"
         (snapshots / source).mkdir(parents=True)
         for name, content in files.items():
             (snapshots / source / name).write_bytes(content)
+        return RecordedSnapshotClient(snapshots_dir=str(snapshots))
+
+    def ingest(self, source: str, files: dict[str, bytes]) -> engine.SourceRun:
+        """The real ingestion chain of one source over `files` as its recorded snapshot."""
         definition = source_definitions()[source]
-        client = RecordedSnapshotClient(snapshots_dir=str(snapshots))
+        client = self.client(source, files)
         with connect(self.database) as conn:
             run = engine.fetch_and_store(
                 conn, definition, lambda: client.fetch(definition), self.root / "raw", "recorded"

@@ -228,6 +228,12 @@ def close_abandoned(conn: duckdb.DuckDBPyConnection, source: str) -> list[str]:
             "the run finished"
         )
         _record_run(conn, run)
+        for schema, table in conn.execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() WHERE schema_name IN "
+            "('staging', 'validated') AND ends_with(table_name, ?)",
+            [f"__{_run_tag(run_id)}"],
+        ).fetchall():
+            conn.execute(f'DROP TABLE IF EXISTS {schema}."{table}"')
         closed.append(run_id)
     return closed
 
