@@ -1,0 +1,162 @@
+"""`bench run` against a second `bench run` and a SIGKILL during the site step, in one
+BENCH_HOME that already holds a complete warehouse, release and site.
+
+One whole pipeline run exercises three faults, each asserted on its own: a second `bench run`
+started while the first runs refuses at once, naming the first; the first, killed while it
+builds the site, leaves the previous site whole (every page, and every hash the downloads
+page lists matching its file); the next `bench run` marks the dead run's Dagster run failed,
+records it in `run_failure_log`, and publishes a whole site again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from pipeline_steps import bench_env, ingest_everything
+
+from bench_pipeline.assets.release import publish_downloads
+from bench_pipeline.cli.run_lock import PID_TAG, lock_path
+from bench_pipeline.core.warehouse import connect
+from bench_pipeline.release.build import build_release
+from bench_pipeline.release.published import METHODOLOGY_VERSIONS
+from bench_pipeline.site import build_site, latest_release
+from bench_pipeline.site.swap import publish_site, versions_dir
+
+pytestmark = [pytest.mark.faults, pytest.mark.integration]
+COMMAND = [sys.executable, "-m", "bench_pipeline.cli", "run"]
+LISTED = re.compile(r'<a href="([^"]+)" title="SHA-256 ([0-9a-f]{64})"')
+
+
+def _site_files(site: Path) -> dict[str, str]:
+    root = site.resolve()
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _listed_hashes_match(site: Path) -> int:
+    """Every file the downloads page lists exists with the listed SHA-256; returns how many."""
+    page = (site / "downloads.html").read_text()
+    listed = LISTED.findall(page)
+    assert listed, "the downloads page lists no files"
+    for href, digest in listed:
+        path = site / href.replace("%20", " ")
+        assert path.is_file(), href
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, href
+    return len(listed)
+
+
+def _wait_for(condition, seconds: float, what: str, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert process.poll() is None, f"bench run ended (rc {process.returncode}) before {what}"
+        assert time.monotonic() < deadline, f"no {what} within {seconds}s"
+        time.sleep(0.01)
+
+
+@pytest.mark.timeout(1800)
+def test_second_bench_run_refuses_a_killed_one_is_failed_and_the_site_stays_whole(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    database, releases = home / "warehouse" / "bench.duckdb", home / "build" / "releases"
+    ingest_everything(database, home / "build" / "raw")
+    with connect(database) as conn:
+        build_release(conn, releases, METHODOLOGY_VERSIONS)
+    release = latest_release(releases)
+    site = home / "build" / "site"
+
+    def build(folder: Path):
+        publish_downloads(release, folder / "data")
+        return build_site(release, folder, releases)
+
+    publish_site(site, build)
+    before = _site_files(site)
+    listed = _listed_hashes_match(site)
+    pages = sum(name.startswith("models/") for name in before)
+
+    env = bench_env(home)
+    log = (tmp_path / "first.out").open("w")
+    first = subprocess.Popen(COMMAND, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        holder = lock_path(home)
+        _wait_for(
+            lambda: holder.is_file() and f'"pid": {first.pid}' in holder.read_text(),
+            120, "run lock", first,
+        )  # fmt: skip
+        started = time.monotonic()
+        second = subprocess.run(
+            COMMAND, env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+        refused_after = time.monotonic() - started
+        assert first.poll() is None, "the second run waited for the first to end"
+        assert second.returncode == 3, second.stdout + second.stderr
+        assert "bench run refused: another `bench run` is already running" in second.stdout
+        assert f"pid {first.pid}" in second.stdout
+
+        building = versions_dir(site)
+        _wait_for(
+            lambda: any(p.name.startswith(".building-") for p in building.iterdir()),
+            1500, "site step", first,
+        )  # fmt: skip
+        os.kill(first.pid, signal.SIGKILL)
+        assert first.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+        log.close()
+
+    # The previous site, whole: the same files, and the hashes it lists are its files'.
+    assert _site_files(site) == before
+    assert _listed_hashes_match(site) == listed
+
+    third = subprocess.run(
+        COMMAND, env=env, capture_output=True, text=True, timeout=1200, check=False
+    )
+    assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
+    assert "left unfinished by a process that died, marked failed" in third.stdout
+
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(str(home / "build" / "dagster")) as instance:
+        theirs = [
+            r.dagster_run
+            for r in instance.get_run_records()
+            if r.dagster_run.tags.get(PID_TAG) == str(first.pid)
+        ]
+    assert theirs, "the killed run's Dagster runs were not tagged with its pid"
+    assert {run.status for run in theirs} <= {
+        dg.DagsterRunStatus.SUCCESS,
+        dg.DagsterRunStatus.FAILURE,
+    }
+    dead = [run.run_id for run in theirs if run.status == dg.DagsterRunStatus.FAILURE]
+    assert len(dead) == 1
+    with duckdb.connect(str(database), read_only=True) as conn:
+        logged = conn.execute(
+            "SELECT dagster_run_id, message FROM run_failure_log WHERE dagster_run_id = ?", dead
+        ).fetchall()
+    assert len(logged) == 1 and "marked failed by a later `bench run`" in logged[0][1]
+
+    after = _site_files(site)
+    assert sum(name.startswith("models/") for name in after) == pages
+    assert _listed_hashes_match(site) == listed
+    versions = [p for p in versions_dir(site).iterdir() if not p.name.startswith(".")]
+    assert len(versions) == 2  # the live one and the one before
+    print(
+        json.dumps(
+            {"second_run_refused_after_s": round(refused_after, 2), "pages": pages, "files": listed}
+        )
+    )

@@ -1,0 +1,60 @@
+"""The contract mechanism's own pieces: record paths, nested lookups, depth cutting."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench_pipeline.ingest.contract import (
+    MAX_DEPTH,
+    TOO_DEEP,
+    Contract,
+    ContractReport,
+    RecordSpec,
+    check_document,
+    walk,
+)
+from bench_pipeline.ingest.payload import PayloadError, RawFile, load_json
+
+
+def test_record_paths_walk_lists_and_object_values_in_document_order() -> None:
+    document = {"a": {"models": {"x": 1, "y": 2}}, "b": {"models": [3]}, "c": {"models": {"z": 4}}}
+    assert list(walk(document, "*.models.*")) == [1, 2, 4]  # a list where objects were: none
+    assert list(walk({"data": {"endpoints": [5, 6]}}, "data.endpoints[]")) == [5, 6]
+    assert list(walk([7, 8], "[]")) == [7, 8]
+    assert list(walk({"data": "oops"}, "data[]")) == []
+
+
+def test_a_record_is_quarantined_for_its_first_problem_and_nulls_are_counted() -> None:
+    spec = RecordSpec(files="*.json", records="[]", fields={"p": "object", "p.q": "string"})
+    contract = Contract(records=[spec])
+    report = ContractReport()
+    records = [{"p": {"q": "ok"}}, {"p": "free"}, {"p": {"q": 3}}, {}, [1], {"p": {"q": "x"}}]
+    check_document(contract, "f.json", records, report)
+    assert [(p.record_number, p.field) for p in report.problems] == [
+        (2, "p"),
+        (3, "p.q"),
+        (5, "record"),
+    ]
+    assert report.fields == {"*.json:p": (6, 2), "*.json:p.q": (6, 3)}
+
+
+def test_json_too_deep_for_python_is_cut_only_where_it_is_too_deep() -> None:
+    levels = 100_000
+    deep = '{"x":' * levels + "1" + "}" * levels
+    text = '[{"name": "a [ { tricky \\" string", "v": 1}, {"name": "deep", "v": ' + deep + "}]"
+    with pytest.raises(RecursionError):
+        json.loads(text)
+    records = load_json(RawFile("f.json", text.encode()))
+    assert records[0] == {"name": 'a [ { tricky " string', "v": 1}
+    assert records[1]["name"] == "deep"
+    value, depth = records[1]["v"], 0
+    while isinstance(value, dict):
+        value, depth = value["x"], depth + 1
+    assert value == TOO_DEEP and depth > MAX_DEPTH
+
+
+def test_unbalanced_deep_json_is_an_unreadable_payload() -> None:
+    with pytest.raises(PayloadError, match=r"f\.json: not valid JSON"):
+        load_json(RawFile("f.json", b"[" * 100_000))
