@@ -58,3 +58,25 @@ def test_json_too_deep_for_python_is_cut_only_where_it_is_too_deep() -> None:
 def test_unbalanced_deep_json_is_an_unreadable_payload() -> None:
     with pytest.raises(PayloadError, match=r"f\.json: not valid JSON"):
         load_json(RawFile("f.json", b"[" * 100_000))
+
+
+@pytest.mark.faults
+def test_a_parser_that_raises_leaves_a_rejected_run_and_the_live_tables(seeded) -> None:
+    from bench_pipeline.ingest import engine
+    from bench_pipeline.ingest.catalog import source_definitions
+
+    def broken_parser(files):
+        raise ZeroDivisionError("a bug, not a payload problem")
+
+    definition = source_definitions()["openrouter_models"]
+    payload = [RawFile("models.json", json.dumps({"data": seeded.models}).encode())]
+    warehouse = seeded.warehouse
+    with warehouse.connect() as conn:
+        run = engine.fetch_and_store(conn, definition, lambda: payload, warehouse.raw_root, "t")
+        run = engine.stage(conn, run, definition, broken_parser)
+        run = engine.validate(conn, run, definition)
+        run = engine.publish(conn, run, definition)
+    assert run.status == "rejected"
+    assert run.reason == "staging failed: ZeroDivisionError: a bug, not a payload problem"
+    assert warehouse.run_row(run.run_id)["reason"] == run.reason
+    assert warehouse.checksums() == seeded.checksums
