@@ -22,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from faults_pipeline import count_faults
 from pipeline_steps import bench_env, ingest_everything
 
 from bench_pipeline.assets.release import publish_downloads
@@ -155,6 +156,7 @@ def test_second_bench_run_refuses_a_killed_one_is_failed_and_the_site_stays_whol
     assert _listed_hashes_match(site) == listed
     versions = [p for p in versions_dir(site).iterdir() if not p.name.startswith(".")]
     assert len(versions) == 2  # the live one and the one before
+    count_faults(3)  # the second run, the kill in the site step, the run it left STARTED
     print(
         json.dumps(
             {"second_run_refused_after_s": round(refused_after, 2), "pages": pages, "files": listed}
