@@ -11,7 +11,7 @@ Validation is strict (JSON types as the schema says: `"5"` is not an integer) an
 the shape and internal consistency of the record. What the methodology treats as a hard
 flag (cost, autonomy or evidence-hash mismatch, implausible throughput, step-ins above
 turns, retries against first try) is *not* a rejection: such a run is accepted and put under
-review by the intake that computes the flags.
+review: scoring (scores/usecase.py) computes the flags.
 
 Token counts follow the OpenAI-compatible convention of `providers.base.Usage`: `input_tokens`
 includes the cached and cache-write tokens, `output_tokens` includes the reasoning tokens.

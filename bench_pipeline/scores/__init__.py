@@ -6,5 +6,5 @@
   classic v1 fit ranking.
 
 Nothing here imports Dagster or reads the warehouse: inputs are typed records, outputs are
-typed rows and polars DataFrames whose columns carry the public names of METHODOLOGY.md.
+typed rows and polars DataFrames whose columns carry the public names of the methodology pages (site/methodology/).
 """

@@ -1,6 +1,6 @@
 """Navigator Bench: the Index v2 with paired rank ranges and dominance, and the v1 fit ranking.
 
-Index v2 (METHODOLOGY.md §5):
+Index v2 (site/methodology/navigator.md):
 
 * A run scores 0–1; a task's score is the mean of a model's runs on it (every input and
   repeat); a category's is 100 × the mean of its task scores; the Index is

@@ -1,6 +1,6 @@
 """PM suite scores: runs, tasks, categories and setups, and the verdicts of a drop.
 
-The rules (METHODOLOGY.md §5, PM suite) in the order they are applied:
+The rules (site/methodology/pm-suite.md) in the order they are applied:
 
 1. A run's decision-model score is 100 × the mean credit of its criteria (pass 1, partial
    0.5, fail 0), the critical-failures criterion included. The judge's and the PM

@@ -5,7 +5,7 @@ Every board is a function of the submitted runs, the reviewers' clearances and a
 made by then count, and recency is measured from then. So the board as it stood on any past
 date can be rebuilt exactly, which is what the trend arrows compare against.
 
-Run level (METHODOLOGY.md §5, UseCaseRank):
+Run level (site/methodology/usecase-rank.md):
 
 * Five metrics in 0–1: outcome (success 1, partial 0.5, fail 0); cost efficiency
   (cheapest cost per success on the use case ÷ this run's; 0 when failed or unpriced); speed
