@@ -162,3 +162,31 @@ def test_second_bench_run_refuses_a_killed_one_is_failed_and_the_site_stays_whol
             {"second_run_refused_after_s": round(refused_after, 2), "pages": pages, "files": listed}
         )
     )
+
+
+@pytest.mark.timeout(900)
+def test_a_failed_bench_run_reaches_the_run_failure_log(tmp_path: Path) -> None:
+    """`bench run` executes in process, where Dagster's run-failure sensor never looks: the
+    run itself records its failure, naming the step and the error."""
+    import shutil
+
+    from bench_pipeline.core import settings
+
+    tasks = tmp_path / "tasks"
+    shutil.copytree(settings.tasks_dir(), tasks)
+    broken = sorted(tasks.rglob("*.toml"))[0]
+    broken.write_text("this is = = not TOML\n")
+    home = tmp_path / "home"
+    env = bench_env(home) | {"BENCH_TASKS": str(tasks)}
+    result = subprocess.run(COMMAND, env=env, capture_output=True, text=True, timeout=800)
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    failed_run = result.stdout.split("FAILED: runs ")[1].split(",")[-1].strip()
+    with duckdb.connect(str(home / "warehouse" / "bench.duckdb"), read_only=True) as conn:
+        logged = conn.execute(
+            "SELECT dagster_run_id, job_name, message FROM run_failure_log"
+        ).fetchall()
+    assert len(logged) == 1
+    run_id, job, message = logged[0]
+    assert (run_id, job) == (failed_run, "prepare_inputs")
+    assert broken.name in message, message
+    count_faults(1)

@@ -133,12 +133,14 @@ def _log_failure(run_id: str, job: str, message: str) -> None:
 
 
 def _failure_message(result) -> str:
-    failures = result.get_step_failure_events()
-    parts = [
-        f"{event.step_key}: {event.event_specific_data.error.message.strip()}"
-        for event in failures
-        if event.event_specific_data is not None and event.event_specific_data.error
-    ]
+    """Each failed step with the error that started it (Dagster wraps it in its own)."""
+    parts = []
+    for event in result.get_step_failure_events():
+        error = event.event_specific_data.error if event.event_specific_data else None
+        while error is not None and error.cause is not None:
+            error = error.cause
+        if error is not None:
+            parts.append(f"{event.step_key}: {error.message.strip()}")
     return "; ".join(parts) or "failed"
 
 
