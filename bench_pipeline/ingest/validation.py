@@ -77,8 +77,10 @@ def _as_date(column: pl.Series) -> pl.Series:
     if isinstance(column.dtype, pl.Datetime):
         return column.dt.date()
     text = column.cast(pl.Utf8).str.slice(0, 10)
-    text = pl.Series(column.name, [t + "-01" if t is not None and len(t) == 7 else t for t in text])
-    return text.str.to_date("%Y-%m-%d", strict=False)
+    month_only = text.str.len_chars() == 7  # `2025-06`: read as its first day
+    return text.zip_with(month_only.fill_null(False).not_(), text + "-01").str.to_date(
+        "%Y-%m-%d", strict=False
+    )
 
 
 def _bound_failures(spec: TableSpec, typed: pl.DataFrame, today: date | None) -> pl.DataFrame:
@@ -218,7 +220,9 @@ def validate_records(
     )
     failures = [_problem_failures(staged)]
     for find in (
-        lambda rows: _cast_failures(spec, staged.filter(pl.col(ROW).is_in(rows[ROW])), rows),
+        lambda rows: _cast_failures(
+            spec, staged.filter(pl.col(ROW).is_in(rows[ROW].implode())), rows
+        ),
         lambda rows: _bound_failures(spec, rows, today),
         lambda rows: _check_failures(spec, rows),
         lambda rows: _duplicate_failures(spec, rows),
