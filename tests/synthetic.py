@@ -1,10 +1,11 @@
 """A synthetic dataset release in the published layout, for tests and the site benchmark.
 
-`write_synthetic_release(root, models=12)` writes `root/<id>/` (manifest, diff, every table
-as CSV, JSON and Parquet), an older release it points back to, and `root/latest`. The data
-is made up and deterministic (a fixed seed). Model 3 is named `<script>alert(1)</script>`;
-some models miss values (a missing value is `null`), some are not eligible for the Known
-Good Index, one price is flagged, and some Arena ratings are preliminary.
+`write_synthetic_release(root, models=12)` writes `root/<id>/` (manifest, schema, diff, every
+table as CSV, JSON and Parquet, rank columns computed by the published rank rules), an older
+release it points back to, and `root/latest`. The data is made up and deterministic (a fixed
+seed). Model 3 is named `<script>alert(1)</script>`; some models miss values (a missing value
+is `null`), some are not eligible for the Known Good Index, one price is flagged, and some
+Arena ratings are preliminary.
 """
 
 from __future__ import annotations
@@ -12,15 +13,25 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from bench_pipeline.site.layout import COLUMNS
+from bench_pipeline.release.published import PUBLISHED_BY_NAME, schema_document
+from bench_pipeline.release.schema import SCHEMA
+from bench_pipeline.scores.usecase import UseCaseRun
 
 COMPONENTS = ("gpqa_diamond", "math_aime", "swe_bench_verified", "livebench", "terminal_bench")
 CAPABILITIES = ("coding_index", "agentic_index", "mathematics_index", "science_index")
+COLUMNS = {
+    name: PUBLISHED_BY_NAME[name].column_names
+    for name in ("known_good_index", "capability_indices", "market", "provider_prices",
+                 "arena_elo", "models", "source_runs", "index_lineage", "price_history",
+                 "sources")
+}  # fmt: skip
 HOSTILE_NAME = "<script>alert(1)</script>"
 RELEASE_ID = "2025-06-02T060000Z"
 PREVIOUS_ID = "2025-06-01T060000Z"
@@ -166,8 +177,13 @@ def synthetic_tables(models: int, seed: int = 7) -> dict[str, list[dict[str, Any
 def _write_table(directory: Path, name: str, rows: list[dict[str, Any]]) -> dict[str, Path]:
     data = directory / "data"
     data.mkdir(parents=True, exist_ok=True)
-    frame = pl.DataFrame(rows, schema=None if rows else list(COLUMNS.get(name, ("id",))),
-                         infer_schema_length=None)  # fmt: skip
+    declared = PUBLISHED_BY_NAME.get(name)
+    for rule in declared.ranks if declared else ():
+        if rows and rule.column not in rows[0]:  # what the release adds
+            for row, rank in zip(rows, rule.ranks(rows), strict=True):
+                row[rule.column] = rank
+    columns = list(declared.column_names) if declared else ["id"]
+    frame = pl.DataFrame(rows, schema=None if rows else columns, infer_schema_length=None)
     paths = {kind: data / f"{name}.{kind}" for kind in ("csv", "json", "parquet")}
     frame.write_csv(paths["csv"], null_value="")
     paths["json"].write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", "utf-8")
@@ -213,6 +229,7 @@ def write_release(
         "previous_release_id": previous,
     }
     (directory / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", "utf-8")
+    (directory / SCHEMA).write_text(json.dumps(schema_document(), indent=1) + "\n", "utf-8")
     if diff is not None:
         (directory / "diff.json").write_text(json.dumps(diff, indent=1) + "\n", "utf-8")
     (root / "latest").write_text(release_id + "\n", "utf-8")
@@ -303,3 +320,27 @@ def copy_downloads(release_dir: Path, site_dir: Path) -> list[Path]:
             copied.append(target / source.name)
             copied[-1].write_bytes(source.read_bytes())
     return copied
+
+
+BOARD_DAY = datetime(2026, 6, 1, 12, tzinfo=UTC)
+
+
+def _usecase_run(run_id: str, model: str, number_: int, **fields: object) -> UseCaseRun:
+    run_at = BOARD_DAY - timedelta(days=number_ % 9)
+    values: dict[str, object] = {
+        "run_id": run_id, "use_case": "triage", "model": model,
+        "outcome": ("success", "partial", "fail")[number_ % 3 if model != "beta" else 0],
+        "first_try": number_ % 2 == 0, "retries": number_ % 2, "step_ins": number_ % 4,
+        "turns": 6, "wall_time_s": 60.0 + 7 * number_, "cost_usd": Decimal(1 + number_ % 5),
+        "evidence_log": "x" * 200, "run_at": run_at, "published_at": run_at,
+    } | fields  # fmt: skip
+    return UseCaseRun(**values)  # type: ignore[arg-type]
+
+
+def blended_usecase_runs() -> list[UseCaseRun]:
+    """beta: 6 runs; alpha: 22 runs, each a rerun of a beta run (22 pairs each); gamma: 6
+    runs and no pairs (not blended)."""
+    beta = [_usecase_run(f"beta-{i}", "beta", i) for i in range(6)]
+    alpha = [_usecase_run(f"alpha-{i}", "alpha", i, rerun_of=f"beta-{i % 6}") for i in range(22)]
+    gamma = [_usecase_run(f"gamma-{i}", "gamma", i + 1) for i in range(6)]
+    return beta + alpha + gamma

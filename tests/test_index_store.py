@@ -21,7 +21,7 @@ DIRECTIONS = {
 def add_scores(conn: duckdb.DuckDBPyConnection, run: str, rows: list[tuple[str, str, float]]):
     for model, evaluation, score in rows:
         conn.execute(
-            "INSERT INTO models SELECT ?, ?, NULL, 'test', ? "
+            "INSERT INTO models SELECT ?, ?, NULL, 'test', ?, NULL "
             "WHERE NOT EXISTS (SELECT 1 FROM models WHERE model_id = ?)",
             [model, model, model, model],
         )

@@ -123,7 +123,7 @@ def load(conn: duckdb.DuckDBPyConnection, population: Population, registered: li
         for e, s in held.items()
     ]
     if models:  # executemany refuses an empty list
-        conn.executemany("INSERT INTO models VALUES (?, ?, NULL, 'test', ?)", models)
+        conn.executemany("INSERT INTO models VALUES (?, ?, NULL, 'test', ?, NULL)", models)
     if rows:
         conn.executemany(
             "INSERT INTO evaluation_scores "

@@ -53,9 +53,10 @@ def test_provider_id_match_for_variants_and_models_dev(warehouse) -> None:
 
 
 def test_normalised_name_match(warehouse) -> None:
-    # models.dev's 302ai lists "Claude Opus 4.6" under its own id; only the name links them.
-    assert alias(warehouse, "models_dev", "302ai/claude-opus-4-6")[:2] == (
-        "anthropic/claude-opus-4.6",
+    # Poe spells Claude 3 Haiku "Claude-Haiku-3" under an id of its own; Anthropic's own
+    # listing ("Claude Haiku 3") gives the name, within the lab.
+    assert alias(warehouse, "models_dev", "poe/anthropic/claude-haiku-3")[:2] == (
+        "anthropic/claude-3-haiku",
         "normalised_name",
     )
 
@@ -129,14 +130,31 @@ def test_ambiguous_name_is_not_merged() -> None:
     aliases = AliasFile(entries={}, setting_suffixes={})
     registry = build_registry(
         [
-            Candidate("openrouter_models", "x/model-a", "Model (Alpha)", ("x/model-a",)),
-            Candidate("openrouter_models", "x/model-b", "Model (Beta)", ("x/model-b",)),
-            Candidate("arena", "model", "Model", ("model",)),
+            Candidate(
+                "openrouter_models",
+                "x/model-a",
+                "Model (Alpha)",
+                ("x/model-a",),
+                lab="x",
+                role="catalogue",
+                api_ids=("model-a",),
+            ),
+            Candidate(
+                "openrouter_models",
+                "x/model-b",
+                "Model (Beta)",
+                ("x/model-b",),
+                lab="x",
+                role="catalogue",
+                api_ids=("model-b",),
+            ),
+            Candidate("arena", "model", "Model", lab="x", api_ids=("model",)),
         ],
         aliases,
     )
     assert registry.aliases[-1].method == "new"
     assert registry.unmatched[0].reason.startswith("name matches more than one model")
+    assert registry.unmatched[0].model_id == "x:model"  # a new, lab-scoped model
 
 
 def test_alias_file_rejects_repeated_entries(tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ def test_first_release_is_created_with_the_whole_layout(built: dict) -> None:
     assert outcome.path == built["root"] / "releases" / outcome.release_id
     names = {p.relative_to(outcome.path).as_posix() for p in outcome.path.rglob("*")}
     expected = {f"data/{t}.{fmt}" for t in TABLES for fmt in ("csv", "json", "parquet")}
-    assert names == expected | {"data", "manifest.json", "bench.duckdb", "diff.json"}
+    assert names == expected | {"data", "manifest.json", "schema.json", "bench.duckdb", "diff.json"}
     manifest = json.loads((outcome.path / "manifest.json").read_text())
     assert list(manifest) == [
         "release_id",
@@ -75,10 +75,13 @@ def test_first_release_is_created_with_the_whole_layout(built: dict) -> None:
         "methodology_versions",
         "case_versions",
         "source_runs",
+        "schema",
         "tables",
         "files",
         "previous_release_id",
     ]
+    assert manifest["schema"] == "schema.json"
+    assert "schema.json" in {f["path"] for f in manifest["files"]}
     assert manifest["methodology_versions"]["known_good_index"] == "1"
     assert manifest["case_versions"] == [] and manifest["previous_release_id"] is None
     assert manifest["created_at"].endswith("+00:00")
@@ -90,6 +93,25 @@ def test_first_release_is_created_with_the_whole_layout(built: dict) -> None:
     diff = json.loads((outcome.path / "diff.json").read_text())
     assert diff["from"] is None and diff["to"] == outcome.release_id
     assert len(diff["models_added"]) == manifest["tables"][TABLES.index("models")]["rows"]
+
+
+def test_schema_json_declares_exactly_the_published_columns(built: dict) -> None:
+    folder = built["outcome"].path
+    schema = json.loads((folder / "schema.json").read_text())
+    assert [t["name"] for t in schema["tables"]] == TABLES
+    titles = {e["id"]: e["title"] for e in schema["evaluations"]}
+    assert titles["math_aime"] == "OTIS Mock AIME 2024-2025"  # sources/evaluations.toml's words
+    with duckdb.connect(str(folder / "bench.duckdb"), read_only=True) as conn:
+        for table in schema["tables"]:
+            declared = [c["name"] for c in table["columns"]]
+            assert all(c["description"] and c["type"] for c in table["columns"]), table["name"]
+            published = [d[0] for d in conn.execute(f'SELECT * FROM "{table["name"]}"').description]
+            assert published == declared, table["name"]
+    kgi = next(t for t in schema["tables"] if t["name"] == "known_good_index")
+    assert kgi["ranks"] == [{"column": "rank", "by": "known_good_index", "order": "descending",
+                             "method": "competition", "within": [], "eligible": None}]  # fmt: skip
+    component = next(c for c in kgi["columns"] if c["name"] == "math_aime")
+    assert component["title"] == titles["math_aime"]
 
 
 def json_rows(folder: Path, table: str) -> list[dict]:
@@ -186,6 +208,7 @@ def test_published_files_follow_the_download_rules(built: dict) -> None:
         "model_id",
         "model_name",
         "known_good_index",
+        "rank",
         "index_components",
         "gpqa_diamond",
         "math_aime",
@@ -286,7 +309,11 @@ def test_price_history_records_each_run_once_and_publishes_changes(
         ).fetchone()[0]
         assert (
             canonical == expected
-            and hosts == conn.execute("SELECT count(*) FROM provider_prices").fetchone()[0]
+            # price history is OpenRouter's: its endpoints, not models.dev's host listings
+            and hosts
+            == conn.execute(
+                "SELECT count(*) FROM provider_prices WHERE tag NOT LIKE 'models.dev:%'"
+            ).fetchone()[0]
         )
         model, price = conn.execute(
             "SELECT model_id, input_usd_per_1m FROM price_history "

@@ -21,6 +21,7 @@ from bench_pipeline.indices.rules import KNOWN_GOOD_COMPONENTS
 from bench_pipeline.release.build import sha256_file
 from bench_pipeline.release.diff import diff_table
 from bench_pipeline.release.published import PUBLISHED_BY_NAME
+from bench_pipeline.release.schema import RankRule
 from bench_pipeline.release.verify import verify_release
 
 SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
@@ -39,7 +40,7 @@ def test_diff_reports_added_removed_and_changed_rows_with_lineage() -> None:
         {"model_id": "b", "score": 2.5, "run": "r2"},
         {"model_id": "d", "score": None, "run": "r2"},
     ]
-    diff = diff_table(old, new, ["model_id"], None, ["run"])
+    diff = diff_table(old, new, ["model_id"], (), ["run"])
     assert diff == {
         "rows_added": [{"model_id": "d"}],
         "rows_removed": [{"model_id": "c"}],
@@ -56,7 +57,20 @@ def test_diff_reports_added_removed_and_changed_rows_with_lineage() -> None:
     }
 
 
-def test_rank_moves_count_positions_among_rows_with_a_value() -> None:
+def test_rank_moves_read_the_published_rank_column_not_a_value_change() -> None:
+    rule = RankRule("rank", "v")
+    old = [{"m": "a", "v": 90.0, "rank": 1}, {"m": "b", "v": 80.0, "rank": 2}]
+    new = [{"m": "b", "v": 95.0, "rank": 1}, {"m": "a", "v": 90.0, "rank": 2}]
+    diff = diff_table(old, new, ["m"], [rule], [])
+    assert diff["rank_moves"] == [
+        {"key": {"m": "b"}, "old_rank": 2, "new_rank": 1},
+        {"key": {"m": "a"}, "old_rank": 1, "new_rank": 2},
+    ]
+    assert [c["column"] for c in diff["changed"]] == ["v"]  # the rank is a move, not a change
+
+
+def test_a_release_without_rank_columns_is_ranked_by_the_one_rule() -> None:
+    rule = RankRule("rank", "v")
     old = [
         {"m": "a", "v": 90.0},
         {"m": "b", "v": 80.0},
@@ -69,7 +83,7 @@ def test_rank_moves_count_positions_among_rows_with_a_value() -> None:
         {"m": "b", "v": 80.0},
         {"m": "d", "v": None},
     ]
-    moves = diff_table(old, new, ["m"], "v", [])["rank_moves"]
+    moves = diff_table(old, new, ["m"], [rule], [])["rank_moves"]
     assert moves == [
         {"key": {"m": "c"}, "old_rank": 3, "new_rank": 1},
         {"key": {"m": "a"}, "old_rank": 1, "new_rank": 2},
@@ -80,7 +94,7 @@ def test_rank_moves_count_positions_among_rows_with_a_value() -> None:
         [{"m": "a", "v": "9.5"}, {"m": "b", "v": "10"}],
         [{"m": "a", "v": "10.5"}, {"m": "b", "v": "10"}],
         ["m"],
-        "v",
+        [rule],
         [],
     )
     assert [(m["key"]["m"], m["old_rank"], m["new_rank"]) for m in texts["rank_moves"]] == [

@@ -313,6 +313,26 @@ def test_a_rebuild_replaces_old_pages_and_keeps_data(tmp_path: Path) -> None:
     assert (built.site / "data" / "market.json").is_file()
 
 
+def test_titles_and_ranks_come_from_the_release(built: Built) -> None:
+    schema = json.loads((built.release / "schema.json").read_text("utf-8"))
+    titles = {e["id"]: e["title"] for e in schema["evaluations"]}
+    board = built.page("known-good-index.html")
+    assert f'<th class="n">{escape(titles["math_aime"])}</th>' in board  # evaluations.toml's
+    ranks = [r["rank"] for r in built.table("known_good_index") if r["rank"] is not None]
+    shown = [int(r) for r in re.findall(r"<tr><td>(\d+)</td><td><a href=\"models/", board)]
+    assert shown == sorted(ranks)
+
+
+def test_a_broken_schema_json_is_refused_naming_the_file(tmp_path: Path) -> None:
+    release = write_synthetic_release(tmp_path / "releases")
+    (release / "schema.json").write_text("{", "utf-8")
+    with pytest.raises(ValueError, match=r"schema\.json: not valid JSON"):
+        build_site(release, tmp_path / "site", tmp_path / "releases")
+    (release / "schema.json").write_text('{"tables": 3}', "utf-8")
+    with pytest.raises(ValueError, match=r"schema\.json: field 'tables' is missing or not a list"):
+        build_site(release, tmp_path / "site", tmp_path / "releases")
+
+
 def test_markdown_escapes_and_refuses_script_links() -> None:
     html = str(markdown("# T\n\n<b>x</b> [a](javascript:alert(1)) [b](x.html) `<i>`"))
     assert "<b>" not in html and "&lt;b&gt;" in html and "javascript" not in html

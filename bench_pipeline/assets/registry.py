@@ -12,7 +12,13 @@ from bench_pipeline.registry.store import write_registry
 from bench_pipeline.resources.warehouse import WarehouseResource
 
 REGISTRY_KEY = dg.AssetKey(["registry", "models"])
-REGISTRY_TABLES = ("models", "model_aliases", "unmatched_models", "evaluation_scores")
+REGISTRY_TABLES = (
+    "models",
+    "model_aliases",
+    "unmatched_models",
+    "quarantined_models",
+    "evaluation_scores",
+)
 
 
 @dg.asset(
@@ -22,8 +28,10 @@ REGISTRY_TABLES = ("models", "model_aliases", "unmatched_models", "evaluation_sc
     kinds={"duckdb", "python"},
     owners=["team:registry"],
     description=(
-        "Canonical models with every source's name for them (alias file, then provider id, then "
-        "normalised name); unmatched names become new models listed in `unmatched_models`. "
+        "Canonical models, one per lab's model, with every source's name for it (alias file, "
+        "then provider id, then normalised name within the lab); hosts' listings fold into "
+        "their model; unmatched names are listed in `unmatched_models` and impostor ids in "
+        "`quarantined_models`. "
         "Also the best published score per model and evaluation, with the row it came from."
     ),
 )
@@ -47,7 +55,7 @@ def registry_referential_integrity(warehouse: WarehouseResource) -> dg.AssetChec
         orphans = conn.execute(
             "SELECT count(*) FROM (SELECT model_id FROM model_aliases UNION ALL "
             "SELECT model_id FROM evaluation_scores UNION ALL "
-            "SELECT model_id FROM unmatched_models) "
+            "SELECT model_id FROM unmatched_models WHERE model_id IS NOT NULL) "
             "WHERE model_id NOT IN (SELECT model_id FROM models)"
         ).fetchone()[0]
         duplicates = conn.execute(
@@ -60,7 +68,9 @@ def registry_referential_integrity(warehouse: WarehouseResource) -> dg.AssetChec
 
 
 @dg.asset_check(
-    asset=REGISTRY_KEY, blocking=True, description="Every live source record has an alias."
+    asset=REGISTRY_KEY,
+    blocking=True,
+    description="Every live source record has an alias (or, an impostor, a quarantine row).",
 )
 def registry_covers_sources(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     with warehouse.connection() as conn:
@@ -69,7 +79,9 @@ def registry_covers_sources(warehouse: WarehouseResource) -> dg.AssetCheckResult
             "WHERE k NOT IN (SELECT source_key FROM model_aliases WHERE source = 'epoch') "
             "UNION ALL SELECT count(*) FROM openrouter_models "
             "WHERE model_id NOT IN "
-            "(SELECT source_key FROM model_aliases WHERE source = 'openrouter_models')"
+            "(SELECT source_key FROM model_aliases WHERE source = 'openrouter_models') "
+            "AND model_id NOT IN "
+            "(SELECT source_key FROM quarantined_models WHERE source = 'openrouter_models')"
         ).fetchall()
     unmatched = sum(row[0] for row in missing)
     return dg.AssetCheckResult(passed=unmatched == 0, metadata={"records_without_alias": unmatched})

@@ -19,7 +19,8 @@ RELEASE_KEY = dg.AssetKey(["release", "dataset"])
     kinds={"html"},
     owners=["team:platform"],
     description=(
-        "The public static site in `$BENCH_HOME/build/site/` (relative links; JavaScript only for the UseCaseRank weight controls): "
+        "The public static site in `$BENCH_HOME/build/site/` (relative links; JavaScript "
+        "only for the UseCaseRank weight controls): "
         "leaderboards, market data, Arena ratings, a page per model, methodology, downloads and "
         "what changed, all rendered from the release `build/releases/latest` names and from "
         "nothing else, with that release's CSV/JSON in `data/`. Built whole into a new folder "

@@ -9,6 +9,7 @@ import threading
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TextIO
 
 from bench_pipeline.cli.instance import prepare_dagster_home
@@ -372,7 +373,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     scores_parser = commands.add_parser("scores", help="a board as of a past date")
     scores_parser.add_argument("board", choices=("pm", "usecase", "navigator"))
     scores_parser.add_argument("--as-of", required=True, help="YYYY-MM-DD or an ISO time (UTC)")
+    registry_parser = commands.add_parser("registry", help="the model registry's review queue")
+    registry_commands = registry_parser.add_subparsers(dest="registry_command", required=True)
+    unmatched_parser = registry_commands.add_parser("unmatched", help="print the review queue")
+    unmatched_parser.add_argument("--source", help="only this source's listings")
+    unmatched_parser.add_argument("--limit", type=int, help="print at most this many")
+    report_parser = registry_commands.add_parser("report", help="precision/recall on the gold")
+    report_parser.add_argument("--gold", type=Path, help="the gold pairs (CSV)")
     args = parser.parse_args(argv)
+    if args.command == "registry":
+        from bench_pipeline.cli import registry
+
+        if args.registry_command == "unmatched":
+            return registry.unmatched(args.source, args.limit)
+        return registry.report(args.gold or registry.DEFAULT_GOLD)
     if args.command == "status":
         return status()
     if args.command == "clear":

@@ -1,5 +1,9 @@
 """Market data per model: canonical price, per-host prices, speed, latency and openness.
 
+One row per canonical model. Its price is its own OpenRouter listing's, else the lab's own
+models.dev listing's; hosts and resellers (OpenRouter's endpoints and models.dev's host
+listings) are rows of `provider_prices`, never models of their own.
+
 `market_inputs` gathers what the live tables say about each registry model; the functions
 after it turn that into published figures with the rules of METHODOLOGY section 2. A missing
 figure stays missing (None), never zero.
@@ -17,11 +21,24 @@ from bench_pipeline.indices.openness import LicenceTable, classify_licence, open
 from bench_pipeline.indices.pricing import blended_price, prices_disagree
 
 MODEL_INPUTS_SQL = """
-WITH own_entry AS (   -- the model's own OpenRouter listing carries the canonical rate
+WITH openrouter_entry AS (   -- the model's own OpenRouter listing carries the canonical rate
     SELECT a.model_id, o.prompt_usd_per_m, o.completion_usd_per_m, o.variable_pricing,
            o.hugging_face_id, o.source_run_id
     FROM model_aliases a JOIN openrouter_models o ON o.model_id = a.source_key
     WHERE a.source = 'openrouter_models' AND a.source_key = a.model_id
+),
+lab_entry AS (         -- else the lab's own models.dev listing (never a host's), first by id
+    SELECT a.model_id, d.input_usd_per_m AS prompt_usd_per_m,
+           d.output_usd_per_m AS completion_usd_per_m, false AS variable_pricing,
+           NULL AS hugging_face_id, d.source_run_id
+    FROM model_aliases a JOIN modelsdev_models d
+      ON a.source = 'models_dev' AND a.source_key = d.provider_id || '/' || d.model_id
+    WHERE a.host IS NULL AND d.input_usd_per_m IS NOT NULL AND d.output_usd_per_m IS NOT NULL
+      AND a.model_id NOT IN (SELECT model_id FROM openrouter_entry)
+    QUALIFY row_number() OVER (PARTITION BY a.model_id ORDER BY a.source_key) = 1
+),
+own_entry AS (
+    SELECT * FROM openrouter_entry UNION ALL SELECT * FROM lab_entry
 ),
 crosscheck AS (        -- models.dev's copy of the OpenRouter rate
     SELECT a.model_id, any_value(d.input_usd_per_m) AS md_input,
@@ -73,7 +90,14 @@ SELECT DISTINCT a.model_id, e.provider_name, e.tag, e.quantization,
 FROM openrouter_endpoints e
 JOIN openrouter_models o ON e.model_id IN (o.model_id, o.canonical_slug)
 JOIN model_aliases a ON a.source = 'openrouter_models' AND a.source_key = o.model_id
-ORDER BY a.model_id, e.provider_name, e.tag
+UNION ALL   -- hosts' and resellers' own listings on models.dev, folded into their model
+SELECT a.model_id, d.provider_name, 'models.dev:' || a.source_key AS tag, NULL AS quantization,
+       d.input_usd_per_m, d.output_usd_per_m, NULL AS uptime_last_30m,
+       NULL AS latency_ttft_s, NULL AS output_speed_tps, d.source_run_id
+FROM model_aliases a JOIN modelsdev_models d
+  ON a.source = 'models_dev' AND a.source_key = d.provider_id || '/' || d.model_id
+WHERE a.host IS NOT NULL AND a.host <> 'openrouter'
+ORDER BY model_id, provider_name, tag
 """
 
 

@@ -1,9 +1,19 @@
-"""Each source's models as matching candidates, read from the live tables, strongest first."""
+"""Each source's listings as matching candidates, read from the live tables.
+
+Every candidate says which lab made the model (OpenRouter's author, models.dev's family or
+provider, Epoch AI's or LMArena's organisation) and what role the listing plays: OpenRouter's
+own listing of a model (`catalogue`), a variant of one (`variant`), the lab's own listing on
+models.dev (`lab`), a host's or reseller's copy (`host`), or a publisher of scores (`score`).
+"""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import duckdb
 
+from bench_pipeline.registry.forms import unwrap_host_id
+from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.matching import AliasFile, Candidate
 
 
@@ -14,53 +24,96 @@ def _display_name(name: str | None) -> str | None:
     return name
 
 
-def _slug(model_id: str) -> str:
-    return model_id.split("/", 1)[-1]
+def _price(prompt: Decimal | None, completion: Decimal | None) -> tuple[str, str] | None:
+    if prompt is None or completion is None:
+        return None
+    return (str(Decimal(prompt).normalize()), str(Decimal(completion).normalize()))
 
 
-def openrouter(conn: duckdb.DuckDBPyConnection) -> list[Candidate]:
-    """Plain ids first, so that `:free`/`:batch` variants and `~…-latest` aliases find them."""
+def catalogue_labs(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> Labs:
+    """The lab table with OpenRouter's authors and models.dev's family → author pairs."""
+    authors = [
+        row[0]
+        for row in conn.execute(
+            "SELECT DISTINCT split_part(ltrim(model_id, '~'), '/', 1) FROM openrouter_models"
+        ).fetchall()
+    ]
+    mirror = conn.execute(
+        "SELECT family, split_part(model_id, '/', 1) FROM modelsdev_models "
+        "WHERE provider_id = 'openrouter' AND contains(model_id, '/')"
+    ).fetchall()
+    return aliases.labs.with_catalogue(authors, mirror)
+
+
+def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
+    """Plain ids are catalogue listings; `:free`/`:batch` and `~…-latest` are variants."""
     rows = conn.execute(
-        "SELECT model_id, canonical_slug, name, alias_target FROM openrouter_models "
-        "ORDER BY (contains(model_id, ':') OR starts_with(model_id, '~')), model_id"
+        "SELECT model_id, canonical_slug, name, alias_target, created_at, prompt_usd_per_m, "
+        "completion_usd_per_m, variable_pricing FROM openrouter_models ORDER BY model_id"
     ).fetchall()
     candidates = []
-    for model_id, canonical, name, alias_target in rows:
+    for model_id, canonical, name, alias_target, created, prompt, completion, variable in rows:
         base = model_id.split(":", 1)[0]
-        ids = [model_id] if base == model_id else [model_id, base]
-        ids += [i for i in (canonical, alias_target) if i]
-        if not model_id.startswith("~"):
-            ids.append(_slug(base))
+        variant = base != model_id or model_id.startswith("~")
+        author = model_id.lstrip("~").split("/", 1)[0]
+        targets = [base] if base != model_id else []
+        targets += [i for i in (alias_target, canonical) if i and i != model_id]
+        api_ids = (
+            ()
+            if variant
+            else tuple(dict.fromkeys(i.split("/", 1)[-1] for i in (model_id, canonical) if i))
+        )
         candidates.append(
             Candidate(
                 source="openrouter_models",
                 key=model_id,
                 name=_display_name(name),
-                provider_ids=tuple(dict.fromkeys(ids)),
-                organization=model_id.lstrip("~").split("/", 1)[0],
+                provider_ids=tuple(dict.fromkeys(targets)) if variant else (model_id,),
+                organization=author,
+                lab=labs.lab(author),
+                role="variant" if variant else "catalogue",
+                api_ids=api_ids,
+                price=None if variable else _price(prompt, completion),
+                listed_at=created.isoformat() if created else None,
             )
         )
     return candidates
 
 
-def models_dev(conn: duckdb.DuckDBPyConnection) -> list[Candidate]:
-    """models.dev's own OpenRouter entries first (their ids are OpenRouter ids)."""
+def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
+    """A lab's own listing, or a host's copy whose id names the lab's model."""
     rows = conn.execute(
-        "SELECT provider_id, model_id, name FROM modelsdev_models "
-        "ORDER BY provider_id <> 'openrouter', provider_id, model_id"
+        "SELECT provider_id, provider_name, model_id, name, family, input_usd_per_m, "
+        "output_usd_per_m FROM modelsdev_models ORDER BY provider_id, model_id"
     ).fetchall()
-    return [
-        Candidate(
-            source="models_dev",
-            key=f"{provider}/{model}",
-            name=name,
-            provider_ids=(model,) if provider == "openrouter" else (f"{provider}/{model}", model),
+    candidates = []
+    for provider, provider_name, model, name, family, prompt, completion in rows:
+        lab, own = labs.listing_lab(provider, model, family)
+        if provider == "openrouter":
+            lab, own = labs.lab(model.split("/", 1)[0]) if "/" in model else lab, False
+        unwrapped = (model,) if own else _unwrap(model, provider, lab)
+        candidates.append(
+            Candidate(
+                source="models_dev",
+                key=f"{provider}/{model}",
+                name=_display_name(name),
+                provider_ids=(model,) if "/" in model else (),
+                organization=provider_name if own else None,
+                lab=lab,
+                role="lab" if own else "host",
+                api_ids=unwrapped,
+                host=None if own else provider,
+                price=_price(prompt, completion),
+            )
         )
-        for provider, model, name in rows
-    ]
+    return candidates
 
 
-def epoch(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> list[Candidate]:
+def _unwrap(model: str, provider: str | None, lab: str | None) -> tuple[str, ...]:
+    return unwrap_host_id(model, tuple(p for p in (provider, lab) if p))
+
+
+def epoch(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> list[Candidate]:
     """Model versions that hold scores, named by Epoch's display name where it has one."""
     rows = conn.execute(
         "SELECT DISTINCT r.model_version, coalesce(m.display_name, m.model_name), "
@@ -75,27 +128,49 @@ def epoch(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> list[Candidate
                 source="epoch",
                 key=version,
                 name=display or base,
-                provider_ids=(base,),
+                provider_ids=(base,) if "/" in base else (),
                 organization=organization,
                 settings=settings,
+                lab=labs.lab(organization),
+                role="score",
+                api_ids=(base, *_unwrap(base, None, labs.lab(organization))),
             )
         )
     return candidates
 
 
-def arena(conn: duckdb.DuckDBPyConnection) -> list[Candidate]:
+def arena(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> list[Candidate]:
+    """Rated models; a declared suffix (a thinking budget) is a setting of the model."""
     rows = conn.execute(
         "SELECT r.model_key, any_value(m.name), "
         "any_value(coalesce(r.organization, m.organization)) "
         "FROM arena_ratings r LEFT JOIN arena_models m USING (model_key) "
         "GROUP BY r.model_key ORDER BY r.model_key"
     ).fetchall()
-    return [
-        Candidate(source="arena", key=key, name=name or key, provider_ids=(key,), organization=org)
-        for key, name, org in rows
-    ]
+    candidates = []
+    for key, name, org in rows:
+        base, settings = aliases.split_settings("arena", key)
+        candidates.append(
+            Candidate(
+                source="arena",
+                key=key,
+                name=name or key,
+                organization=org,
+                settings=settings,
+                lab=labs.lab(org),
+                role="score",
+                api_ids=(base,),
+            )
+        )
+    return candidates
 
 
 def all_candidates(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> list[Candidate]:
-    """OpenRouter leads (freshest, exact ids); then models.dev, Epoch AI and LMArena."""
-    return [*openrouter(conn), *models_dev(conn), *epoch(conn, aliases), *arena(conn)]
+    """Every listing of every source; the order carries no meaning (matching sorts by role)."""
+    labs = catalogue_labs(conn, aliases)
+    return [
+        *openrouter(conn, labs),
+        *models_dev(conn, labs),
+        *epoch(conn, aliases, labs),
+        *arena(conn, aliases, labs),
+    ]

@@ -39,7 +39,7 @@ def write_registry(
     """Replace the registry tables and recompute `evaluation_scores`, in one transaction."""
     models = _frame(
         [vars(m) for m in registry.models.values()],
-        ["model_id", "name", "organization", "origin_source", "origin_key"],
+        ["model_id", "name", "organization", "origin_source", "origin_key", "lab"],
     )
     aliases = _frame(
         [
@@ -50,10 +50,11 @@ def write_registry(
                 "method": a.method,
                 "name": a.name,
                 "settings": json.dumps(dict(a.settings), sort_keys=True) if a.settings else None,
+                "host": a.host,
             }
             for a in registry.aliases
         ],
-        ["source", "source_key", "model_id", "method", "name", "settings"],
+        ["source", "source_key", "model_id", "method", "name", "settings", "host"],
     )
     unmatched = _frame(
         [
@@ -64,10 +65,24 @@ def write_registry(
                 "normalised_name": u.normalised_name,
                 "model_id": u.model_id,
                 "reason": u.reason,
+                "lab": u.lab,
             }
             for u in registry.unmatched
         ],
-        ["source", "source_key", "name", "normalised_name", "model_id", "reason"],
+        ["source", "source_key", "name", "normalised_name", "model_id", "reason", "lab"],
+    )
+    quarantined = _frame(
+        [
+            {
+                "source": q.source,
+                "source_key": q.key,
+                "name": q.name,
+                "resembles": q.resembles,
+                "reason": q.reason,
+            }
+            for q in registry.quarantined
+        ],
+        ["source", "source_key", "name", "resembles", "reason"],
     )
     directions = pl.DataFrame(
         {
@@ -79,6 +94,7 @@ def write_registry(
         ("_models", models),
         ("_aliases", aliases),
         ("_unmatched", unmatched),
+        ("_quarantined", quarantined),
         ("_directions", directions),
     ):
         conn.register(name, frame.to_arrow())
@@ -88,11 +104,12 @@ def write_registry(
                 ("models", "_models"),
                 ("model_aliases", "_aliases"),
                 ("unmatched_models", "_unmatched"),
+                ("quarantined_models", "_quarantined"),
             ):
                 conn.execute(f"DELETE FROM {table}")
                 conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {source}")
             conn.execute("DELETE FROM evaluation_scores")
             conn.execute(f"INSERT INTO evaluation_scores BY NAME {BEST_SCORES_SQL}")
     finally:
-        for name in ("_models", "_aliases", "_unmatched", "_directions"):
+        for name in ("_models", "_aliases", "_unmatched", "_quarantined", "_directions"):
             conn.unregister(name)

@@ -3,19 +3,21 @@
 ```
 <releases_root>/<release_id>/
   manifest.json            what the release holds, with the sha256 of every other file
+  schema.json              every table's columns (name, type, description), key, lineage
+                           and rank rules, and the evaluations' titles (`published.py`)
   data/<table>.csv|.json|.parquet
   bench.duckdb             one table per published table, for read-only analysis
   diff.json                what changed since the previous release
 <releases_root>/latest     the latest release id (written last, atomically)
 ```
 
-The release id is "r" + the first 16 hex digits of a sha256 over the methodology versions
-and, per table, its name and the sha256 of its published JSON rendering with the lineage
-columns left out (see `published.py`). For a table without lineage columns that is exactly
-the sha256 of its `data/<table>.json`. Left out of the id: the CSV and Parquet renderings
-(the same rows as the JSON; Parquet also embeds the writer's version, so a library upgrade
-alone would otherwise make a "new" release), `bench.duckdb` (not byte-reproducible), the
-creation time and the previous release. So the same published values under the same
+The release id is "r" + the first 16 hex digits of a sha256 over the methodology versions, the
+sha256 of `schema.json` and, per table, its name and the sha256 of its published JSON rendering
+with the lineage columns left out (see `published.py`). For a table without lineage columns
+that is exactly the sha256 of its `data/<table>.json`. Left out of the id: the CSV and Parquet
+renderings (the same rows as the JSON; Parquet also embeds the writer's version, so a library
+upgrade alone would otherwise make a "new" release), `bench.duckdb` (not byte-reproducible),
+the creation time and the previous release. So the same published values under the same
 methodology always give the same id, whichever runs delivered them and whenever.
 """
 
@@ -38,7 +40,8 @@ import polars as pl
 from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.release.diff import MANIFEST, diff_releases, load_manifest
 from bench_pipeline.release.downloads import _decimal_text, _json_value, write_download
-from bench_pipeline.release.published import PUBLISHED, PublishedTable
+from bench_pipeline.release.published import PUBLISHED, PublishedTable, schema_document
+from bench_pipeline.release.schema import SCHEMA
 
 LATEST = "latest"
 DIFF = "diff.json"
@@ -104,11 +107,6 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 def _check_keys(table: PublishedTable, frame: pl.DataFrame) -> None:
-    missing = [c for c in (*table.key, *table.lineage) if c not in frame.columns]
-    if missing:
-        raise ValueError(f"published table {table.name} has no column(s) {missing}")
-    if table.rank_by and table.rank_by not in frame.columns:
-        raise ValueError(f"published table {table.name} has no rank column {table.rank_by}")
     if frame.height and frame.select(table.key).is_duplicated().any():
         raise ValueError(f"published table {table.name}: key {table.key} is not unique")
 
@@ -218,6 +216,8 @@ def build_release(
     for table in tables:
         _check_keys(table, frames[table.name])
     contents = {table.name: content_sha256(table, frames[table.name]) for table in tables}
+    schema_text = json.dumps(schema_document(tuple(tables)), ensure_ascii=False, indent=1) + "\n"
+    contents[SCHEMA] = hashlib.sha256(schema_text.encode()).hexdigest()  # a new column is news
     rid = release_id(methodology_versions, contents)
     releases_root.mkdir(parents=True, exist_ok=True)
     final = releases_root / rid
@@ -250,13 +250,14 @@ def build_release(
                 "title": table.title,
                 "rows": frame.height,
                 "key": list(table.key),
-                "rank_by": table.rank_by,
+                "ranks": [rule.document() for rule in table.ranks],
                 "lineage": list(table.lineage),
                 "methodology": table.methodology,
                 "content_sha256": contents[table.name],
                 "files": files,
             }
         )
+    (partial / SCHEMA).write_text(schema_text, encoding="utf-8")
     _write_database(partial / DATABASE, frames)
     rows[DATABASE] = sum(frame.height for frame in frames.values())
 
@@ -266,6 +267,7 @@ def build_release(
         "methodology_versions": dict(sorted(methodology_versions.items())),
         "case_versions": [],
         "source_runs": _source_runs(conn, tables, frames),
+        "schema": SCHEMA,
         "tables": entries,
         "files": [],
         "previous_release_id": latest,

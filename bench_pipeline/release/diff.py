@@ -2,7 +2,9 @@
 
 For every table: the keys of rows added and removed, each changed value with the lineage of
 its new row (lineage columns themselves are not compared: a new run id alone is no change),
-and, for a ranked table, every row whose rank moved. `caused_by` names the source runs that
+and, for a ranked table, every row whose rank moved. Ranks are read from the published rank
+columns; only a release made before it published them has its ranks derived, by the same
+rule (`scores/ranking.py`). `caused_by` names the source runs that
 brought new content: runs of the new release whose source, payload digest and status no run
 of the old release had (a re-ingestion of an unchanged payload is not a cause).
 """
@@ -10,11 +12,12 @@ of the old release had (a re-ingestion of an unchanged payload is not a cause).
 from __future__ import annotations
 
 import json
-from decimal import Decimal
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from bench_pipeline.release.published import PUBLISHED_BY_NAME
+from bench_pipeline.release.schema import RankRule, rules_from_document
 
 MANIFEST = "manifest.json"
 
@@ -29,34 +32,54 @@ def _rows(release_dir: Path, entry: dict[str, Any]) -> list[Row]:
     return json.loads((release_dir / entry["files"]["json"]["path"]).read_text(encoding="utf-8"))
 
 
-def _shape(entry: dict[str, Any]) -> tuple[list[str], str | None, list[str]]:
-    """Key, rank column and lineage columns: as the manifest recorded them, else as defined."""
+def _shape(entry: dict[str, Any]) -> tuple[list[str], tuple[RankRule, ...], list[str]]:
+    """Key, rank rules and lineage columns: as the manifest recorded them, else as defined.
+
+    A manifest from before rank columns were published names one `rank_by` column and no
+    rank column; its board is then read by today's declaration of the table.
+    """
     defined = PUBLISHED_BY_NAME.get(entry["name"])
     key = entry.get("key") or (list(defined.key) if defined else [])
-    rank_by = entry["rank_by"] if "rank_by" in entry else (defined.rank_by if defined else None)
+    if "ranks" in entry:
+        ranks = rules_from_document(entry)
+    else:
+        ranks = defined.ranks if defined else ()
     lineage = entry.get("lineage", list(defined.lineage) if defined else [])
-    return list(key), rank_by, list(lineage)
+    return list(key), ranks, list(lineage)
 
 
 def _key(row: Row, key: list[str]) -> tuple:
     return tuple(row.get(column) for column in key)
 
 
-def _ranks(rows: list[Row], key: list[str], rank_by: str) -> dict[tuple, int]:
-    """1-based position by `rank_by`, descending, among rows that have a value (file order
-    breaks ties)."""
-    held = [row for row in rows if row.get(rank_by) is not None]
-    held.sort(key=lambda row: -Decimal(str(row[rank_by])))  # stable: ties keep file order
-    return {_key(row, key): place for place, row in enumerate(held, start=1)}
+def _ranks(rows: list[Row], key: list[str], rule: RankRule) -> dict[tuple, int | None]:
+    """Each row's rank on the board: its published rank column, or (a release from before
+    ranks were published) the rank the rule gives."""
+    if rows and rule.column in rows[0]:
+        ranks = [row.get(rule.column) for row in rows]
+    else:
+        ranks = rule.ranks(rows)
+    return {_key(row, key): rank for row, rank in zip(rows, ranks, strict=True)}
 
 
 def diff_table(
     old_rows: list[Row],
     new_rows: list[Row],
     key: list[str],
-    rank_by: str | None,
+    ranks: Sequence[RankRule],
     lineage: list[str],
 ) -> dict[str, Any]:
+    """What changed in one table: rows added and removed, values changed, rank moves.
+
+    Args:
+        old_rows: The older release's rows (as published in JSON).
+        new_rows: The newer release's rows.
+        key: The columns naming a row.
+        ranks: The table's boards; a rank column's changes are reported as rank moves
+            (with the column), not as changed values.
+        lineage: Columns shown beside a change and never compared.
+    """
+
     def named(k: tuple) -> dict[str, Any]:
         return dict(zip(key, k, strict=True))
 
@@ -64,7 +87,9 @@ def diff_table(
     new = {_key(row, key): row for row in new_rows}
     old_columns = list(old_rows[0]) if old_rows else []
     new_columns = list(new_rows[0]) if new_rows else []
-    compared = [c for c in new_columns if c not in key and c not in lineage and c in old_columns]
+    rank_columns = {rule.column for rule in ranks}
+    skipped = {*key, *lineage, *rank_columns}
+    compared = [c for c in new_columns if c not in skipped and c in old_columns]
     changed = [
         {
             "key": named(k),
@@ -84,10 +109,11 @@ def diff_table(
         "changed": changed,
         "rank_moves": [],
     }
-    if rank_by:
-        old_rank, new_rank = _ranks(old_rows, key, rank_by), _ranks(new_rows, key, rank_by)
-        result["rank_moves"] = [
+    for rule in ranks:
+        old_rank, new_rank = _ranks(old_rows, key, rule), _ranks(new_rows, key, rule)
+        result["rank_moves"] += [
             {"key": named(k), "old_rank": old_rank.get(k), "new_rank": new_rank.get(k)}
+            | ({"column": rule.column} if len(ranks) > 1 else {})
             for k in new
             if k in old and old_rank.get(k) != new_rank.get(k)
         ]

@@ -1,34 +1,49 @@
-"""Every table a dataset release publishes, defined once (adding a table is one line).
+"""Every table a dataset release publishes, declared once (adding a table is one entry).
 
 Each table is a query over the warehouse (or a Python `build(conn)` for one that is not in
 it) with a total ORDER BY, so the same warehouse content always gives the same rows in the
-same order. `key` names a row for release diffs; `rank_by` is the column a leaderboard ranks
-by (descending), if any; `lineage` lists the columns that say where or when a value came
-from (source run ids, run times). Lineage is published and shown beside every change in a
-diff, but it is not compared and not part of the release id: re-ingesting an unchanged payload
-gives a new run id and new times, and that must not produce a new release.
+same order, and the declaration of every column (name, type, description), its key, its
+lineage and its rank rules (see `schema.py`). `key` names a row for release diffs; a rank
+rule names a board's rank column (competition ranking, `scores/ranking.py`); `lineage`
+lists the columns that say where or when a value came from (source run ids, run times).
+Lineage is published and shown beside every change in a diff, but it is not compared and not
+part of the release id: re-ingesting an unchanged payload gives a new run id and new times,
+and that must not produce a new release. Evaluation titles come from
+`sources/evaluations.toml`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict
+from typing import Any
 
 import duckdb
 import polars as pl
 
-from bench_pipeline.core.warehouse import fetch_frame
-from bench_pipeline.indices.rules import CAPABILITY_INDICES, KNOWN_GOOD_COMPONENTS
-from bench_pipeline.ingest.catalog import source_definitions
+from bench_pipeline.indices.rules import (
+    CAPABILITY_INDICES,
+    KNOWN_GOOD_COMPONENTS,
+    KNOWN_GOOD_REQUIREMENTS,
+)
+from bench_pipeline.ingest.catalog import evaluations, source_definitions
+from bench_pipeline.release.schema import (
+    SCHEMA_VERSION,
+    Column,
+    Eligible,
+    PublishedTable,
+    RankRule,
+)
+from bench_pipeline.scores import usecase
+from bench_pipeline.taskbank import NAVIGATOR_CATEGORIES
 
 # The version of each methodology a release was computed with. Bump a version when its rules
 # change: the release id covers these, so the same data under new rules is a new release.
 METHODOLOGY_VERSIONS: dict[str, str] = {
     "known_good_index": "1",
     "capability_indices": "1",
-    "market": "1",
+    "market": "2",  # 2: one row per canonical model; hosts' listings are provider_prices rows
     "arena": "1",
-    "registry": "1",
+    "registry": "2",  # 2: one canonical model per lab's model, hosts folded in, impostors held
     "provenance": "1",
     "pm_suite": "1",
     "usecase_rank": "1",
@@ -85,6 +100,12 @@ ORDER BY model_id, provider_name, tag
 
 MODELS_SQL = "SELECT model_id, name, organization, origin_source FROM models ORDER BY model_id"
 
+# Every name a published model is also listed as: each source's listing and the host, if any.
+MODEL_ALIASES_SQL = """
+SELECT model_id, source, source_key, name, host, method FROM model_aliases
+ORDER BY model_id, source, source_key
+"""
+
 # The last run of every source, accepted or not: a rejected run is news to a reader too.
 SOURCE_RUNS_SQL = """
 SELECT source, run_id, status, started_at, finished_at, rows_valid, rows_quarantined, reason,
@@ -120,98 +141,426 @@ WHERE place = 1
 ORDER BY model_id, host NULLS FIRST, tag NULLS FIRST, observed_at, source_run_id
 """
 
-SOURCE_COLUMNS = (
-    "name", "title", "publisher", "homepage", "licence", "attribution", "cadence_cron"
-)  # fmt: skip
-
 
 def sources_frame(conn: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Who publishes each source, under which licence, and how often it is read."""
     definitions = sorted(source_definitions().values(), key=lambda d: d.name)
+    names = [column.name for column in SOURCES_COLUMNS]
     return pl.DataFrame(
-        [{c: getattr(d, c) for c in SOURCE_COLUMNS} for d in definitions],
-        schema=dict.fromkeys(SOURCE_COLUMNS, pl.Utf8),
+        [{c: getattr(d, c) for c in names} for d in definitions],
+        schema=dict.fromkeys(names, pl.Utf8),
         orient="row",
     )
 
 
-@dataclass(frozen=True)
-class PublishedTable:
-    name: str
-    title: str
-    sql: str | None
-    key: tuple[str, ...]
-    rank_by: str | None
-    methodology: str
-    lineage: tuple[str, ...] = ()
-    build: Callable[[duckdb.DuckDBPyConnection], pl.DataFrame] | None = None
+# ------------------------------------------------------------------------------ columns
 
-    def __post_init__(self) -> None:
-        if (self.sql is None) == (self.build is None):
-            raise ValueError(f"{self.name}: give exactly one of sql and build")
 
-    def frame(self, conn: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-        return self.build(conn) if self.build else fetch_frame(conn, self.sql or "")
+def evaluation_titles() -> dict[str, str]:
+    """Each evaluation's title, from `sources/evaluations.toml` (its one home)."""
+    return {spec.id: spec.title for spec in evaluations()}
 
+
+def capability_title(name: str) -> str:
+    """A capability index's display name: `coding_index` is "Coding"."""
+    return name.removesuffix("_index").replace("_", " ").capitalize()
+
+
+def c(name: str, type_: str, description: str, title: str | None = None) -> Column:
+    """Shorthand for one column declaration."""
+    return Column(name, type_, description, title)
+
+
+MODEL_ID = c("model_id", "string", "Canonical model id in the registry.")
+MODEL_NAME = c("model_name", "string", "The model's name in the registry.")
+SOURCE_RUN = c("source_run_id", "string", "The source run the row's values came from.")
+SIMULATED = c("simulated", "boolean", "True when a simulated provider made the runs behind it.")
+RANK_RULE_TEXT = "Competition rank (ties share the best rank, the next skips: 1, 1, 3)"
+USD_1M = "USD per million tokens"
+
+
+def _component(evaluation_id: str) -> Column:
+    title = evaluation_titles()[evaluation_id]
+    return c(evaluation_id, "number", f"Normalised 0-1 score on {title}.", title)
+
+
+def _capability(name: str) -> Column:
+    return c(name, "number", f"{capability_title(name)} index, 0-100.", capability_title(name))
+
+
+KNOWN_GOOD_COLUMNS = (
+    MODEL_ID,
+    MODEL_NAME,
+    c("known_good_index", "number", "Known Good Index, 0-100 (null: not eligible)."),
+    c("rank", "integer", f"{RANK_RULE_TEXT} by the Known Good Index."),
+    c("index_components", "integer", "How many of the six evaluations the index rests on."),
+    *(_component(e) for e in KNOWN_GOOD_COMPONENTS),
+)
+CAPABILITY_COLUMNS = (
+    MODEL_ID,
+    MODEL_NAME,
+    *(
+        column
+        for d in CAPABILITY_INDICES
+        for column in (
+            _capability(d.name),
+            c(
+                f"{d.name}_rank",
+                "integer",
+                f"{RANK_RULE_TEXT} by the {capability_title(d.name)} index.",
+            ),
+        )
+    ),
+)
+MARKET_COLUMNS = (
+    MODEL_ID,
+    MODEL_NAME,
+    c(
+        "input_usd_per_1m",
+        "decimal",
+        f"The model's own input rate (OpenRouter, else the lab's), {USD_1M}.",
+    ),
+    c(
+        "output_usd_per_1m",
+        "decimal",
+        f"The model's own output rate (OpenRouter, else the lab's), {USD_1M}.",
+    ),
+    c("blended_price_usd_per_1m", "decimal", f"(3 x input + output) / 4, {USD_1M}."),
+    c("output_speed_tps", "number", "Median output speed across hosts, tokens per second."),
+    c("latency_ttft_s", "number", "Median time to first token across hosts, seconds."),
+    c("providers_tracked", "integer", "Hosts whose prices and telemetry are tracked."),
+    c("openness", "integer", "Openness score (100/90/60/40/5)."),
+    c("licence_class", "string", "The licence's class (sources/licences.toml)."),
+    c("price_flag", "string", "Disagreement over 1% between OpenRouter and models.dev."),
+)
+PROVIDER_COLUMNS = (
+    MODEL_ID,
+    c("provider_name", "string", "The host serving the model."),
+    c("tag", "string", "The host's endpoint tag; `models.dev:<listing>` for a models.dev host."),
+    c("quantization", "string", "Quantization the host serves."),
+    c("input_usd_per_1m", "decimal", f"The host's input rate, {USD_1M}."),
+    c("output_usd_per_1m", "decimal", f"The host's output rate, {USD_1M}."),
+    c("blended_price_usd_per_1m", "decimal", f"(3 x input + output) / 4, {USD_1M}."),
+    c("uptime_last_30m", "number", "The host's uptime over the last 30 minutes, percent."),
+    c("latency_ttft_s", "number", "Time to first token, seconds."),
+    c("output_speed_tps", "number", "Output speed, tokens per second."),
+    SOURCE_RUN,
+)
+ARENA_COLUMNS = (
+    MODEL_ID,
+    MODEL_NAME,
+    c("leaderboard", "string", "The LMArena leaderboard."),
+    c("category", "string", "The leaderboard's category (only `full` is published)."),
+    c("model_key", "string", "The model's name on LMArena."),
+    c("rating", "number", "LMArena rating."),
+    c("rating_low", "number", "Lower end of the 95% interval."),
+    c("rating_high", "number", "Upper end of the 95% interval."),
+    c("votes", "integer", "Votes behind the rating, where the public table gives them."),
+    c("rank", "integer", "LMArena's own rank, as it publishes it."),
+    c("rank_best", "integer", "LMArena's best rank within the interval."),
+    c("rank_worst", "integer", "LMArena's worst rank within the interval."),
+    c("preliminary", "boolean", "LMArena marks the rating preliminary."),
+    c("published_on", "date", "The day LMArena published the table."),
+    SOURCE_RUN,
+)
+MODELS_COLUMNS = (
+    MODEL_ID,
+    c("name", "string", "The model's name."),
+    c("organization", "string", "Who makes it."),
+    c("origin_source", "string", "The source that first named it."),
+)
+MODEL_ALIASES_COLUMNS = (
+    MODEL_ID,
+    c("source", "string", "The source that lists the model."),
+    c("source_key", "string", "The source's own key for the listing."),
+    c("name", "string", "The name the source gives it."),
+    c("host", "string", "The host or reseller listing it (models.dev provider), if not the lab."),
+    c("method", "string", "How it was matched: alias_file, provider_id, normalised_name, new."),
+)
+SOURCE_RUNS_COLUMNS = (
+    c("source", "string", "The source."),
+    c("run_id", "string", "The run."),
+    c("status", "string", "accepted or rejected."),
+    c("started_at", "timestamp", "When the run started (UTC)."),
+    c("finished_at", "timestamp", "When it finished (UTC)."),
+    c("rows_valid", "integer", "Records that passed validation."),
+    c("rows_quarantined", "integer", "Records held in quarantine."),
+    c("reason", "string", "Why a rejected run was rejected."),
+    c("content_sha256", "string", "SHA-256 over the payload the run read."),
+)
+LINEAGE_COLUMNS = (
+    MODEL_ID,
+    c("evaluation_id", "string", "The evaluation (titles in schema.json `evaluations`)."),
+    c("score", "number", "The model's best published score, percent."),
+    c("normalised", "number", "Min-max normalised score, 0-1 (lower-is-better inverted)."),
+    SOURCE_RUN,
+    c("publisher", "string", "Who published the score."),
+)
+PRICE_HISTORY_COLUMNS = (
+    MODEL_ID,
+    c("host", "string", "The host (null: the model's own OpenRouter rate)."),
+    c("tag", "string", "The host's endpoint tag; `models.dev:<listing>` for a models.dev host."),
+    c("observed_at", "timestamp", "When the rate was observed (the run's end, UTC)."),
+    c("input_usd_per_1m", "decimal", f"Input rate, {USD_1M}."),
+    c("output_usd_per_1m", "decimal", f"Output rate, {USD_1M}."),
+    SOURCE_RUN,
+)
+SOURCES_COLUMNS = (
+    c("name", "string", "The source's name."),
+    c("title", "string", "Its title."),
+    c("publisher", "string", "Who publishes it."),
+    c("homepage", "string", "Where it is published."),
+    c("licence", "string", "Its licence."),
+    c("attribution", "string", "The attribution its licence asks for."),
+    c("cadence_cron", "string", "How often it is read (cron)."),
+)
+FAILURE_COLUMNS = (
+    c("failed_at", "timestamp", "When the pipeline run failed (UTC)."),
+    c("job_name", "string", "The Dagster job."),
+    c("message", "string", "The failure's message."),
+    c("dagster_run_id", "string", "The Dagster run."),
+)
+SETUP_ID = c("setup_id", "string", "The setup (a model in a harness).")
+PM_RUNS_COLUMNS = (
+    c("run_id", "string", "The model run."),
+    SETUP_ID,
+    c("task", "string", "The PM task."),
+    c("case_id", "string", "The task bank case."),
+    c("category", "string", "The task's category."),
+    c("core", "boolean", "A core task (a setup is ranked once it has done every one)."),
+    c("prototype", "boolean", "The task asks for a prototype (opened in Chromium)."),
+    c("repeat", "integer", "Which repeat of a noisy case."),
+    c("status", "string", "complete, or what the run still waits for."),
+    c("published", "boolean", "The run counts on the board."),
+    c("dm_score", "number", "Decision-model score, 0-100."),
+    c("judge_score", "number", "Judge score, 0-100."),
+    c("review_score", "number", "Blind human review score, 0-100."),
+    c("pm_score", "number", "The run's PM score, 0-100."),
+    c("critical_failure", "boolean", "A critical failure was found."),
+    c("capped", "boolean", "The score was capped by a critical failure."),
+    SIMULATED,
+)
+PM_TASKS_COLUMNS = (
+    SETUP_ID,
+    c("task", "string", "The PM task."),
+    c("category", "string", "The task's category."),
+    c("core", "boolean", "A core task."),
+    c("runs", "integer", "Published runs."),
+    c("score", "number", "Mean PM score over its runs, 0-100."),
+    c("repeat_spread", "number", "Pooled spread of repeats of noisy cases."),
+    SIMULATED,
+)
+PM_CATEGORIES_COLUMNS = (
+    SETUP_ID,
+    c("category", "string", "The category."),
+    c("tasks", "integer", "Tasks scored in it."),
+    c("score", "number", "Category score, 0-100."),
+    SIMULATED,
+)
+PM_SETUPS_COLUMNS = (
+    SETUP_ID,
+    c("overall", "number", "Overall PM score, 0-100."),
+    c("margin95", "number", "95% margin over its runs (from five runs)."),
+    c("runs", "integer", "Published runs."),
+    c("tasks", "integer", "Tasks done."),
+    c("missing_core_tasks", "string", "Core tasks not yet done (comma-separated)."),
+    c("status", "string", "ranked, or provisional until every core task is done."),
+    c("rank", "integer", f"{RANK_RULE_TEXT} by overall, among ranked setups."),
+    c("setup", "string", "The setup's label."),
+    SIMULATED,
+)
+PM_DROPS_COLUMNS = (
+    SETUP_ID,
+    c("drop_date", "timestamp", "The drop's date: its last grade or review."),
+    c("previous_setup_id", "string", "The same company's previous drop."),
+    c("verdict_vs_previous", "string", "The verdict against it."),
+    c("leader_setup_id", "string", "The leader of the day."),
+    c("verdict_vs_leader", "string", "The verdict against it."),
+    SIMULATED,
+)
+USECASE_METRICS = (
+    ("outcome", "Full success", "1 success, 0.5 partial, 0 fail."),
+    ("cost_efficiency", "Cost per success", "Cheapest cost per success on the use case / own."),
+    ("speed", "Speed", "Fastest wall time of a non-failed run on the use case / own."),
+    ("autonomy", "Autonomy", "1 / (1 + step-ins)."),
+    ("first_try", "First try", "1 on the first try, else 1 / (1 + retries)."),
+)
+USECASE_RUNS_COLUMNS = (
+    c("run_id", "string", "The submitted run."),
+    c("use_case", "string", "The use case."),
+    c("group", "string", "Model name + settings (ranked separately)."),
+    c("model", "string", "The model's name as submitted."),
+    c("settings", "string", "Its settings."),
+    c("outcome", "string", "success, partial or fail."),
+    c("score", "number", "Run score: 100 x the weighted mean of the five metrics."),
+    *(c(f"metric_{n}", "number", f"{d} 0-1.", title) for n, title, d in USECASE_METRICS),
+    c("cost_usd", "decimal", "The run's cost, USD."),
+    c("cost_per_success_usd", "decimal", "Cost x (1 + retries) / outcome value, USD."),
+    c("trust", "number", "Trust, 0-100."),
+    c("weight", "number", "trust / 100 x 0.5^(age / 90 days): its weight in the group."),
+    c("under_review", "boolean", "A hard flag is not cleared: the run counts nowhere."),
+    c("verified", "boolean", "Independently reproduced."),
+    c("rerun_of", "string", "The run this one reruns (a head-to-head pair)."),
+    c("published_at", "timestamp", "When the run was received (UTC)."),
+    c("flags", "string", "Hard flags raised (comma-separated)."),
+    c("cleared_flags", "string", "Hard flags a reviewer cleared."),
+    c("warnings", "string", "Warnings."),
+)
+USECASE_GROUPS_COLUMNS = (
+    c("use_case", "string", "The use case."),
+    c("group", "string", "Model name + settings."),
+    c("model", "string", "The model's name."),
+    c("settings", "string", "Its settings."),
+    c("score", "number", "The board's score: weighted score, blended with Bradley-Terry."),
+    c("weighted_score", "number", "Trust-and-recency weighted mean of counted run scores."),
+    c("ci_low", "number", "90% interval of the weighted score, low end."),
+    c("ci_high", "number", "90% interval of the weighted score, high end."),
+    c("n_eff", "number", "Effective number of runs."),
+    c("runs", "integer", "Counted runs."),
+    c("passes", "integer", "Successes."),
+    c("partials", "integer", "Partial successes."),
+    c("fails", "integer", "Failures."),
+    c("pass_rate", "number", "Successes / counted runs."),
+    c("under_review_runs", "integer", "Runs under review (not counted)."),
+    c("bt_pairs", "integer", "Head-to-head rerun pairs."),
+    c("bt_win_probability", "number", "Mean Bradley-Terry win probability."),
+    c("blended", "boolean", "Score blends in the win probability (enough pairs)."),
+    c("rank", "integer", f"{RANK_RULE_TEXT} by score within the use case."),
+    c("trend", "string", "Rank against the board 7 days before: up, down, same, new."),
+)
+NAVIGATOR_MODELS_COLUMNS = (
+    c("model", "string", "The setup's label."),
+    c("index", "number", "Navigator Index v2, 0-10 (null unless scored in every category)."),
+    *(c(n, "number", f"{n.replace('_', ' ').capitalize()} score.") for n in NAVIGATOR_CATEGORIES),
+    c("tasks", "integer", "Tasks scored."),
+    c("runs", "integer", "Runs scored."),
+    c("rank_best", "integer", "Best rank: 1 + models significantly better."),
+    c("rank_worst", "integer", "Worst rank: N - models significantly worse."),
+    c("tied", "boolean", "Best and worst rank differ."),
+    c("candidate_cost_usd", "decimal", "Sum of its run costs, USD (null if any is unpriced)."),
+    c("cost_per_success_usd", "decimal", "Cost per success, USD."),
+    c("dominated_by", "string", "Models better and cheaper."),
+    c("dominates", "string", "Models it is better and cheaper than."),
+    SIMULATED,
+)
+NAVIGATOR_PAIRS_COLUMNS = (
+    c("model_a", "string", "One model."),
+    c("model_b", "string", "The other."),
+    c("n_tasks", "integer", "Shared tasks."),
+    c("statistic", "number", "Mean paired difference."),
+    c("p_value", "number", "Exact sign-flip p-value."),
+    c("rejected", "boolean", "Significant at 5% after Holm."),
+    c("better", "string", "The better model, when significant."),
+)
+NAVIGATOR_FIT_COLUMNS = (
+    c("task", "string", "The task."),
+    c("monthly_volume", "integer", "Monthly calls."),
+    c("monthly_budget_usd", "decimal", "Monthly budget, USD."),
+    c("rank", "integer", "Position in the classic v1 fit order."),
+    c("model", "string", "The setup's label."),
+    c("displayed_overall", "number", "Displayed overall score, 0-5."),
+    c("calls", "integer", "Calls scored."),
+    c("mean_cost_per_call_usd", "decimal", "Mean cost per call, USD."),
+    c("monthly_cost_usd", "decimal", "Monthly cost at that volume, USD."),
+    SIMULATED,
+)
+
+# ------------------------------------------------------------------------------ rank rules
+
+KNOWN_GOOD_RANK = RankRule("rank", "known_good_index")
+CAPABILITY_RANKS = tuple(RankRule(f"{d.name}_rank", d.name) for d in CAPABILITY_INDICES)
+PM_RANK = RankRule("rank", "overall", eligible=Eligible("status", "ranked"),
+                   computed_by_release=False)  # fmt: skip
+USECASE_RANK = RankRule(
+    "rank", "score", ("use_case",), Eligible("runs", usecase.MIN_RUNS_FOR_RANK, at_least=True),
+    computed_by_release=False,
+)  # fmt: skip
+USECASE_PARAMETERS: dict[str, Any] = {
+    "weights": asdict(usecase.DEFAULT_WEIGHTS),
+    "blend_score_share": usecase.BLEND_SCORE_SHARE,
+    "min_pairs_for_blend": usecase.MIN_PAIRS_FOR_BLEND,
+    "min_runs_for_rank": usecase.MIN_RUNS_FOR_RANK,
+}
+
+# ------------------------------------------------------------------------------ tables
 
 RUN = ("source_run_id",)
+T = PublishedTable
 
-# One entry per published table: name, title, query, key, rank_by, methodology[, lineage].
 PUBLISHED: tuple[PublishedTable, ...] = (
-    PublishedTable("known_good_index", "Known Good Index", KNOWN_GOOD_SQL, ("model_id",),
-                   "known_good_index", "known_good_index"),
-    PublishedTable("capability_indices", "Capability indices", CAPABILITY_SQL, ("model_id",),
-                   None, "capability_indices"),
-    PublishedTable("market", "Market data: price, speed, latency and openness", MARKET_SQL,
-                   ("model_id",), None, "market"),
-    PublishedTable("provider_prices", "Prices and telemetry per host", PROVIDER_PRICES_SQL,
-                   ("model_id", "provider_name", "tag"), None, "market", RUN),
-    PublishedTable("arena_elo", "LMArena ratings", ARENA_SQL, ("leaderboard", "model_key"),
-                   None, "arena", RUN),
-    PublishedTable("models", "Model registry", MODELS_SQL, ("model_id",), None, "registry"),
-    PublishedTable("source_runs", "Last run of every source", SOURCE_RUNS_SQL, ("source",),
-                   None, "provenance", ("run_id", "started_at", "finished_at")),
-    PublishedTable("index_lineage", "Normalised evaluation scores behind the indices",
-                   INDEX_LINEAGE_SQL, ("model_id", "evaluation_id"), None, "known_good_index",
-                   ("source_run_id", "publisher")),
-    PublishedTable("price_history", "OpenRouter rates as they changed", PRICE_HISTORY_SQL,
-                   ("model_id", "host", "tag", "source_run_id"), None, "market",
-                   ("observed_at", "source_run_id")),
-    PublishedTable("sources", "Sources, publishers and licences", None, ("name",), None,
-                   "provenance", build=sources_frame),
-    PublishedTable("pipeline_failures", "Failed pipeline runs",
-                   "SELECT failed_at, job_name, message, dagster_run_id FROM run_failure_log "
-                   "ORDER BY failed_at, dagster_run_id", ("dagster_run_id",), None,
-                   "provenance"),
-    PublishedTable("pm_runs", "PM suite: every run and its scores",
-                   "SELECT * FROM pm_runs ORDER BY setup_id, task, case_id, repeat, run_id",
-                   ("run_id",), None, "pm_suite"),
-    PublishedTable("pm_tasks", "PM suite: task scores per setup",
-                   "SELECT * FROM pm_tasks ORDER BY setup_id, task", ("setup_id", "task"), None,
-                   "pm_suite"),
-    PublishedTable("pm_categories", "PM suite: category scores per setup",
-                   "SELECT * FROM pm_categories ORDER BY setup_id, category",
-                   ("setup_id", "category"), None, "pm_suite"),
-    PublishedTable("pm_setups", "PM suite leaderboard",
-                   "SELECT * FROM pm_setups ORDER BY rank NULLS LAST, overall DESC, setup_id",
-                   ("setup_id",), "overall", "pm_suite"),
-    PublishedTable("pm_drops", "PM suite: drops and their verdicts",
-                   "SELECT * FROM pm_drops ORDER BY drop_date, setup_id", ("setup_id",), None,
-                   "pm_suite", ("drop_date",)),
-    PublishedTable("usecase_runs", "UseCaseRank: every live run",
-                   "SELECT * FROM usecase_runs ORDER BY use_case, run_id", ("run_id",), None,
-                   "usecase_rank", ("published_at",)),
-    PublishedTable("usecase_groups", "UseCaseRank leaderboard per use case",
-                   "SELECT * FROM usecase_groups ORDER BY use_case, rank NULLS LAST, \"group\"",
-                   ("use_case", "group"), "score", "usecase_rank"),
-    PublishedTable("navigator_models", "Navigator Index v2",
-                   "SELECT * FROM navigator_models ORDER BY index DESC NULLS LAST, model",
-                   ("model",), "index", "navigator_index"),
-    PublishedTable("navigator_pairs", "Navigator Index v2: paired tests",
-                   "SELECT * FROM navigator_pairs ORDER BY model_a, model_b",
-                   ("model_a", "model_b"), None, "navigator_index"),
-    PublishedTable("navigator_v1_fit", "Navigator classic v1: fit for a task, volume, budget",
-                   "SELECT * FROM navigator_v1_fit ORDER BY task, monthly_volume, rank",
-                   ("task", "monthly_volume", "model"), None, "navigator_index"),
+    T("known_good_index", "Known Good Index", KNOWN_GOOD_SQL, ("model_id",), "known_good_index",
+      KNOWN_GOOD_COLUMNS, ranks=(KNOWN_GOOD_RANK,),
+      parameters={"components": list(KNOWN_GOOD_COMPONENTS),
+                  "requirements": {d: list(ids) for d, ids in KNOWN_GOOD_REQUIREMENTS}}),
+    T("capability_indices", "Capability indices", CAPABILITY_SQL, ("model_id",),
+      "capability_indices", CAPABILITY_COLUMNS, ranks=CAPABILITY_RANKS,
+      parameters={d.name: {"components": list(d.components), "min_components": d.min_components}
+                  for d in CAPABILITY_INDICES}),
+    T("market", "Market data: price, speed, latency and openness", MARKET_SQL, ("model_id",),
+      "market", MARKET_COLUMNS),
+    T("provider_prices", "Prices and telemetry per host", PROVIDER_PRICES_SQL,
+      ("model_id", "provider_name", "tag"), "market", PROVIDER_COLUMNS, RUN),
+    T("arena_elo", "LMArena ratings", ARENA_SQL, ("leaderboard", "model_key"), "arena",
+      ARENA_COLUMNS, RUN),
+    T("models", "Model registry", MODELS_SQL, ("model_id",), "registry", MODELS_COLUMNS),
+    T("model_aliases", "Every listing of every model, with its source and host",
+      MODEL_ALIASES_SQL, ("source", "source_key"), "registry", MODEL_ALIASES_COLUMNS),
+    T("source_runs", "Last run of every source", SOURCE_RUNS_SQL, ("source",), "provenance",
+      SOURCE_RUNS_COLUMNS, ("run_id", "started_at", "finished_at")),
+    T("index_lineage", "Normalised evaluation scores behind the indices", INDEX_LINEAGE_SQL,
+      ("model_id", "evaluation_id"), "known_good_index", LINEAGE_COLUMNS,
+      ("source_run_id", "publisher")),
+    T("price_history", "OpenRouter rates as they changed", PRICE_HISTORY_SQL,
+      ("model_id", "host", "tag", "source_run_id"), "market", PRICE_HISTORY_COLUMNS,
+      ("observed_at", "source_run_id")),
+    T("sources", "Sources, publishers and licences", None, ("name",), "provenance",
+      SOURCES_COLUMNS, build=sources_frame),
+    T("pipeline_failures", "Failed pipeline runs",
+      "SELECT failed_at, job_name, message, dagster_run_id FROM run_failure_log "
+      "ORDER BY failed_at, dagster_run_id", ("dagster_run_id",), "provenance", FAILURE_COLUMNS),
+    T("pm_runs", "PM suite: every run and its scores",
+      "SELECT * FROM pm_runs ORDER BY setup_id, task, case_id, repeat, run_id", ("run_id",),
+      "pm_suite", PM_RUNS_COLUMNS),
+    T("pm_tasks", "PM suite: task scores per setup",
+      "SELECT * FROM pm_tasks ORDER BY setup_id, task", ("setup_id", "task"), "pm_suite",
+      PM_TASKS_COLUMNS),
+    T("pm_categories", "PM suite: category scores per setup",
+      "SELECT * FROM pm_categories ORDER BY setup_id, category", ("setup_id", "category"),
+      "pm_suite", PM_CATEGORIES_COLUMNS),
+    T("pm_setups", "PM suite leaderboard",
+      "SELECT * FROM pm_setups ORDER BY rank NULLS LAST, overall DESC, setup_id",
+      ("setup_id",), "pm_suite", PM_SETUPS_COLUMNS, ranks=(PM_RANK,)),
+    T("pm_drops", "PM suite: drops and their verdicts",
+      "SELECT * FROM pm_drops ORDER BY drop_date, setup_id", ("setup_id",), "pm_suite",
+      PM_DROPS_COLUMNS, ("drop_date",)),
+    T("usecase_runs", "UseCaseRank: every live run",
+      "SELECT * FROM usecase_runs ORDER BY use_case, run_id", ("run_id",), "usecase_rank",
+      USECASE_RUNS_COLUMNS, ("published_at",), parameters=USECASE_PARAMETERS),
+    T("usecase_groups", "UseCaseRank leaderboard per use case",
+      "SELECT * FROM usecase_groups ORDER BY use_case, rank NULLS LAST, \"group\"",
+      ("use_case", "group"), "usecase_rank", USECASE_GROUPS_COLUMNS, ranks=(USECASE_RANK,),
+      parameters=USECASE_PARAMETERS),
+    T("navigator_models", "Navigator Index v2",
+      "SELECT * FROM navigator_models ORDER BY index DESC NULLS LAST, model", ("model",),
+      "navigator_index", NAVIGATOR_MODELS_COLUMNS,
+      parameters={"categories": list(NAVIGATOR_CATEGORIES)}),
+    T("navigator_pairs", "Navigator Index v2: paired tests",
+      "SELECT * FROM navigator_pairs ORDER BY model_a, model_b", ("model_a", "model_b"),
+      "navigator_index", NAVIGATOR_PAIRS_COLUMNS),
+    T("navigator_v1_fit", "Navigator classic v1: fit for a task, volume, budget",
+      "SELECT * FROM navigator_v1_fit ORDER BY task, monthly_volume, rank",
+      ("task", "monthly_volume", "model"), "navigator_index", NAVIGATOR_FIT_COLUMNS),
 )  # fmt: skip
 PUBLISHED_BY_NAME = {table.name: table for table in PUBLISHED}
+
+
+def schema_document(tables: tuple[PublishedTable, ...] = PUBLISHED) -> dict[str, Any]:
+    """`schema.json`: every published table's declaration and the evaluations' titles."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "evaluations": [
+            {"id": spec.id, "title": spec.title, "direction": spec.direction}
+            for spec in evaluations()
+        ],
+        "tables": [table.document() for table in tables],
+    }

@@ -6,5 +6,6 @@
   classic v1 fit ranking.
 
 Nothing here imports Dagster or reads the warehouse: inputs are typed records, outputs are
-typed rows and polars DataFrames whose columns carry the public names of the methodology pages (site/methodology/).
+typed rows and polars DataFrames whose columns carry the public names of the methodology
+pages (site/methodology/).
 """

@@ -19,6 +19,7 @@ from decimal import Decimal
 import duckdb
 import polars as pl
 
+from bench_pipeline.core.warehouse import replace_tables
 from bench_pipeline.grading.navigator_v1 import completeness, display_overall
 from bench_pipeline.grading.outcomes import OUTCOME_VALUE
 from bench_pipeline.runs.costing import format_usd
@@ -363,11 +364,6 @@ def label_simulated(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFr
 
 
 def store_frames(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]) -> None:
-    """Replace each score table with its frame, all in one transaction."""
-    from bench_pipeline.core.warehouse import transaction
-
-    with transaction(conn):
-        for name, frame in frames.items():
-            conn.register(f"_frame_{name}", frame.to_arrow())
-            conn.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _frame_{name}")
-            conn.unregister(f"_frame_{name}")
+    """Replace the content of each score table (made by migration 0008) with its frame, all
+    in one transaction; a frame with a column the table lacks is refused before any change."""
+    replace_tables(conn, frames)

@@ -1,51 +1,87 @@
-"""The published release's tables and their columns (the release layout's contract)."""
+"""A release as the site reads it: its manifest, its tables and its `schema.json`.
+
+The columns, titles, rank columns and methodology figures the pages show all come from the
+release's `schema.json` (written from `release/published.py`); nothing is declared again
+here. A release written before `schema.json` existed is read with today's declaration.
+"""
 
 from __future__ import annotations
 
-from bench_pipeline.indices.rules import CAPABILITY_INDICES, KNOWN_GOOD_COMPONENTS
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-KGI_COLUMNS = KNOWN_GOOD_COMPONENTS
-CAPABILITY_COLUMNS = tuple(index.name for index in CAPABILITY_INDICES)
+from bench_pipeline.release.published import schema_document
+from bench_pipeline.release.schema import SCHEMA
 
-COLUMNS: dict[str, tuple[str, ...]] = {
-    "known_good_index": (
-        "model_id", "model_name", "known_good_index", "index_components", *KGI_COLUMNS,
-    ),
-    "capability_indices": ("model_id", "model_name", *CAPABILITY_COLUMNS),
-    "market": (
-        "model_id", "model_name", "input_usd_per_1m", "output_usd_per_1m",
-        "blended_price_usd_per_1m", "output_speed_tps", "latency_ttft_s", "providers_tracked",
-        "openness", "licence_class", "price_flag",
-    ),
-    "provider_prices": (
-        "model_id", "provider_name", "tag", "quantization", "input_usd_per_1m",
-        "output_usd_per_1m", "uptime_last_30m", "latency_ttft_s", "output_speed_tps",
-        "source_run_id", "blended_price_usd_per_1m",
-    ),
-    "arena_elo": (
-        "model_id", "model_name", "leaderboard", "category", "model_key", "rating", "rating_low",
-        "rating_high", "votes", "rank", "rank_best", "rank_worst", "preliminary", "published_on",
-        "source_run_id",
-    ),
-    "models": ("model_id", "name", "organization", "origin_source"),
-    "source_runs": (
-        "source", "run_id", "status", "started_at", "finished_at", "rows_valid",
-        "rows_quarantined", "reason", "content_sha256",
-    ),
-    "index_lineage": (
-        "model_id", "evaluation_id", "score", "normalised", "source_run_id", "publisher",
-    ),
-    "price_history": (
-        "model_id", "host", "tag", "observed_at", "input_usd_per_1m", "output_usd_per_1m",
-        "source_run_id",
-    ),
-    "sources": (
-        "name", "title", "publisher", "homepage", "licence", "attribution", "cadence_cron",
-    ),
-}  # fmt: skip
+Row = dict[str, Any]
 
 
-def complete(table: str, rows: list[dict]) -> list[dict]:
-    """Rows with every column of the layout present (an absent one is null)."""
-    columns = COLUMNS.get(table, ())
-    return [{c: None for c in columns} | row for row in rows] if columns else rows
+def read_json(path: Path) -> Any:
+    """A JSON file's content."""
+    return json.loads(path.read_text("utf-8"))
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The release's `schema.json`: every table's declaration and the evaluations."""
+
+    document: Mapping[str, Any]
+
+    @property
+    def tables(self) -> dict[str, Mapping[str, Any]]:
+        """Each table's entry, by name."""
+        return {t["name"]: t for t in self.document.get("tables", [])}
+
+    @property
+    def evaluations(self) -> dict[str, str]:
+        """Each evaluation's title, by id."""
+        return {e["id"]: e["title"] for e in self.document.get("evaluations", [])}
+
+    def columns(self, table: str) -> list[Mapping[str, Any]]:
+        """The table's declared columns, in file order (none for an unknown table)."""
+        return list(self.tables.get(table, {}).get("columns", []))
+
+    def title(self, table: str, column: str) -> str:
+        """A column's display title (else its name)."""
+        for entry in self.columns(table):
+            if entry["name"] == column:
+                return str(entry.get("title") or column)
+        return column
+
+    def parameters(self, table: str) -> Mapping[str, Any]:
+        """The methodology figures published with the table."""
+        return self.tables.get(table, {}).get("parameters", {})
+
+    def rank_column(self, table: str, by: str) -> str | None:
+        """The rank column of the board ranked by `by`, if the table has one."""
+        for rule in self.tables.get(table, {}).get("ranks", []):
+            if rule["by"] == by:
+                return str(rule["column"])
+        return None
+
+
+def load_schema(directory: Path) -> Schema:
+    """`schema.json` of the release in `directory`, or today's declaration without one.
+
+    Raises:
+        ValueError: When the file is there but is not a JSON object of tables.
+    """
+    path = directory / SCHEMA
+    if not path.is_file():
+        return Schema(schema_document())
+    try:
+        document = read_json(path)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from error
+    if not isinstance(document, dict) or not isinstance(document.get("tables"), list):
+        raise ValueError(f"{path}: field 'tables' is missing or not a list")
+    return Schema(document)
+
+
+def complete(columns: list[Mapping[str, Any]], rows: list[Row]) -> list[Row]:
+    """Rows with every declared column present (an absent one is null)."""
+    names = [c["name"] for c in columns]
+    return [dict.fromkeys(names) | row for row in rows] if names else rows

@@ -1,14 +1,34 @@
-// Recompute the UseCaseRank boards in the browser with the reader's weights: run score =
-// 100 × the weighted mean of its five metrics (weights need not sum to 1); group score = the trust-and-recency weighted
-// mean of its live runs (runs under review count nowhere); groups with 5 or more runs are
-// ranked. Plain JavaScript over the page's own data; nothing is fetched.
+// The UseCaseRank boards with the reader's own weights. The published board (score, rank)
+// is what the page shows first and what "Published weights" restores, exactly as released.
+// With other weights the page recomputes by the published rules: run score = 100 x the
+// weighted mean of its five metrics (weights need not sum to 1), clipped to 0-100; group score
+// = the trust-and-recency weighted mean of its counted runs (runs under review count
+// nowhere), blended as published (blend_score_share x that + the rest x 100 x the group's
+// published Bradley-Terry win probability) where the release blended it; groups with
+// min_runs_for_rank counted runs are ranked, ties sharing the best rank (1, 1, 3). The win
+// probabilities stay as published: they come from rerun pairs scored at the published
+// weights. Plain JavaScript over the page's own data; nothing is fetched.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("usecase-runs").textContent);
   var form = document.getElementById("weight-form");
-  var metrics = ["outcome", "cost_efficiency", "speed", "autonomy", "first_try"];
-  var published = {};
-  metrics.forEach(function (m) { published[m] = Number(form.elements[m].value); });
+  var metrics = data.metrics;
+  var share = Number(data.blend_score_share);
+  var minRuns = Number(data.min_runs_for_rank);
+  var publishedWeights = {};
+  metrics.forEach(function (m) { publishedWeights[m] = Number(form.elements[m].value); });
+  var blend = {};
+  data.groups.forEach(function (g) {
+    if (g.blended && g.bt_win_probability !== null) {
+      blend[g.use_case + "\u0000" + g.group] = g.bt_win_probability;
+    }
+  });
+  var cells = [];
+  document.querySelectorAll("table.usecase-board tbody tr").forEach(function (row) {
+    var score = row.querySelector(".score");
+    var rank = row.querySelector(".rank");
+    cells.push({ score: score, rank: rank, scoreHtml: score.innerHTML, rankText: rank.textContent });
+  });
 
   function recompute() {
     var weights = {};
@@ -19,14 +39,14 @@
     });
     if (total <= 0) { return; }
     var groups = {};
-    data.forEach(function (run) {
+    data.runs.forEach(function (run) {
       if (run.under_review) { return; }
       var score = 0;
       metrics.forEach(function (m) { score += weights[m] * run["metric_" + m]; });
-      score /= total;
+      score = Math.min(100, Math.max(0, 100 * score / total));
       var key = run.use_case + "\u0000" + run.group;
       var g = groups[key] || (groups[key] = { sum: 0, weight: 0, runs: 0 });
-      g.sum += run.weight * 100 * score;
+      g.sum += run.weight * score;
       g.weight += run.weight;
       g.runs += 1;
     });
@@ -34,10 +54,14 @@
       var useCase = table.getAttribute("data-use-case");
       var rows = Array.prototype.slice.call(table.querySelectorAll("tbody tr"));
       var scored = rows.map(function (row) {
-        var g = groups[useCase + "\u0000" + row.getAttribute("data-group")];
+        var key = useCase + "\u0000" + row.getAttribute("data-group");
+        var g = groups[key];
         var score = g && g.weight > 0 ? g.sum / g.weight : null;
+        if (score !== null && key in blend) {
+          score = share * score + (1 - share) * 100 * blend[key];
+        }
         row.querySelector(".score").textContent = score === null ? "\u2014" : score.toFixed(1);
-        return { row: row, score: score, ranked: g && g.runs >= 5 };
+        return { row: row, score: score, ranked: g && g.runs >= minRuns };
       });
       var ranked = scored.filter(function (s) { return s.ranked && s.score !== null; });
       ranked.sort(function (a, b) { return b.score - a.score; });
@@ -51,7 +75,7 @@
   }
   form.addEventListener("input", recompute);
   document.getElementById("reset-weights").addEventListener("click", function () {
-    metrics.forEach(function (m) { form.elements[m].value = published[m]; });
-    recompute();
+    metrics.forEach(function (m) { form.elements[m].value = publishedWeights[m]; });
+    cells.forEach(function (c) { c.score.innerHTML = c.scoreHtml; c.rank.textContent = c.rankText; });
   });
 })();

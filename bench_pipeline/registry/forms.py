@@ -1,0 +1,68 @@
+"""The spellings a vendor's API id takes across sources, as comparable forms.
+
+Labs publish one model under several ids: dated (`claude-opus-4-5-20251101`,
+`gpt-5-2025-08-07`, `grok-4-0709`), with dashes for dots (`claude-opus-4-5` for OpenRouter's
+`claude-opus-4.5`), and hosts wrap them (`anthropic.claude-opus-4-6-v1` on Bedrock,
+`claude-opus-4-6@default` on Vertex). `id_forms` gives a listing's exact form and, where it
+carries a trailing release date, the undated form with that date; matching tries the exact
+form first and falls back to the undated one only when no source shows that date at a
+different price.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bench_pipeline.registry.text import clean
+
+# A trailing release date: -2025-08-07, -20251101, @20251101, -09-2025, -0709 / -2411, or the
+# vendor's moving pointer -latest (its undated form is the model it points at).
+TRAILING_DATE = re.compile(
+    r"(?:[-@](?P<full>\d{4}-\d{2}-\d{2}|20\d{6})|-(?P<month>\d{2}-20\d{2})|-(?P<short>\d{4})"
+    r"|-(?P<latest>latest))$"
+)
+LATEST = "latest"
+DASH_FOR_DOT = re.compile(r"(?<=[a-z-])(\d)-(\d)(?=-|$)")
+HOST_SUFFIX = re.compile(r"(?:-v\d+(?::\d+)?|:\d+|@default|@latest)$")
+REVISION = re.compile(r"(?::\d+|@default|@latest)$")
+
+
+@dataclass(frozen=True)
+class IdForms:
+    """`exact`: the id as comparable text; `undated`/`date`: without its trailing date."""
+
+    exact: str
+    undated: str | None = None
+    date: str | None = None
+
+
+def _dots(text: str) -> str:
+    return DASH_FOR_DOT.sub(r"\1.\2", text)
+
+
+def id_forms(identifier: str) -> IdForms:
+    """Comparable forms of one API id (lower case, dashes for dots read as dots)."""
+    text = clean(identifier).strip().lower()
+    match = TRAILING_DATE.search(text)
+    if match is None or match.start() == 0:
+        return IdForms(exact=_dots(text))
+    date = next(g for g in match.groups() if g).replace("-", "")
+    return IdForms(exact=_dots(text), undated=_dots(text[: match.start()]), date=date)
+
+
+def unwrap_host_id(identifier: str, prefixes: tuple[str, ...]) -> tuple[str, ...]:
+    """A host's id without the host's and lab's prefixes, then also without its version
+    suffix: `anthropic.claude-opus-4-6-v1` → (`claude-opus-4-6-v1`, `claude-opus-4-6`);
+    `amazon.nova-lite-v1:0` → (`nova-lite-v1:0`, `nova-lite-v1`, `nova-lite`). A regional
+    prefix (`eu.`, `us.`) is kept: a regional offering is its own listing."""
+    text = identifier
+    changed = True
+    while changed:
+        changed = False
+        for prefix in prefixes:
+            for joiner in ("/", ".", "-"):
+                if text.lower().startswith(prefix.lower() + joiner) and len(text) > len(prefix) + 1:
+                    text, changed = text[len(prefix) + 1 :], True
+    forms = [text, REVISION.sub("", text), HOST_SUFFIX.sub("", text)]
+    return tuple(dict.fromkeys(f for f in forms if f))

@@ -1,0 +1,85 @@
+"""Text rules for model identity: Unicode-aware name normalisation and id skeletons.
+
+Two different jobs. `normalise_name` makes two spellings of one name compare equal (NFKC,
+case folded, punctuation dropped) while keeping the letters of every script, so two
+CJK-named models stay two names. `skeleton` is for spotting impostors: it also removes
+invisible characters and folds look-alike letters onto the Latin ones they imitate, so
+`OpenAI/GPT-4o`, a Cyrillic `gpt-4о` and `gpt-4o` with a zero-width space all give the
+skeleton of `openai/gpt-4o`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+TRAILING_PARENTHETICAL = re.compile(r"\s*\([^()]*\)\s*$")
+
+# Cyrillic and Greek letters drawn like Latin ones (from Unicode's confusables data).
+CONFUSABLES = str.maketrans(
+    {
+        "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
+        "с": "c", "т": "t", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d",
+        "ԛ": "q", "ԝ": "w", "ӏ": "l", "ɡ": "g", "ո": "n", "ս": "u",
+        "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
+        "τ": "t", "υ": "u", "χ": "x", "ω": "w",
+    }
+)  # fmt: skip
+
+
+def is_invisible(char: str) -> bool:
+    """Format characters (zero-width space and joiners, bidi controls, BOM, soft hyphen)."""
+    return unicodedata.category(char) == "Cf"
+
+
+def clean(text: str) -> str:
+    """NFKC with invisible characters removed and every dash spelt as an ASCII hyphen."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(
+        "-" if unicodedata.category(c) == "Pd" else c for c in text if not is_invisible(c)
+    )
+
+
+def skeleton(identifier: str) -> str:
+    """What an id looks like to a reader: cleaned, case folded, look-alikes folded."""
+    return clean(identifier).casefold().translate(CONFUSABLES)
+
+
+def impostor_reason(identifier: str, original: str) -> str:
+    """Why `identifier` passes for `original` (same skeleton, different characters)."""
+    reasons = []
+    if any(is_invisible(c) for c in identifier):
+        reasons.append("invisible characters")
+    if clean(identifier).casefold().translate(CONFUSABLES) != clean(identifier).casefold():
+        reasons.append("look-alike letters from another script")
+    if clean(identifier).casefold() == clean(original).casefold() and clean(identifier) != clean(
+        original
+    ):
+        reasons.append("letter case")
+    if not reasons:
+        reasons.append("Unicode compatibility forms")
+    return f"differs from {original!r} only by {' and '.join(reasons)}"
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """(the name without trailing parenthetical groups, those groups normalised)."""
+    name = clean(name)
+    previous, tails = None, []
+    while previous != name:
+        previous = name
+        match = TRAILING_PARENTHETICAL.search(name)
+        if match:
+            tails.insert(0, match.group(0))
+            name = name[: match.start()]
+    return name, _letters_and_digits(" ".join(tails))
+
+
+def _letters_and_digits(text: str) -> str:
+    return "".join(c for c in text.casefold() if unicodedata.category(c)[0] in "LN")
+
+
+def normalise_name(name: str) -> str:
+    """NFKC, trailing parenthetical groups dropped, case folded, letters (of any script) and
+    digits only. "+" is read as "plus" first: "Command R+" is not "Command R"."""
+    base, _ = split_name(name)
+    return _letters_and_digits(base.replace("+", "plus"))

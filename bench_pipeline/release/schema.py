@@ -1,0 +1,246 @@
+"""The shape of a published table, and `schema.json`, the machine-readable form of all of them.
+
+A `PublishedTable` names its columns (name, type, description, a display title where the
+column is an evaluation or a board), its key, its lineage columns and its rank rules. Every
+reader of a release (the site, the diff, the UseCaseRank page's script) takes these from the
+release's `schema.json` instead of declaring them again.
+
+Types are those a reader sees in the JSON download: `string`, `integer`, `number` (a binary
+float), `decimal` (an exact decimal, published as text), `boolean`, `date`, `timestamp`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from bench_pipeline.core.warehouse import fetch_frame
+from bench_pipeline.scores.ranking import rank_rows
+
+SCHEMA = "schema.json"
+SCHEMA_VERSION = 1
+TYPES = ("string", "integer", "number", "decimal", "boolean", "date", "timestamp")
+# The frame types each published type may arrive as (exact decimals that the score modules
+# keep as text arrive as strings; a column of nulls has no type of its own).
+_DTYPES: dict[str, tuple[type[pl.DataType], ...]] = {
+    "string": (pl.String,),
+    "integer": (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32,
+                pl.UInt64),
+    "number": (pl.Float32, pl.Float64),
+    "decimal": (pl.Decimal, pl.String),
+    "boolean": (pl.Boolean,),
+    "date": (pl.Date,),
+    "timestamp": (pl.Datetime,),
+}  # fmt: skip
+
+Row = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One published column.
+
+    Attributes:
+        name: The column's name in every file of the release.
+        type: One of `TYPES`.
+        description: What the value is, in a reader's words.
+        title: A display title, where a page shows the column under a name of its own.
+    """
+
+    name: str
+    type: str
+    description: str
+    title: str | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse an unknown type."""
+        if self.type not in TYPES:
+            raise ValueError(f"column {self.name}: type {self.type!r} is not one of {TYPES}")
+
+    def document(self) -> dict[str, Any]:
+        """The column as `schema.json` lists it."""
+        return {"name": self.name, "type": self.type, "description": self.description} | (
+            {"title": self.title} if self.title else {}
+        )
+
+
+@dataclass(frozen=True)
+class Eligible:
+    """Which rows a board ranks: those whose `column` holds `value` (`at_least`: ≥ value)."""
+
+    column: str
+    value: Any
+    at_least: bool = False
+
+    def __call__(self, row: Row) -> bool:
+        """Whether `row` takes part in the ranking."""
+        held = row.get(self.column)
+        if self.at_least:
+            return held is not None and held >= self.value
+        return bool(held == self.value)
+
+    def document(self) -> dict[str, Any]:
+        """The condition as `schema.json` states it."""
+        return {"column": self.column, "op": ">=" if self.at_least else "==", "value": self.value}
+
+
+@dataclass(frozen=True)
+class RankRule:
+    """A board's rank column: competition ranking (1, 1, 3) of `by`, higher first.
+
+    Attributes:
+        column: The published rank column.
+        by: The column ranked.
+        within: Columns splitting the table into separate boards (ranks restart in each).
+        eligible: Which rows are ranked (None: every row with a value).
+        computed_by_release: True when the release adds the column; False when the board's
+            own module computes it (it needs the rank itself, e.g. for trends), and the
+            release only checks it against this rule.
+    """
+
+    column: str
+    by: str
+    within: tuple[str, ...] = ()
+    eligible: Eligible | None = None
+    computed_by_release: bool = True
+
+    def ranks(self, rows: Sequence[Row]) -> list[int | None]:
+        """The rank this rule gives each row (None: not ranked)."""
+        return rank_rows(rows, self.by, self.within, self.eligible)
+
+    def document(self) -> dict[str, Any]:
+        """The rule as `schema.json` states it."""
+        return {
+            "column": self.column,
+            "by": self.by,
+            "order": "descending",
+            "method": "competition",
+            "within": list(self.within),
+            "eligible": self.eligible.document() if self.eligible else None,
+        }
+
+
+@dataclass(frozen=True)
+class PublishedTable:
+    """One table of every release (see `published.py` for the list).
+
+    Attributes:
+        name: File and table name.
+        title: What a page calls it.
+        sql: The query over the warehouse (a total ORDER BY), or None with `build`.
+        key: The columns naming a row, for diffs.
+        methodology: The `METHODOLOGY_VERSIONS` entry whose rules made it.
+        columns: Every published column, in file order (rank columns the release adds
+            included, where they will be).
+        lineage: Columns saying where or when a value came from: published, shown beside a
+            change, never compared and not part of the release id.
+        ranks: The table's boards, each a rank column.
+        parameters: Methodology figures a reader needs to recompute the board (e.g. the
+            UseCaseRank weights), published in `schema.json`.
+        build: Python that makes the frame, for a table not in the warehouse.
+    """
+
+    name: str
+    title: str
+    sql: str | None
+    key: tuple[str, ...]
+    methodology: str
+    columns: tuple[Column, ...]
+    lineage: tuple[str, ...] = ()
+    ranks: tuple[RankRule, ...] = ()
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    build: Callable[[duckdb.DuckDBPyConnection], pl.DataFrame] | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse a declaration that contradicts itself."""
+        if (self.sql is None) == (self.build is None):
+            raise ValueError(f"{self.name}: give exactly one of sql and build")
+        names = [c.name for c in self.columns]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.name}: a column is declared twice")
+        named = [*self.key, *self.lineage]
+        named += [n for r in self.ranks for n in (r.column, r.by, *r.within)]
+        unknown = sorted(set(named) - set(names))
+        if unknown:
+            raise ValueError(f"{self.name}: key, lineage or rank names undeclared {unknown}")
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        """The published columns, in file order."""
+        return tuple(c.name for c in self.columns)
+
+    @property
+    def rank_columns(self) -> tuple[str, ...]:
+        """The columns holding a rank."""
+        return tuple(r.column for r in self.ranks)
+
+    def frame(self, conn: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """The published rows: the query's (or `build`'s), with the release's rank columns.
+
+        Raises:
+            ValueError: When the columns are not the declared ones, or a rank the board's
+                module computed disagrees with the rank rule.
+        """
+        frame = self.build(conn) if self.build else fetch_frame(conn, self.sql or "")
+        rows = frame.to_dicts() if self.ranks else []
+        for rule in self.ranks:
+            ranks = pl.Series(rule.column, rule.ranks(rows), dtype=pl.Int64)
+            if rule.computed_by_release:
+                frame = frame.with_columns(ranks)
+            elif rule.column in frame.columns:
+                self._check_rank(rule, frame[rule.column], ranks)
+        missing = [c for c in self.column_names if c not in frame.columns]
+        extra = [c for c in frame.columns if c not in self.column_names]
+        if missing or extra:
+            raise ValueError(
+                f"published table {self.name}: columns differ from its declaration in "
+                f"release/published.py (missing {missing}, undeclared {extra})"
+            )
+        wrong = [
+            f"{c.name} is {frame[c.name].dtype}, declared {c.type}"
+            for c in self.columns
+            if frame[c.name].dtype != pl.Null
+            and not isinstance(frame[c.name].dtype, _DTYPES[c.type])
+        ]
+        if wrong:
+            raise ValueError(f"published table {self.name}: {'; '.join(wrong)}")
+        return frame.select(self.column_names)
+
+    def _check_rank(self, rule: RankRule, published: pl.Series, expected: pl.Series) -> None:
+        for index, (have, want) in enumerate(zip(published, expected, strict=True)):
+            if have != want:
+                raise ValueError(
+                    f"published table {self.name}, row {index + 1}: {rule.column} is {have} "
+                    f"but the rank rule ({rule.by}, competition ranking) gives {want}"
+                )
+
+    def document(self) -> dict[str, Any]:
+        """The table as `schema.json` lists it."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "key": list(self.key),
+            "lineage": list(self.lineage),
+            "methodology": self.methodology,
+            "ranks": [rule.document() for rule in self.ranks],
+            "parameters": dict(self.parameters),
+            "columns": [column.document() for column in self.columns],
+        }
+
+
+def rules_from_document(entry: Mapping[str, Any]) -> tuple[RankRule, ...]:
+    """The rank rules a `schema.json` table entry states (the reader's side)."""
+    rules = []
+    for rule in entry.get("ranks") or []:
+        condition = rule.get("eligible")
+        eligible = (
+            Eligible(condition["column"], condition["value"], condition["op"] == ">=")
+            if condition
+            else None
+        )
+        rules.append(RankRule(rule["column"], rule["by"], tuple(rule["within"]), eligible))
+    return tuple(rules)

@@ -1,0 +1,400 @@
+"""Page shaping: pure functions from a loaded release to what each template shows.
+
+Nothing here renders, reads or writes files (`build.py` does). Ranks are the release's
+published rank columns, titles and methodology figures its `schema.json`: a page never
+recomputes what the release publishes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench_pipeline.site import markup
+from bench_pipeline.site.layout import Row, Schema, complete, load_schema, read_json
+
+MODEL_TABLES = (
+    "known_good_index",
+    "capability_indices",
+    "market",
+    "arena_elo",
+    "provider_prices",
+    "price_history",
+    "index_lineage",
+)
+CHANGES_SHOWN = 200
+
+
+@dataclass(frozen=True)
+class Release:
+    """One release as read: manifest, every table's rows, the diff and the schema."""
+
+    directory: Path
+    manifest: dict[str, Any]
+    tables: dict[str, list[Row]]
+    diff: dict[str, Any] | None
+    schema: Schema
+
+    @property
+    def id(self) -> str:
+        """The release id."""
+        return str(self.manifest["release_id"])
+
+    def rows(self, table: str) -> list[Row]:
+        """The table's rows (none when the release lacks it)."""
+        return self.tables.get(table, [])
+
+
+@dataclass
+class Model:
+    """Every row of one model, gathered from the tables that mention it."""
+
+    id: str
+    name: str
+    slug: str
+    info: Row = field(default_factory=dict)
+    kgi: Row | None = None
+    rank: int | None = None
+    capability: Row | None = None
+    market: Row | None = None
+    providers: list[Row] = field(default_factory=list)
+    history: list[Row] = field(default_factory=list)
+    arena: list[Row] = field(default_factory=list)
+    lineage: list[Row] = field(default_factory=list)
+    aliases: list[Row] = field(default_factory=list)  # "also listed as"
+
+    @property
+    def href(self) -> str:
+        """The model page, relative to the site root."""
+        return f"models/{self.slug}.html"
+
+
+def safe_id(release_id: str) -> str:
+    """A release id usable as a folder name, else ValueError."""
+    if not release_id or Path(release_id).name != release_id or release_id in (".", ".."):
+        raise ValueError(f"not a usable release id: {release_id!r}")
+    return release_id
+
+
+def load_release(directory: Path) -> Release:
+    """The manifest, every table it lists (from its JSON file), the diff and the schema."""
+    manifest = read_json(directory / "manifest.json")
+    safe_id(str(manifest["release_id"]))
+    schema = load_schema(directory)
+    tables = {
+        entry["name"]: complete(
+            schema.columns(entry["name"]), read_json(directory / entry["files"]["json"]["path"])
+        )
+        for entry in manifest.get("tables", [])
+        if entry.get("files", {}).get("json")
+    }
+    diff_path = directory / "diff.json"
+    diff = read_json(diff_path) if diff_path.is_file() else None
+    return Release(directory, manifest, tables, diff, schema)
+
+
+def ranked(
+    rows: Iterable[Row], rank_column: str | None, names: dict[str, str]
+) -> list[tuple[int, Row]]:
+    """The rows the board ranks, by their published rank (ties by model name)."""
+    if rank_column is None:
+        return []
+    held = [r for r in rows if not markup.missing(r.get(rank_column))]
+    held.sort(key=lambda r: (r[rank_column], names.get(r["model_id"], ""), r["model_id"]))
+    return [(int(r[rank_column]), r) for r in held]
+
+
+def collect_models(release: Release) -> dict[str, Model]:
+    """Every model any table mentions, with all its rows gathered and its published rank."""
+    registry = {r["model_id"]: r for r in release.rows("models")}
+    ids = set(registry)
+    given: dict[str, str] = {}
+    for table in MODEL_TABLES:
+        for row in release.rows(table):
+            if row.get("model_id"):
+                ids.add(row["model_id"])
+                if row.get("model_name"):
+                    given.setdefault(row["model_id"], row["model_name"])
+    slugs = markup.unique_slugs(sorted(ids))
+    models = {
+        i: Model(
+            id=i,
+            name=str(registry.get(i, {}).get("name") or given.get(i) or i),
+            slug=slugs[i],
+            info=registry.get(i, {}),
+        )
+        for i in ids
+    }
+    rank_column = release.schema.rank_column("known_good_index", "known_good_index")
+    for row in release.rows("known_good_index"):
+        models[row["model_id"]].kgi = row
+        if rank_column and not markup.missing(row.get(rank_column)):
+            models[row["model_id"]].rank = int(row[rank_column])
+    for row in release.rows("capability_indices"):
+        models[row["model_id"]].capability = row
+    for row in release.rows("market"):
+        models[row["model_id"]].market = row
+    for table, attribute in (
+        ("provider_prices", "providers"),
+        ("price_history", "history"),
+        ("arena_elo", "arena"),
+        ("index_lineage", "lineage"),
+        ("model_aliases", "aliases"),
+    ):
+        for row in release.rows(table):
+            getattr(models[row["model_id"]], attribute).append(row)
+    return models
+
+
+def brief(value: Any) -> str:
+    """Any JSON value as short text: a list joined by commas, an object as key=value."""
+    if markup.missing(value):
+        return markup.MISSING
+    if isinstance(value, dict):
+        if "run_id" in value:  # a source run: its id and source
+            return f"{value['run_id']} ({value.get('source') or '?'})"
+        return ", ".join(f"{k}={brief(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(brief(v) for v in value) or markup.MISSING
+    return str(value)
+
+
+def count(value: Any) -> int | None:
+    """A diff's rows_added/rows_removed: a list of keys or a number."""
+    return len(value) if isinstance(value, list) else value
+
+
+# ------------------------------------------------------------------------- methodology
+
+
+def kgi_components(schema: Schema) -> list[tuple[str, str]]:
+    """The Known Good Index's evaluations, as (column, title)."""
+    components = schema.parameters("known_good_index").get("components", [])
+    return [(c, schema.title("known_good_index", c)) for c in components]
+
+
+def missing_domains(schema: Schema, row: Row) -> list[str]:
+    """The domains the Known Good Index requires that `row` holds no evaluation of."""
+    requirements = schema.parameters("known_good_index").get("requirements", {})
+    return [
+        domain
+        for domain, ids in requirements.items()
+        if all(markup.missing(row.get(c)) for c in ids)
+    ]
+
+
+def capabilities(schema: Schema) -> list[tuple[str, str, list[str], int]]:
+    """Each capability index as (column, title, components, minimum components)."""
+    return [
+        (name, schema.title("capability_indices", name), list(d["components"]),
+         int(d["min_components"]))
+        for name, d in schema.parameters("capability_indices").items()
+    ]  # fmt: skip
+
+
+def usecase_weights(schema: Schema) -> list[tuple[str, str, float]]:
+    """The UseCaseRank metric weights as (name, label, published default), in published
+    order; each weighs the run column `metric_<name>`."""
+    defaults = schema.parameters("usecase_runs").get("weights", {})
+    return [
+        (name, schema.title("usecase_runs", f"metric_{name}"), float(value))
+        for name, value in defaults.items()
+    ]
+
+
+# ------------------------------------------------------------------------- page views
+
+
+def leaderboards(release: Release, models: dict[str, Model]) -> dict[str, Any]:
+    """The Known Good Index board, the unranked models and the capability boards."""
+    names = {i: m.name for i, m in models.items()}
+    schema = release.schema
+    kgi_rows = release.rows("known_good_index")
+    rank = schema.rank_column("known_good_index", "known_good_index")
+    leaderboard = [(r, row, models[row["model_id"]]) for r, row in ranked(kgi_rows, rank, names)]
+    unranked = sorted(
+        (
+            (row, models[row["model_id"]], missing_domains(schema, row))
+            for row in kgi_rows
+            if markup.missing(row.get("known_good_index"))
+        ),
+        key=lambda item: (item[1].name.lower(), item[1].id),
+    )
+    rows = release.rows("capability_indices")
+    boards = [
+        (column, title, components, minimum,
+         [(r, row, models[row["model_id"]])
+          for r, row in ranked(rows, schema.rank_column("capability_indices", column), names)],
+         sum(markup.missing(r.get(column)) for r in rows))
+        for column, title, components, minimum in capabilities(schema)
+    ]  # fmt: skip
+    return {"leaderboard": leaderboard, "unranked": unranked, "capability_boards": boards}
+
+
+def provenance(model: Model, runs: dict[str, Row], sources: dict[str, Row]) -> list[Row]:
+    """The source runs behind a model's numbers, with their publishers and what they gave."""
+    uses: dict[str, set[str]] = defaultdict(set)
+    for rows, what in (
+        (model.lineage, "evaluation scores"),
+        (model.providers, "host prices and telemetry"),
+        (model.history, "price history"),
+        (model.arena, "Arena ratings"),
+    ):
+        for row in rows:
+            if row.get("source_run_id"):
+                uses[row["source_run_id"]].add(what)
+    out = []
+    for run_id in sorted(uses):
+        source = source_of(run_id, runs, sources)
+        run = runs.get(run_id, {})
+        out.append(
+            {
+                "run_id": run_id,
+                "source": source,
+                "publisher": sources.get(source or "", {}).get("publisher"),
+                "status": run.get("status"),
+                "finished_at": run.get("finished_at"),
+                "uses": ", ".join(sorted(uses[run_id])),
+            }
+        )
+    return out
+
+
+def source_of(run_id: str, runs: dict[str, Row], sources: dict[str, Row]) -> str | None:
+    """The source of a run: as recorded, else the longest source name its id starts with."""
+    if run_id in runs:
+        return runs[run_id].get("source")
+    prefixes = [s for s in sources if run_id.startswith(f"{s}-")]
+    return max(prefixes, key=len) if prefixes else None
+
+
+def reference(key: Any, models: dict[str, Model]) -> Row:
+    """A diff row key as text, with its model when the key names one."""
+    model_id = key.get("model_id") if isinstance(key, dict) else key
+    model = models.get(model_id) if isinstance(model_id, str) else None
+    return {"model": model, "text": brief(key)}
+
+
+def diff_view(release: Release, models: dict[str, Model], titles: dict[str, str]) -> Row | None:
+    """diff.json shaped for the page (keys resolved, long lists cut to CHANGES_SHOWN)."""
+    diff = release.diff
+    if not diff or diff.get("from") is None:
+        return None
+    caused = diff.get("caused_by") or {}
+    tables = []
+    for name, table in (diff.get("tables") or {}).items():
+        changed, moves = table.get("changed") or [], table.get("rank_moves") or []
+        tables.append(
+            {
+                "name": name,
+                "title": titles.get(name, name),
+                "rows_added": count(table.get("rows_added")),
+                "rows_removed": count(table.get("rows_removed")),
+                "note": "new table" if table.get("added_table") else
+                "table removed" if table.get("removed_table") else "",
+                "changed_count": len(changed),
+                "moves_count": len(moves),
+                "changed": [
+                    {"ref": reference(c.get("key"), models), "column": brief(c.get("column")),
+                     "old": brief(c.get("old")), "new": brief(c.get("new")),
+                     "lineage": brief(c.get("lineage"))}
+                    for c in changed[:CHANGES_SHOWN]
+                ],
+                "moves": [
+                    {"old_rank": None, "new_rank": None, "column": None}
+                    | m
+                    | {"ref": reference(m.get("key"), models)}
+                    for m in moves[:CHANGES_SHOWN]
+                ],
+            }
+        )  # fmt: skip
+    return {
+        "source": diff.get("from"),
+        "target": diff.get("to"),
+        "source_runs": [brief(r) for r in caused.get("source_runs") or []],
+        "case_versions": [brief(c) for c in caused.get("case_versions") or []],
+        "added": [reference(i, models) for i in diff.get("models_added") or []],
+        "removed": [reference(i, models) for i in diff.get("models_removed") or []],
+        "tables": tables,
+    }
+
+
+def last_runs(release: Release, sources: dict[str, Row]) -> list[Row]:
+    """The last run of every source (and every source without one)."""
+    latest: dict[str, Row] = {}
+    for run in release.rows("source_runs"):
+        key = str(run.get("started_at") or run.get("finished_at") or "")
+        current = latest.get(run["source"])
+        if current is None or key >= str(current.get("started_at") or ""):
+            latest[run["source"]] = run
+    names = sorted(set(latest) | set(sources))
+    return [{"source": n, "run": latest.get(n), "info": sources.get(n, {})} for n in names]
+
+
+def pm_view(release: Release) -> dict[str, Any]:
+    """The PM suite page: leaderboard (published ranks), categories, drops, pending runs."""
+    setups = release.rows("pm_setups")
+    labels = {str(r["setup_id"]): str(r.get("setup") or r["setup_id"]) for r in setups}
+    by_category: dict[str, dict[str, Any]] = defaultdict(dict)
+    for row in release.rows("pm_categories"):
+        label = labels.get(str(row["setup_id"]), str(row["setup_id"]))
+        by_category[label][str(row["category"])] = row.get("score")
+    return {
+        "setups": setups,
+        "labels": labels,
+        "drops": release.rows("pm_drops"),
+        "categories": sorted({c for scores in by_category.values() for c in scores}),
+        "by_category": sorted(by_category.items()),
+        "pending": sum(1 for r in release.rows("pm_runs") if r.get("status") != "complete"),
+    }
+
+
+def navigator_view(release: Release) -> dict[str, Any]:
+    """The Navigator page: the Index board, its pairs and the v1 fit tables."""
+    fits: dict[tuple[Any, Any], list[Row]] = defaultdict(list)
+    for row in release.rows("navigator_v1_fit"):
+        fits[(row["monthly_volume"], row["monthly_budget_usd"])].append(row)
+    categories = release.schema.parameters("navigator_models").get("categories", [])
+    return {
+        "models": release.rows("navigator_models"),
+        "pairs": release.rows("navigator_pairs"),
+        "categories": list(categories),
+        "fits": sorted(fits.items()),
+    }
+
+
+def usecase_view(release: Release) -> dict[str, Any]:
+    """The UseCaseRank page: its boards as published, and what its script needs to
+    recompute them with a reader's weights (the runs, and the board's published rules)."""
+    groups: dict[str, list[Row]] = defaultdict(list)
+    for row in release.rows("usecase_groups"):
+        groups[str(row["use_case"])].append(row)
+    runs = release.rows("usecase_runs")
+    weights = usecase_weights(release.schema)
+    metrics = [name for name, _label, _value in weights]
+    metric_columns = [f"metric_{name}" for name in metrics]
+    parameters = release.schema.parameters("usecase_groups")
+    return {
+        "groups": sorted(groups.items()),
+        "weights": weights,
+        "review": [r for r in runs if r.get("under_review")],
+        "runs_json": markup.script_json(
+            {
+                "runs": [
+                    {k: r.get(k) for k in ("use_case", "group", "weight", "under_review",
+                                           *metric_columns)}
+                    for r in runs
+                ],
+                "groups": [
+                    {k: g.get(k) for k in ("use_case", "group", "blended", "bt_win_probability")}
+                    for g in release.rows("usecase_groups")
+                ],
+                "metrics": metrics,
+                "blend_score_share": parameters.get("blend_score_share"),
+                "min_runs_for_rank": parameters.get("min_runs_for_rank"),
+            }
+        ),
+    }  # fmt: skip
