@@ -80,3 +80,36 @@ def test_a_parser_that_raises_leaves_a_rejected_run_and_the_live_tables(seeded) 
     assert run.reason == "staging failed: ZeroDivisionError: a bug, not a payload problem"
     assert warehouse.run_row(run.run_id)["reason"] == run.reason
     assert warehouse.checksums() == seeded.checksums
+
+
+@pytest.mark.faults
+def test_a_run_taken_for_abandoned_that_finishes_records_its_real_outcome(seeded) -> None:
+    """Under Dagster's multiprocess executor the process that claimed a run exits after its
+    stage; a second run starting then takes the first for dead. The first, finishing, wins."""
+    import subprocess
+    import sys
+
+    from bench_pipeline.ingest import engine
+    from bench_pipeline.ingest.catalog import source_definitions
+    from bench_pipeline.ingest.sources import PARSERS
+
+    definition = source_definitions()["openrouter_models"]
+    payload = [RawFile("models.json", json.dumps({"data": seeded.models[:40]}).encode())]
+    exited = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    warehouse = seeded.warehouse
+    with warehouse.connect() as conn:
+        run = engine.fetch_and_store(conn, definition, lambda: payload, warehouse.raw_root, "t")
+        conn.execute(
+            "UPDATE source_run_claims SET pid = ? WHERE run_id = ?",
+            [int(exited.stdout), run.run_id],
+        )  # as if the raw step's own process had ended
+        assert engine.close_abandoned(conn, "openrouter_models") == [run.run_id]
+        assert warehouse.run_row(run.run_id)["reason"].startswith("abandoned:")
+        run = engine.stage(conn, run, definition, PARSERS["openrouter_models"])
+        run = engine.validate(conn, run, definition)
+        run = engine.publish(conn, run, definition)
+    assert run.status == "accepted", run.reason
+    assert warehouse.query("SELECT status FROM source_runs WHERE run_id = ?", [run.run_id]) == [
+        ("accepted",)
+    ]

@@ -252,6 +252,7 @@ def stage(
     per live table; records the contract finds wrong carry their problem (see validation)."""
     if run.status == "rejected":
         return run
+    _touch_claim(conn, run)
     try:
         files = load_raw_files(conn, run.run_id)
         report = check_contract(definition.contract, files)
@@ -342,6 +343,7 @@ def validate(
     """Validate staged records; keep typed valid rows and a pending quarantine for publish."""
     if run.status == "rejected":
         return run
+    _touch_claim(conn, run)
     try:
         return _validate(conn, run, definition)
     except SchemaDriftError as error:
@@ -482,6 +484,7 @@ def publish(
     `on_stage` is told "swapping" inside the open transaction and "committed" after it, so a
     caller can report progress (tests use it to kill the process mid-swap).
     """
+    _touch_claim(conn, run)
     previous = last_accepted(conn, run.source)
     if run.status != "rejected":
         problem = sanity_check(run, previous, definition.min_row_ratio, definition.contract)
@@ -535,7 +538,22 @@ def _record_quarantine(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
     )
 
 
+def _touch_claim(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
+    """Say which process works on the run now: under Dagster's multiprocess executor each
+    stage is its own process, and the one that claimed the id has already exited."""
+    conn.execute(
+        "UPDATE source_run_claims SET host = ?, pid = ?, claimed_at = ? WHERE run_id = ?",
+        [socket.gethostname(), os.getpid(), now_utc(), run.run_id],
+    )
+
+
 def _record_run(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
+    # A run taken for abandoned (its process seemed gone between two stages) that finishes
+    # after all: its real outcome replaces the guess.
+    conn.execute(
+        "DELETE FROM source_runs WHERE run_id = ? AND starts_with(reason, 'abandoned:')",
+        [run.run_id],
+    )
     conn.execute(
         "INSERT INTO source_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
