@@ -52,8 +52,11 @@ ui: setup  ## the Dagster UI on http://127.0.0.1:3000
 bench: setup  ## benchmarks, printed as ratios against a baseline measured in the same run
 	$(BIN)/python -m benchmarks
 
-lint: setup
+lint: setup  ## formatting, lint and docstrings, types, import rules
+	$(BIN)/ruff format --check bench_pipeline tests benchmarks
 	$(BIN)/ruff check bench_pipeline tests benchmarks
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf build warehouse/*.duckdb warehouse/*.duckdb.wal

@@ -1,4 +1,4 @@
-"""The scale-out code location: everything in `bench_pipeline.definitions`, plus model runs on
+r"""The scale-out code location: everything in `bench_pipeline.definitions`, plus model runs on
 Celery workers.
 
 `celery_model_runs` materialises `runs/model_runs` with dagster-celery's executor: each run's

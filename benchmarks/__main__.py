@@ -1,4 +1,4 @@
-"""`python -m benchmarks [--only ingest|indices|site|pairs|calls] [options]`: the benchmarks.
+"""`python -m benchmarks [--only ingest|indices|site|pairs|calls|writer] [options]`: benchmarks.
 
 1. ingest: the ingest swap (`benchmarks.ingest_swap`; `--rows N`, `--parser P`).
 2. indices: the index family (`benchmarks.index_family`; `--models N`, `--seed S`).
@@ -7,6 +7,8 @@
    (`benchmarks.pairs`; its own options through `python -m benchmarks.pairs`).
 5. calls: 2,000 model calls at concurrency 32 against a 50 ms loopback server, as a ratio of
    the ideal rate (`benchmarks.model_calls`; options through `python -m benchmarks.model_calls`).
+6. writer: the warehouse row writer (`core.writer.insert_rows`) against `executemany` at 1,000
+   and 100,000 rows of 30 text columns (`benchmarks.row_writer`; `--repeat` applies).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (1 for ingest, 5 for indices).
@@ -18,9 +20,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from benchmarks import index_family, ingest_swap, model_calls, pairs, site_build
+from benchmarks import index_family, ingest_swap, model_calls, pairs, row_writer, site_build
 
-BENCHMARKS = ("ingest", "indices", "site", "pairs", "calls")
+BENCHMARKS = ("ingest", "indices", "site", "pairs", "calls", "writer")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,8 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     index_options_given = (args.models, args.seed) != (index_family.MODELS, index_family.SEED)
-    if args.only == "site" and (ingest_argv or index_options_given):
-        parser.error("the site benchmark takes only --repeat")
+    if args.only in ("site", "writer") and (ingest_argv or index_options_given):
+        parser.error(f"the {args.only} benchmark takes only --repeat")
     if args.only == "indices" and ingest_argv:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
     if args.only == "ingest" and index_options_given:
@@ -92,7 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if status or args.only == "pairs":
             return status
         print()
-    return model_calls.main([])
+    if args.only in (None, "calls"):
+        status = model_calls.main([])
+        if status or args.only == "calls":
+            return status
+        print()
+    return row_writer.main(["--repeat", str(args.repeat)] if args.repeat is not None else [])
 
 
 if __name__ == "__main__":

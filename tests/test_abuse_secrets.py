@@ -38,7 +38,7 @@ from loopback import LoopbackServer, Reply, chat_completions
 from pipeline_steps import bench_env
 
 from bench_pipeline.core import settings
-from bench_pipeline.grading.judges import SimulatedJudgeProvider
+from bench_pipeline.grading.judge_simulated import SimulatedJudgeProvider
 from bench_pipeline.providers.base import ChatRequest
 from bench_pipeline.providers.openai_compatible import scrub
 

@@ -15,7 +15,7 @@ from bench_pipeline.grading.calibration import (
     track_criteria,
 )
 from bench_pipeline.grading.decision import GradeRecord
-from bench_pipeline.grading.judges import CriterionPair, NavigatorJudgement
+from bench_pipeline.grading.judge_flows import CriterionPair, NavigatorJudgement
 from bench_pipeline.grading.navigator_v1 import completeness, display_overall
 from bench_pipeline.grading.outcomes import CheckResult
 from bench_pipeline.grading.queue import (

@@ -13,7 +13,8 @@ from pipeline_steps import simulated_runs
 
 from bench_pipeline.core.warehouse import connect
 from bench_pipeline.grading.cycle import grade_runs
-from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, SimulatedJudgeProvider
+from bench_pipeline.grading.judge_simulated import SimulatedJudgeProvider
+from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL
 from bench_pipeline.grading.review_model import Review
 from bench_pipeline.grading.review_store import simulated_reviews, submit_review
 from bench_pipeline.grading.store import (

@@ -23,15 +23,13 @@ from bench_pipeline.grading.decision import (
     parse_decision,
     redact,
 )
+from bench_pipeline.grading.judge_flows import navigator_judge, pm_judge
+from bench_pipeline.grading.judge_simulated import SimulatedJudgeProvider, simulated_verdict
 from bench_pipeline.grading.judges import (
     SIMULATED_JUDGE_POOL,
     JudgeAssignmentError,
     JudgeModel,
-    SimulatedJudgeProvider,
     assign_judges,
-    navigator_judge,
-    pm_judge,
-    simulated_verdict,
 )
 from bench_pipeline.grading.queue import second_look
 from bench_pipeline.grading.sentinels import (

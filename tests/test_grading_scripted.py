@@ -14,7 +14,7 @@ import pytest
 from loopback import CountingServer
 
 from bench_pipeline.grading import scripted
-from bench_pipeline.grading.outcomes import OUTCOME_VALUE, CheckResult
+from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, CheckResult
 from bench_pipeline.grading.scripted import (
     extract_json,
     last_number,
@@ -54,7 +54,7 @@ def graded(check, output: str) -> tuple[str, str]:
 
 
 def test_outcome_values_follow_the_methodology():
-    assert OUTCOME_VALUE == {"pass": 1.0, "partial": 0.5, "fail": 0.0}
+    assert OUTCOME_CREDIT == {"pass": 1.0, "partial": 0.5, "fail": 0.0}
     result = CheckResult("pass", "ok", "script:regex@1")
     assert result.details == {}
     with pytest.raises(AttributeError):

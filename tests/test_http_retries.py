@@ -10,8 +10,7 @@ import httpx
 import pytest
 from loopback import LoopbackServer, Reply
 
-from bench_pipeline.core.http import get_with_retries, retry_after_seconds
-from bench_pipeline.ingest.payload import FetchError
+from bench_pipeline.core.http import FetchError, get_with_retries, retry_after_seconds
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -5,10 +5,10 @@ import json
 import pytest
 from loopback import LoopbackServer, Reply
 
+from bench_pipeline.core.http import FetchError
 from bench_pipeline.core.settings import REPO_ROOT
 from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.catalog import source_definitions
-from bench_pipeline.ingest.payload import FetchError
 from bench_pipeline.ingest.sources import PARSERS
 from bench_pipeline.resources.sources import FETCH_FAILURES, LiveHttpClient
 

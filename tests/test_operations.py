@@ -10,7 +10,7 @@ from pipeline_steps import simulated_runs
 
 from bench_pipeline.cli.operations import board_as_of, clear_flag, print_status
 from bench_pipeline.core.warehouse import connect
-from bench_pipeline.grading.judges import SimulatedJudgeProvider
+from bench_pipeline.grading.judge_simulated import SimulatedJudgeProvider
 from bench_pipeline.sensors.failures import record_failure
 from bench_pipeline.taskbank import load_bank
 

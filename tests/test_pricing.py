@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench_pipeline.indices.pricing import blended_price, per_token_to_per_million, prices_disagree
+from bench_pipeline.core.money import per_token_to_per_million
+from bench_pipeline.indices.pricing import blended_price, prices_disagree
 
 # --- per_token_to_per_million -------------------------------------------------
 

@@ -19,10 +19,11 @@ from pipeline_steps import ingest_everything
 
 from bench_pipeline.assets import release as release_asset
 from bench_pipeline.core import settings
+from bench_pipeline.core.files import sha256_file
 from bench_pipeline.core.warehouse import connect
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.release import build as build_module
-from bench_pipeline.release.build import build_release, sha256_file
+from bench_pipeline.release.build import build_release
 from bench_pipeline.release.prices import record_price_history
 from bench_pipeline.release.published import METHODOLOGY_VERSIONS, PUBLISHED
 from bench_pipeline.release.verify import private_text_findings, verify_latest, verify_release

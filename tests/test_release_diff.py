@@ -17,8 +17,8 @@ import pytest
 from pipeline_steps import bench_env
 
 from bench_pipeline.core import settings
+from bench_pipeline.core.files import sha256_file
 from bench_pipeline.indices.rules import KNOWN_GOOD_COMPONENTS
-from bench_pipeline.release.build import sha256_file
 from bench_pipeline.release.diff import diff_table
 from bench_pipeline.release.published import PUBLISHED_BY_NAME
 from bench_pipeline.release.schema import RankRule

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench_pipeline.grading.outcomes import dm_score
 from bench_pipeline.scores.pm import (
     DONT_SWITCH,
     NO_CLEAR_DIFFERENCE,
     SWITCH,
     PmRun,
     PmSetupScore,
-    dm_score,
     drop_ready,
     drop_verdict,
     leader_excluding,

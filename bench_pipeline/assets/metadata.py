@@ -29,7 +29,7 @@ def markdown_table(frame: pl.DataFrame, max_width: int = 40) -> str:
 
 
 def table_metadata(conn: duckdb.DuckDBPyConnection, table: str, preview_rows: int = 10) -> dict:
-    count = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    count = conn.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
     preview = fetch_frame(conn, f"SELECT * FROM {table} LIMIT {preview_rows}")
     return {
         f"{table} rows": dg.MetadataValue.int(int(count)),

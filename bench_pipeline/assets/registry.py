@@ -1,5 +1,7 @@
 """The model registry asset: every source's names matched to canonical models."""
 
+from typing import Any
+
 import dagster as dg
 
 from bench_pipeline.assets.metadata import table_metadata, timed
@@ -41,7 +43,7 @@ def model_registry(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
         registry = build_registry(all_candidates(conn, aliases), aliases)
         write_registry(conn, registry, evaluations())
-        metadata = {}
+        metadata: dict[str, Any] = {}
         for table in REGISTRY_TABLES:
             metadata |= table_metadata(conn, table)
     return dg.MaterializeResult(metadata=metadata)
@@ -57,10 +59,10 @@ def registry_referential_integrity(warehouse: WarehouseResource) -> dg.AssetChec
             "SELECT model_id FROM evaluation_scores UNION ALL "
             "SELECT model_id FROM unmatched_models WHERE model_id IS NOT NULL) "
             "WHERE model_id NOT IN (SELECT model_id FROM models)"
-        ).fetchone()[0]
+        ).fetchall()[0][0]
         duplicates = conn.execute(
             "SELECT count(*) - count(DISTINCT model_id) FROM models"
-        ).fetchone()[0]
+        ).fetchall()[0][0]
     return dg.AssetCheckResult(
         passed=orphans == 0 and duplicates == 0,
         metadata={"orphan_references": orphans, "duplicate_model_ids": duplicates},

@@ -4,7 +4,6 @@ so the downloads page and the files it lists always change together."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import dagster as dg
@@ -13,6 +12,7 @@ from bench_pipeline.assets.indices import ARENA_KEY, INDEX_KEY, MARKET_KEY
 from bench_pipeline.assets.metadata import timed
 from bench_pipeline.assets.scores import SCORE_KEYS
 from bench_pipeline.core import settings
+from bench_pipeline.core.files import write_bytes
 from bench_pipeline.release.build import build_release, read_latest
 from bench_pipeline.release.diff import load_manifest
 from bench_pipeline.release.prices import record_price_history
@@ -32,9 +32,7 @@ def publish_downloads(release_dir: Path, directory: Path) -> list[str]:
         for fmt in ("csv", "json"):
             source = release_dir / table["files"][fmt]["path"]
             target = directory / source.name
-            partial = target.with_name(f".{target.name}.partial")
-            partial.write_bytes(source.read_bytes())
-            os.replace(partial, target)
+            write_bytes(target, source.read_bytes())
             written.append(target.name)
     return written
 

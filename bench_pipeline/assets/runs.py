@@ -45,7 +45,8 @@ def progress_line(report: BatchReport) -> str:
     )
 
 
-MODEL_RUN_PARTITIONS = dg.DynamicPartitionsDefinition(name="model_runs")
+MODEL_RUN_PARTITIONS_NAME = "model_runs"
+MODEL_RUN_PARTITIONS = dg.DynamicPartitionsDefinition(name=MODEL_RUN_PARTITIONS_NAME)
 TASK_BANK_KEY = dg.AssetKey(["runs", "task_bank"])
 RATES_KEY = dg.AssetKey(["runs", "model_rates"])
 MODEL_RUNS_KEY = dg.AssetKey(["runs", "model_runs"])
@@ -56,13 +57,14 @@ def register_partitions(instance: dg.DagsterInstance, keys: list[str]) -> list[s
     """Make the instance's partitions exactly `keys`: add the new ones, drop keys of case
     versions or setups no longer in the config or proposed (their runs stay in the
     warehouse). Returns the keys added."""
-    known = instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)
+    name = MODEL_RUN_PARTITIONS_NAME
+    known = instance.get_dynamic_partitions(name)
     wanted = set(keys)
     for stale in (key for key in known if key not in wanted):
-        instance.delete_dynamic_partition(MODEL_RUN_PARTITIONS.name, stale)
+        instance.delete_dynamic_partition(name, stale)
     new = [key for key in keys if key not in set(known)]
     if new:
-        instance.add_dynamic_partitions(MODEL_RUN_PARTITIONS.name, new)
+        instance.add_dynamic_partitions(name, new)
     return new
 
 

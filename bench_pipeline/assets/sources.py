@@ -4,14 +4,10 @@ Each asset only wires the source client and the warehouse to the plain functions
 `bench_pipeline.ingest.engine`; a rejected run is a normal outcome, reported in metadata.
 """
 
-import itertools
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import dagster as dg
 import polars as pl
-
-# Dagster's own cron iterator (what its schedules tick on); there is no public equivalent.
-from dagster._utils.schedules import cron_string_iterator
 
 from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.core import settings
@@ -28,6 +24,7 @@ CHECK_UNIQUE_KEY = "unique_key"
 CHECK_VALUES = "values_valid"
 REFRESH_GRACE = timedelta(hours=1)
 """How long a scheduled refresh may take to land before the source counts as overdue."""
+_TICK_FORMAT = "%Y-%m-%d %H:%M"  # minute keys: one per tick of any cron
 
 
 def client_key(source: str) -> str:
@@ -39,10 +36,22 @@ def live_key(source: str) -> dg.AssetKey:
 
 
 def cadence_interval(cron: str) -> timedelta:
-    """The longest gap between two ticks of the cadence (UTC, as the schedules run)."""
-    start = datetime(2025, 1, 1, tzinfo=UTC).timestamp()
-    ticks = list(itertools.islice(cron_string_iterator(start, cron, "UTC"), 400))
-    return max(later - earlier for earlier, later in itertools.pairwise(ticks))
+    """The longest gap between two ticks of the cadence over a year (UTC, as schedules run).
+
+    Dagster's public time-window partitions tick exactly as its schedules do.
+    """
+    start = datetime(2025, 1, 1)
+    ticks = dg.TimeWindowPartitionsDefinition(
+        cron_schedule=cron, start=start, end=start + timedelta(days=366), fmt=_TICK_FORMAT
+    )
+    windows = (ticks.time_window_for_partition_key(k) for k in ticks.get_partition_keys()[:400])
+    return max(window.end - window.start for window in windows)
+
+
+def warn_window(definition: SourceDefinition) -> timedelta:
+    """How long after a refresh the source's freshness turns WARN: one cadence interval plus
+    `REFRESH_GRACE`."""
+    return cadence_interval(definition.cadence_cron) + REFRESH_GRACE
 
 
 def freshness_policy(definition: SourceDefinition) -> dg.FreshnessPolicy:
@@ -57,7 +66,7 @@ def freshness_policy(definition: SourceDefinition) -> dg.FreshnessPolicy:
     but whose data is rejected.
     """
     fail = timedelta(hours=definition.freshness_hours)
-    warn = cadence_interval(definition.cadence_cron) + REFRESH_GRACE
+    warn = warn_window(definition)
     if warn >= fail:
         raise ValueError(
             f"{definition.name}: freshness_hours ({definition.freshness_hours}) must exceed one "
@@ -67,8 +76,8 @@ def freshness_policy(definition: SourceDefinition) -> dg.FreshnessPolicy:
     return dg.FreshnessPolicy.time_window(fail_window=fail, warn_window=warn)
 
 
-def _hours(window) -> str:
-    return f"{window.to_timedelta() / timedelta(hours=1):g}"
+def _hours(window: timedelta) -> str:
+    return f"{window / timedelta(hours=1):g}"
 
 
 def _run_metadata(run: engine.SourceRun) -> dict:
@@ -153,7 +162,7 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
         description=(
             f"{definition.title}: live tables {', '.join(definition.tables)}, replaced in one "
             f"transaction only when the run passes the sanity check. Freshness: WARN after "
-            f"{_hours(policy.warn_window)} hours without a refresh, FAIL after "
+            f"{_hours(warn_window(definition))} hours without a refresh, FAIL after "
             f"{definition.freshness_hours} hours; the `fresh` check dates the last accepted run. "
             f"{definition.attribution}"
         ),

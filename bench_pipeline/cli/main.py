@@ -95,16 +95,17 @@ def _summary(started: datetime, out: TextIO) -> None:
     print(f"\nWarehouse: {settings.warehouse_path()}", file=out)
 
 
+# Dagster's documented run tags for a partition range (`execute_in_process` takes one key only,
+# and the constants live in a private module).
+PARTITION_RANGE_START_TAG = "dagster/asset_partition_range_start"
+PARTITION_RANGE_END_TAG = "dagster/asset_partition_range_end"
+
+
 def declared_run_tags(instance, out: TextIO | None = None) -> list[dict[str, str]]:
     """Tags for one run per unbroken stretch of registered model-run partitions whose setup is
     declared in `setups/`. Partitions proposed for models new on OpenRouter are left to an
     operator (they may cost money); a run's range must not span them, since Dagster records
     every partition in a run's range as materialised."""
-    from dagster._core.storage.tags import (
-        ASSET_PARTITION_RANGE_END_TAG,
-        ASSET_PARTITION_RANGE_START_TAG,
-    )
-
     from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS
     from bench_pipeline.runs.plan import parse_partition_key, ranges_of
     from bench_pipeline.taskbank.setups import load_setups
@@ -118,8 +119,7 @@ def declared_run_tags(instance, out: TextIO | None = None) -> list[dict[str, str
             print(f"  ({len(keys) - covered} proposed model-run partitions left for an "
                   "operator to launch from the UI)", file=out)  # fmt: skip
     return [
-        {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}
-        for first, last in ranges
+        {PARTITION_RANGE_START_TAG: first, PARTITION_RANGE_END_TAG: last} for first, last in ranges
     ]
 
 

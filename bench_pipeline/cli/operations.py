@@ -10,7 +10,7 @@ import duckdb
 import polars as pl
 
 from bench_pipeline.core.warehouse import fetch_frame, transaction
-from bench_pipeline.runs.store import insert_rows
+from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.scores.load import navigator_frames, pm_frames, usecase_frames
 from bench_pipeline.scores.usecase import HARD_FLAGS
 from bench_pipeline.taskbank import TaskBank

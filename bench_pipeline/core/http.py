@@ -16,7 +16,10 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
-from bench_pipeline.ingest.payload import FetchError
+
+class FetchError(RuntimeError):
+    """The source could not be fetched (HTTP failure after retries, timeout, missing folder)."""
+
 
 RETRYABLE = frozenset({429, 500, 502, 503, 504})
 

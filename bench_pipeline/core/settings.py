@@ -39,6 +39,7 @@ def sources_dir() -> Path:
 
 
 def warehouse_path() -> Path:
+    """The warehouse file, `$BENCH_HOME/warehouse/bench.duckdb`."""
     return bench_home() / "warehouse" / "bench.duckdb"
 
 
@@ -48,6 +49,7 @@ def raw_dir() -> Path:
 
 
 def migrations_dir() -> Path:
+    """The numbered SQL migrations shipped with the code."""
     return REPO_ROOT / "warehouse" / "migrations"
 
 

@@ -7,7 +7,6 @@ file for a bounded time instead of failing a run because an analyst briefly held
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -16,6 +15,9 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+
+from bench_pipeline.core.files import replacing
+from bench_pipeline.core.writer import write_frame
 
 LOCK_MESSAGE = "Could not set lock on file"
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -102,10 +104,10 @@ def migrate(conn: duckdb.DuckDBPyConnection, directory: Path) -> list[int]:
 
 def table_checksum(conn: duckdb.DuckDBPyConnection, table: str) -> tuple[int, str]:
     """Row count and an order-independent digest of every value in a table."""
-    count, digest = conn.execute(
+    ((count, digest),) = conn.execute(
         f"SELECT count(*), coalesce(md5(string_agg(h, '' ORDER BY h)), '') "
         f"FROM (SELECT md5(CAST(t AS VARCHAR)) AS h FROM {table} AS t)"
-    ).fetchone()
+    ).fetchall()
     return int(count), str(digest)
 
 
@@ -128,29 +130,18 @@ def publish_read_only_copy(conn: duckdb.DuckDBPyConnection, target: Path) -> Pat
     Analysts open `target` read-only. The rename is atomic, and a reader that already has the
     old file open keeps reading it undisturbed, so readers never hold the writer's lock.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.partial")
-    partial.unlink(missing_ok=True)
     database = conn.execute("SELECT current_database()").fetchall()[0][0]
-    conn.execute(f"ATTACH '{partial}' AS analyst_copy")
-    try:
-        conn.execute(f"COPY FROM DATABASE {database} TO analyst_copy")
-    finally:
-        conn.execute("DETACH analyst_copy")
-    os.replace(partial, target)
+    with replacing(target) as partial:
+        conn.execute(f"ATTACH '{partial}' AS analyst_copy")
+        try:
+            conn.execute(f"COPY FROM DATABASE {database} TO analyst_copy")
+        finally:
+            conn.execute("DETACH analyst_copy")
     return target
 
 
 def replace_tables(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]) -> None:
     """Replace the whole content of each table with its frame, all in one transaction."""
-    names = {table: f"_replacement_{table}" for table in frames}
-    for table, frame in frames.items():
-        conn.register(names[table], frame.to_arrow())
-    try:
-        with transaction(conn):
-            for table in frames:
-                conn.execute(f"DELETE FROM {table}")
-                conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {names[table]}")
-    finally:
-        for name in names.values():
-            conn.unregister(name)
+    with transaction(conn):
+        for table, frame in frames.items():
+            write_frame(conn, table, frame, mode="replace")

@@ -26,12 +26,8 @@ from typing import Any
 
 from bench_pipeline.grading.browser import inspect_prototype
 from bench_pipeline.grading.decision import GradeRecord, grade_rubric
-from bench_pipeline.grading.judges import (
-    JudgeModel,
-    assign_judges,
-    navigator_judge,
-    pm_judge,
-)
+from bench_pipeline.grading.judge_flows import navigator_judge, pm_judge
+from bench_pipeline.grading.judges import JudgeModel, assign_judges
 from bench_pipeline.grading.outcomes import CheckResult
 from bench_pipeline.grading.queue import QueueItem, second_look
 from bench_pipeline.grading.scripted import run_check

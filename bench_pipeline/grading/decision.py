@@ -29,11 +29,12 @@ import html
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from bench_pipeline.grading.outcomes import OUTCOME_VALUE, Outcome
+from bench_pipeline.grading.judges import JudgeModel
+from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, Outcome
 from bench_pipeline.providers.base import ChatRequest, ChatResponse, Message, Provider, Usage
 from bench_pipeline.taskbank.models import (
     CRITICAL_FAILURES_CRITERION,
@@ -43,9 +44,6 @@ from bench_pipeline.taskbank.models import (
     JudgeCheck,
     content_hash,
 )
-
-if TYPE_CHECKING:
-    from bench_pipeline.grading.judges import JudgeModel
 
 PROMPT_VERSION = "decision-prompt-v1"
 """Changes whenever the wording or layout of the judge prompts changes; recorded on grades."""
@@ -144,7 +142,7 @@ class GradeRecord(BaseModel):
     @property
     def value(self) -> float | None:
         """1, 0.5 or 0 for pass, partial, fail; None when ungraded."""
-        return None if self.outcome == "ungraded" else OUTCOME_VALUE[self.outcome]
+        return None if self.outcome == "ungraded" else OUTCOME_CREDIT[self.outcome]
 
     @property
     def total_usage(self) -> Usage | None:
@@ -414,7 +412,7 @@ async def grade_criterion(
         parse_decision,
         attempts,
     )
-    common = {
+    common: dict[str, Any] = {
         "case_key": case.key,
         "case_version": case.version,
         "input_id": input_id,

@@ -23,9 +23,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from bench_pipeline.grading.decision import GradeRecord
-from bench_pipeline.grading.judges import NavigatorJudgement
-from bench_pipeline.grading.outcomes import CheckResult
-from bench_pipeline.scores.pm import dm_score, grade_to_100
+from bench_pipeline.grading.judge_flows import NavigatorJudgement
+from bench_pipeline.grading.outcomes import CheckResult, dm_score, grade_to_100
 
 SECOND_LOOK_CONFIDENCE = 0.65
 SCORE_GAP = 30.0
@@ -155,6 +154,7 @@ def second_look(
     """Every reason `run_id` needs a second look (empty when none).
 
     Args:
+        run_id: The run the reasons are about.
         grades: The decision model's grades of the run (one per criterion).
         review: The PM reviewer's 1–5 score, once submitted.
         navigator: The two-judge result of a Navigator input.

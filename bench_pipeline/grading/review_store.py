@@ -25,10 +25,10 @@ import duckdb
 from pydantic import ValidationError
 
 from bench_pipeline.core.warehouse import transaction
+from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.grading.blinding import blind_copy
 from bench_pipeline.grading.review_model import Review
 from bench_pipeline.runs.intake import MAX_INBOX_BYTES, unseen_files
-from bench_pipeline.runs.store import insert_rows
 from bench_pipeline.taskbank import Case, TaskBank
 from bench_pipeline.taskbank.errors import validation_problems
 

@@ -311,7 +311,12 @@ async def grade_cycle(
     """`judge` grades every item (real or sentinel, by the same calls) on its rubric.
 
     Args:
+        provider: Serves the judge's requests.
+        judge: The judge model asked.
         cases: Case key → case, for every item.
+        cycle_id: The grading cycle, recorded on every judged item.
+        items: The cycle's items, real runs and sentinels mixed.
+        attempts: Tries per question until a reply parses.
         concurrency: Judge requests in flight at once, over the whole cycle.
     """
     bounded = BoundedProvider(provider, concurrency)

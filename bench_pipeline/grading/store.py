@@ -9,11 +9,12 @@ from datetime import datetime
 import duckdb
 
 from bench_pipeline.core.warehouse import transaction
+from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.grading.blinding import blind_copy
 from bench_pipeline.grading.calibration import PairedGrade, calibrate, track_criteria
 from bench_pipeline.grading.cycle import GRADE_COLUMNS, CycleResult, RunToGrade
+from bench_pipeline.grading.outcomes import Outcome
 from bench_pipeline.grading.queue import score_gap
-from bench_pipeline.runs.store import insert_rows
 from bench_pipeline.taskbank import TaskBank
 
 MIN_CALIBRATION_PAIRS = 10
@@ -130,7 +131,7 @@ def add_score_gaps(conn: duckdb.DuckDBPyConnection, now: datetime) -> int:
     return len(rows)
 
 
-def _band(score: int) -> str:
+def _band(score: int) -> Outcome:
     """A 1–5 score as an outcome, to compare a judge's and a person's: 4–5 pass, 3 partial,
     1–2 fail."""
     return "pass" if score >= 4 else "partial" if score == 3 else "fail"

@@ -15,6 +15,7 @@ from decimal import Decimal
 
 import duckdb
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from bench_pipeline.core.warehouse import fetch_frame, replace_tables
 from bench_pipeline.indices.openness import LicenceTable, classify_licence, openness_score
@@ -191,7 +192,7 @@ def refresh_market(
 
 
 MONEY = pl.Decimal(24, 12)
-MARKET_SCHEMA = {
+MARKET_SCHEMA: dict[str, pl.DataType | DataTypeClass] = {
     "model_id": pl.Utf8,
     "model_name": pl.Utf8,
     "input_usd_per_1m": MONEY,

@@ -7,10 +7,9 @@ functions reject ``float`` arguments outright.
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation, localcontext
+from decimal import Decimal
 
-TOKENS_PER_MILLION = 6
-"""Power of ten between a per-token and a per-million-tokens rate."""
+from bench_pipeline.core.money import exact, tidy
 
 INPUT_WEIGHT = 3
 """Weight of the input rate in the blended price (3 input : 1 output)."""
@@ -20,33 +19,6 @@ OUTPUT_WEIGHT = 1
 
 DEFAULT_REL_TOL = Decimal("0.01")
 """Default relative tolerance (1%) when cross-checking two price sources."""
-
-_PRECISION = 60
-
-
-def _tidy(value: Decimal) -> Decimal:
-    """Strip trailing zeros without switching to exponent notation.
-
-    ``Decimal("0.269000000")`` becomes ``Decimal("0.269")`` and
-    ``Decimal("30.00000")`` becomes ``Decimal("30")`` (not ``Decimal("3E+1")``);
-    any zero becomes ``Decimal("0")``.
-
-    Args:
-        value: A finite decimal.
-
-    Returns:
-        An equal decimal with no trailing fractional zeros and a non-positive
-        exponent.
-    """
-    if value.is_zero():
-        return Decimal(0)
-    with localcontext() as ctx:
-        ctx.prec = max(_PRECISION, len(value.as_tuple().digits))
-        reduced = value.normalize()
-        exponent = reduced.as_tuple().exponent
-        if isinstance(exponent, int) and exponent > 0:
-            reduced = reduced.quantize(Decimal(1))
-    return reduced
 
 
 def _require_decimal(name: str, value: object) -> None:
@@ -64,49 +36,6 @@ def _require_decimal(name: str, value: object) -> None:
         raise TypeError(f"{name} must be a Decimal, got {type(value).__name__}")
     if not value.is_finite() or value < 0:
         raise ValueError(f"{name} must be a finite, non-negative Decimal, got {value}")
-
-
-def per_token_to_per_million(value: str | None) -> Decimal | None:
-    """Convert an OpenRouter USD-per-token price string to USD per million tokens.
-
-    OpenRouter reports prices as decimal strings per token (e.g.
-    ``"0.000000269"``). The conversion shifts the decimal point six places, so
-    it is exact, and the result carries no trailing zeros or exponent
-    notation (``"0.000000269"`` gives ``Decimal("0.269")``, ``"0.00003"``
-    gives ``Decimal("30")``).
-
-    Args:
-        value: The per-token price string, or None. Surrounding whitespace is
-            ignored.
-
-    Returns:
-        The price per million tokens; ``Decimal("0")`` for a free rate; None
-        when the value is missing or empty, or negative (OpenRouter uses
-        ``"-1"`` for variable or router-determined pricing).
-
-    Raises:
-        TypeError: If ``value`` is neither a string nor None (floats included).
-        ValueError: If the string is not a finite decimal number.
-    """
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise TypeError(f"price must be a string or None, got {type(value).__name__}")
-    text = value.strip()
-    if not text:
-        return None
-    try:
-        per_token = Decimal(text)
-    except InvalidOperation as error:
-        raise ValueError(f"not a decimal price: {value!r}") from error
-    if not per_token.is_finite():
-        raise ValueError(f"not a finite price: {value!r}")
-    if per_token < 0:
-        return None
-    with localcontext() as ctx:
-        ctx.prec = max(_PRECISION, len(per_token.as_tuple().digits))
-        per_million = per_token.scaleb(TOKENS_PER_MILLION)
-    return _tidy(per_million)
 
 
 def blended_price(input_per_m: Decimal | None, output_per_m: Decimal | None) -> Decimal | None:
@@ -132,11 +61,10 @@ def blended_price(input_per_m: Decimal | None, output_per_m: Decimal | None) -> 
         return None
     _require_decimal("input_per_m", input_per_m)
     _require_decimal("output_per_m", output_per_m)
-    with localcontext() as ctx:
-        ctx.prec = _PRECISION
+    with exact():
         total = INPUT_WEIGHT * input_per_m + OUTPUT_WEIGHT * output_per_m
         blended = total / (INPUT_WEIGHT + OUTPUT_WEIGHT)
-    return _tidy(blended)
+    return tidy(blended)
 
 
 def prices_disagree(
@@ -171,8 +99,7 @@ def prices_disagree(
         return False
     _require_decimal("a", a)
     _require_decimal("b", b)
-    with localcontext() as ctx:
-        ctx.prec = _PRECISION
+    with exact():
         return abs(a - b) > rel_tol * max(a, b)
 
 
@@ -180,8 +107,6 @@ __all__ = [
     "DEFAULT_REL_TOL",
     "INPUT_WEIGHT",
     "OUTPUT_WEIGHT",
-    "TOKENS_PER_MILLION",
     "blended_price",
-    "per_token_to_per_million",
     "prices_disagree",
 ]

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 import duckdb
 import polars as pl
 
+from bench_pipeline.core.clock import now_utc
 from bench_pipeline.core.warehouse import fetch_frame, transaction
+from bench_pipeline.core.writer import write_frame
 from bench_pipeline.indices.rules import (
     capability_indices,
     known_good_index,
     normalise,
 )
-from bench_pipeline.ingest.engine import now_utc
 
 PUBLISHER = "Epoch AI"
 SCORES_SQL = """
@@ -85,32 +86,26 @@ def store(conn: duckdb.DuckDBPyConnection, result: IndexComputation) -> None:
         "known_good_index": result.known_good,
         "capability_indices": result.capability,
     }
-    for table, frame in frames.items():
-        conn.register(f"_{table}", frame.to_arrow())
-    try:
-        with transaction(conn):
-            for table in frames:
-                conn.execute(f"DELETE FROM {table}")
-                conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _{table}")
-            seen = conn.execute(
-                "SELECT count(*) FROM index_computations WHERE computation_id = ?",
-                [result.computation_id],
-            ).fetchall()[0][0]
-            if not seen:
-                conn.execute(
-                    "INSERT INTO index_computations VALUES (?, ?, ?, ?, ?)",
-                    [
-                        result.computation_id,
-                        now_utc(),
-                        json.dumps(list(result.source_run_ids)),
-                        result.inputs_sha256,
-                        result.known_good.filter(pl.col("eligible")).height,
-                    ],
-                )
-                conn.execute(
-                    "INSERT INTO known_good_index_history SELECT computation_id, model_id, "
-                    "known_good_index, index_components FROM _known_good_index"
-                )
-    finally:
-        for table in frames:
-            conn.unregister(f"_{table}")
+    with transaction(conn):
+        for table, frame in frames.items():
+            write_frame(conn, table, frame, mode="replace")
+        seen = conn.execute(
+            "SELECT count(*) FROM index_computations WHERE computation_id = ?",
+            [result.computation_id],
+        ).fetchall()[0][0]
+        if not seen:
+            conn.execute(
+                "INSERT INTO index_computations VALUES (?, ?, ?, ?, ?)",
+                [
+                    result.computation_id,
+                    now_utc(),
+                    json.dumps(list(result.source_run_ids)),
+                    result.inputs_sha256,
+                    result.known_good.filter(pl.col("eligible")).height,
+                ],
+            )
+            # the live table now holds exactly this computation's rows
+            conn.execute(
+                "INSERT INTO known_good_index_history SELECT computation_id, model_id, "
+                "known_good_index, index_components FROM known_good_index"
+            )

@@ -40,7 +40,7 @@ def accept_run(
         raise ValueError(f"{run_id}: only a rejected run can be accepted; it was {status}")
     measured = conn.execute(
         "SELECT count(*) FROM source_run_groups WHERE run_id = ?", [run_id]
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     if not measured:
         raise ValueError(
             f"{run_id}: rejected before its records were checked ({why}); there is nothing "

@@ -20,18 +20,21 @@ import re
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
 import duckdb
 import polars as pl
 
+from bench_pipeline.core.clock import now_utc
+from bench_pipeline.core.files import write_bytes
+from bench_pipeline.core.http import FetchError
 from bench_pipeline.core.warehouse import fetch_frame, transaction
+from bench_pipeline.core.writer import insert_rows, write_frame
 from bench_pipeline.ingest import contract as contracts
 from bench_pipeline.ingest.catalog import SourceDefinition
 from bench_pipeline.ingest.payload import (
-    FetchError,
     PayloadError,
     RawFile,
     content_sha256,
@@ -81,10 +84,6 @@ class SourceRun:
         return replace(self, status="rejected", reason=reason)
 
 
-def now_utc() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
 def _run_tag(run_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "_", run_id)
 
@@ -113,14 +112,6 @@ def _drop_work_tables(conn: duckdb.DuckDBPyConnection, run: SourceRun, tables: S
 def _ensure_work_schemas(conn: duckdb.DuckDBPyConnection) -> None:
     conn.execute("CREATE SCHEMA IF NOT EXISTS staging")
     conn.execute("CREATE SCHEMA IF NOT EXISTS validated")
-
-
-def _write_frame(conn: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
-    conn.register("_frame", frame.to_arrow())
-    try:
-        conn.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM _frame")
-    finally:
-        conn.unregister("_frame")
 
 
 def fetch_and_store(
@@ -155,12 +146,13 @@ def fetch_and_store(
     for raw in files:
         stored = raw_root / definition.name / raw.sha256[:2] / raw.sha256
         if not stored.exists():
-            stored.parent.mkdir(parents=True, exist_ok=True)
-            partial = stored.with_suffix(f".{os.getpid()}.part")
-            partial.write_bytes(raw.content)
-            partial.replace(stored)
+            try:
+                write_bytes(stored, raw.content)
+            except OSError:  # a second writer of the same content took the partial name
+                if not stored.exists():
+                    raise
         rows.append((run_id, definition.name, raw.name, raw.sha256, len(raw.content), str(stored)))
-    conn.executemany("INSERT INTO raw_files VALUES (?, ?, ?, ?, ?, ?)", rows)
+    insert_rows(conn, "raw_files", None, rows)
     return run
 
 
@@ -269,8 +261,11 @@ def stage(
     _ensure_work_schemas(conn)
     problems = _problem_frame(report)
     for table, frame in frames.items():
-        _write_frame(
-            conn, staging_table(run.source, table, run.run_id), _with_problems(frame, problems)
+        write_frame(
+            conn,
+            staging_table(run.source, table, run.run_id),
+            _with_problems(frame, problems),
+            mode="create",
         )
     return replace(
         run,
@@ -302,7 +297,7 @@ def check_contract(
 
 
 def _problem_frame(report: contracts.ContractReport) -> pl.DataFrame:
-    first = {}
+    first: dict[tuple[str, int], contracts.RecordProblem] = {}
     for problem in report.problems:  # one reason per record: the first found
         first.setdefault((problem.file_name, problem.record_number), problem)
     return pl.DataFrame(
@@ -362,13 +357,15 @@ def _validate(
     for table in definition.tables:
         staged = fetch_frame(conn, f"SELECT * FROM {staging_table(run.source, table, run.run_id)}")
         result = validate_records(TABLES[table], staged, today=today)
-        _write_frame(conn, validated_table(run.source, table, run.run_id), result.valid)
+        write_frame(
+            conn, validated_table(run.source, table, run.run_id), result.valid, mode="create"
+        )
         valid_counts[table] = result.valid.height
         groups[(TABLE_GROUP, table)] = result.valid.height
         groups |= _group_counts(definition, table, staged, result)
         quarantined.append(result.quarantined)
     pending = pl.concat(quarantined) if quarantined else pl.DataFrame(schema=QUARANTINE_SCHEMA)
-    _write_frame(conn, pending_quarantine(run.source, run.run_id), pending)
+    write_frame(conn, pending_quarantine(run.source, run.run_id), pending, mode="create")
     return replace(
         run, rows_valid=valid_counts, rows_quarantined=count_records(pending), groups=groups
     )
@@ -502,8 +499,10 @@ def publish(
                     f"FROM {validated_table(run.source, table, run.run_id)}",
                     [run.run_id],
                 )
-            conn.executemany(
-                "INSERT INTO source_run_tables VALUES (?, ?, ?)",
+            insert_rows(
+                conn,
+                "source_run_tables",
+                None,
                 [(run.run_id, table, rows) for table, rows in run.rows_valid.items()],
             )
         _record_quarantine(conn, run)
@@ -521,10 +520,8 @@ def _record_measurements(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> Non
         return
     groups = [(run.run_id, run.source, kind, name, n) for (kind, name), n in run.groups.items()]
     fields = [(run.run_id, run.source, path, n, nulls) for path, (n, nulls) in run.fields.items()]
-    if groups:
-        conn.executemany("INSERT INTO source_run_groups VALUES (?, ?, ?, ?, ?)", groups)
-    if fields:
-        conn.executemany("INSERT INTO source_run_fields VALUES (?, ?, ?, ?, ?)", fields)
+    insert_rows(conn, "source_run_groups", None, groups)
+    insert_rows(conn, "source_run_fields", None, fields)
 
 
 def _record_quarantine(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:

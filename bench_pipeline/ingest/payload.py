@@ -32,10 +32,6 @@ RECORD_FAULTS = (
 expected, a timestamp out of range); the record is quarantined, the run goes on."""
 
 
-class FetchError(RuntimeError):
-    """The source could not be fetched (HTTP failure after retries, timeout, missing folder)."""
-
-
 class PayloadError(ValueError):
     """The payload cannot be read at all (malformed JSON, an HTML page, a missing column)."""
 
@@ -114,7 +110,7 @@ def _cut_too_deep(raw: RawFile, limit: int) -> bytes:
     return b"".join(parts)
 
 
-def read_csv(raw: RawFile, required: Iterable[str]) -> list[dict[str, str]]:
+def read_csv(raw: RawFile, required: Iterable[str]) -> list[dict[str, str | None]]:
     """CSV records as dicts (quoted newlines allowed); every required column must be present."""
     try:
         reader = csv.DictReader(io.StringIO(raw.content.decode("utf-8-sig")))

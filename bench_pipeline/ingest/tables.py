@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import pandera.polars as pa
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 MONEY = pl.Decimal(24, 12)
 MAX_USD_PER_M = 10_000
@@ -23,7 +24,7 @@ class TableSpec:
     """One live table: column types in order, the columns that identify a record, checks."""
 
     name: str
-    columns: dict[str, pl.DataType]
+    columns: dict[str, pl.DataType | DataTypeClass]
     key: tuple[str, ...]
     checks: dict[str, list[pa.Check]] = field(default_factory=dict)
     required: tuple[str, ...] = ()

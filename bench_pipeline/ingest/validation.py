@@ -9,6 +9,7 @@ from datetime import date, timedelta
 
 import pandera.polars as pa
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from bench_pipeline.ingest.tables import TableSpec
 
@@ -23,7 +24,7 @@ FAILURE_SCHEMA = {ROW: pl.UInt32, "field": pl.Utf8, "reason": pl.Utf8}
 DATE_SLACK = timedelta(days=1)
 """A date may be at most this far after the run's own day (time zones), never further."""
 
-QUARANTINE_SCHEMA = {
+QUARANTINE_SCHEMA: dict[str, pl.DataType | DataTypeClass] = {
     "table_name": pl.Utf8,
     "file_name": pl.Utf8,
     "record_number": pl.Int64,
@@ -149,7 +150,7 @@ def _cast_failures(spec: TableSpec, staged: pl.DataFrame, typed: pl.DataFrame) -
 
 
 def _check_failures(spec: TableSpec, typed: pl.DataFrame) -> pl.DataFrame:
-    """pandera's value checks, run lazily so that every failing record is reported."""
+    """Run pandera's value checks lazily so that every failing record is reported."""
     empty = pl.DataFrame(schema=FAILURE_SCHEMA)
     if typed.is_empty():
         return empty
@@ -184,7 +185,7 @@ def _duplicate_failures(spec: TableSpec, typed: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def cast_column(column: pl.Series, dtype: pl.DataType) -> pl.Series:
+def cast_column(column: pl.Series, dtype: pl.DataType | DataTypeClass) -> pl.Series:
     """Read a staged column as `dtype`; an unreadable value becomes null (and is reported)."""
     if column.dtype == pl.Utf8:
         if dtype == pl.Boolean:
@@ -255,5 +256,5 @@ def _quarantine_rows(spec: TableSpec, staged: pl.DataFrame, failures: pl.DataFra
         .with_columns(pl.lit(spec.name).alias("table_name"))
         .sort(ROW, "field")
         .select(list(QUARANTINE_SCHEMA))
-        .cast(QUARANTINE_SCHEMA)
+        .cast(pl.Schema(QUARANTINE_SCHEMA))
     )

@@ -205,7 +205,8 @@ class OpenAICompatibleProvider(Provider):
         client: httpx.AsyncClient | ClientPool | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        """
+        """Set up the client.
+
         Args:
             api_key: Bearer token (the caller reads `OPENROUTER_API_KEY`); None sends no
                 Authorization header (local servers).

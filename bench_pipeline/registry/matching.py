@@ -343,6 +343,7 @@ def build_registry(candidates: Sequence[Candidate], aliases: AliasFile) -> Regis
             base = candidate.key.lstrip("~").split(":", 1)[0]
             found = _Found(_ensure_model(registry, base, candidate), "new")
             candidate = Candidate(**{**vars(candidate), "api_ids": (base.split("/", 1)[-1],)})
+        assert found.model_id is not None  # both branches above found or made a model
         _record(registry, index, candidate, found.model_id, found.method or "new", aliases)
 
     # The lab's own listings first (an undated id before its dated spellings), then the

@@ -8,6 +8,7 @@ import duckdb
 import polars as pl
 
 from bench_pipeline.core.warehouse import transaction
+from bench_pipeline.core.writer import registered, write_frame
 from bench_pipeline.ingest.catalog import EvaluationSpec
 from bench_pipeline.registry.matching import Registry
 
@@ -23,7 +24,7 @@ WITH scored AS (
            count(*) OVER (PARTITION BY a.model_id, r.evaluation_id) AS rows_considered
     FROM evaluation_rows r
     JOIN model_aliases a ON a.source = 'epoch' AND a.source_key = r.model_version
-    JOIN _directions d USING (evaluation_id)
+    JOIN {directions} d USING (evaluation_id)
 )
 SELECT * EXCLUDE (place) FROM scored WHERE place = 1
 """
@@ -90,26 +91,16 @@ def write_registry(
             "direction": [e.direction for e in evaluations],
         }
     )
-    for name, frame in (
-        ("_models", models),
-        ("_aliases", aliases),
-        ("_unmatched", unmatched),
-        ("_quarantined", quarantined),
-        ("_directions", directions),
-    ):
-        conn.register(name, frame.to_arrow())
-    try:
-        with transaction(conn):
-            for table, source in (
-                ("models", "_models"),
-                ("model_aliases", "_aliases"),
-                ("unmatched_models", "_unmatched"),
-                ("quarantined_models", "_quarantined"),
-            ):
-                conn.execute(f"DELETE FROM {table}")
-                conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {source}")
-            conn.execute("DELETE FROM evaluation_scores")
-            conn.execute(f"INSERT INTO evaluation_scores BY NAME {BEST_SCORES_SQL}")
-    finally:
-        for name in ("_models", "_aliases", "_unmatched", "_quarantined", "_directions"):
-            conn.unregister(name)
+    with transaction(conn), registered(conn, directions) as directions_view:
+        for table, frame in (
+            ("models", models),
+            ("model_aliases", aliases),
+            ("unmatched_models", unmatched),
+            ("quarantined_models", quarantined),
+        ):
+            write_frame(conn, table, frame, mode="replace")
+        conn.execute("DELETE FROM evaluation_scores")
+        conn.execute(
+            "INSERT INTO evaluation_scores BY NAME "
+            + BEST_SCORES_SQL.format(directions=directions_view)
+        )

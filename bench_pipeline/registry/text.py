@@ -64,7 +64,8 @@ def impostor_reason(identifier: str, original: str) -> str:
 def split_name(name: str) -> tuple[str, str]:
     """(the name without trailing parenthetical groups, those groups normalised)."""
     name = clean(name)
-    previous, tails = None, []
+    previous: str | None = None
+    tails: list[str] = []
     while previous != name:
         previous = name
         match = TRAILING_PARENTHETICAL.search(name)

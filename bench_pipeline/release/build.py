@@ -37,7 +37,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from bench_pipeline.core.files import sha256_file, write_text
 from bench_pipeline.core.warehouse import transaction
+from bench_pipeline.core.writer import write_frame
 from bench_pipeline.release.diff import MANIFEST, diff_releases, load_manifest
 from bench_pipeline.release.downloads import _decimal_text, _json_value, write_download
 from bench_pipeline.release.published import PUBLISHED, PublishedTable, schema_document
@@ -57,14 +59,6 @@ class ReleaseOutcome:
     path: Path
     created: bool
     previous_release_id: str | None
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def json_rendering(frame: pl.DataFrame) -> bytes:
@@ -98,12 +92,6 @@ def read_latest(releases_root: Path) -> str | None:
         return None
     name = pointer.read_text(encoding="utf-8").strip()
     return name if name and (releases_root / name / MANIFEST).is_file() else None
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
 
 
 def _check_keys(table: PublishedTable, frame: pl.DataFrame) -> None:
@@ -143,9 +131,7 @@ def _write_database(path: Path, frames: Mapping[str, pl.DataFrame]) -> None:
     conn = duckdb.connect(str(path))
     try:
         for name, frame in frames.items():
-            conn.register("_frame", frame.to_arrow())
-            conn.execute(f'CREATE TABLE "{name}" AS SELECT * FROM _frame')
-            conn.unregister("_frame")
+            write_frame(conn, f'"{name}"', frame, mode="create")
         conn.execute("CHECKPOINT")
     finally:
         conn.close()
@@ -227,7 +213,7 @@ def build_release(
         manifest = load_manifest(final)
         _record(conn, manifest, final)  # in case an earlier build stopped before its row
         if latest != rid:
-            _write_atomically(releases_root / LATEST, rid)
+            write_text(releases_root / LATEST, rid)
         return ReleaseOutcome(rid, final, False, manifest["previous_release_id"])
 
     partial = releases_root / f".{rid}.partial"
@@ -289,5 +275,5 @@ def build_release(
         shutil.rmtree(partial, ignore_errors=True)  # another writer published it first
         return ReleaseOutcome(rid, final, False, load_manifest(final)["previous_release_id"])
     _record(conn, manifest, final)
-    _write_atomically(releases_root / LATEST, rid)  # last: readers follow `latest`
+    write_text(releases_root / LATEST, rid)  # last: readers follow `latest`
     return ReleaseOutcome(rid, final, True, latest)

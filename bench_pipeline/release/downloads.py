@@ -12,7 +12,6 @@ number; JSON and Parquet keep the exact value.
 from __future__ import annotations
 
 import json
-import os
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -20,10 +19,13 @@ from typing import Any
 
 import polars as pl
 
+from bench_pipeline.core.files import write_bytes
+from bench_pipeline.core.money import plain
+
 
 def _json_value(value: Any) -> Any:
     if isinstance(value, Decimal):
-        return format(value.normalize(), "f")
+        return plain(value)
     if isinstance(value, datetime | date):
         return value.isoformat()
     return value
@@ -54,22 +56,16 @@ def neutralise_formulas(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _replace(path: Path, content: bytes) -> None:
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_bytes(content)
-    os.replace(partial, path)
-
-
 def write_download(frame: pl.DataFrame, name: str, directory: Path) -> dict[str, Path]:
     """Write `<name>.csv` and `<name>.json` (an array of objects, same columns) atomically."""
     directory.mkdir(parents=True, exist_ok=True)
     published = _decimal_text(frame)
     csv_path, json_path = directory / f"{name}.csv", directory / f"{name}.json"
-    _replace(
+    write_bytes(
         csv_path, neutralise_formulas(frame).pipe(_decimal_text).write_csv(null_value="").encode()
     )
     records = [
         {k: _json_value(v) for k, v in row.items()} for row in published.iter_rows(named=True)
     ]
-    _replace(json_path, (json.dumps(records, ensure_ascii=False, indent=1) + "\n").encode())
+    write_bytes(json_path, (json.dumps(records, ensure_ascii=False, indent=1) + "\n").encode())
     return {"csv": csv_path, "json": json_path}

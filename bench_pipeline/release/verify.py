@@ -17,7 +17,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from bench_pipeline.release.build import DATABASE, LATEST, MANIFEST, read_latest, sha256_file
+from bench_pipeline.core.files import sha256_file
+from bench_pipeline.release.build import DATABASE, LATEST, MANIFEST, read_latest
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank import private_texts as bank_private_texts
 
@@ -39,7 +40,7 @@ def _count_rows(path: Path) -> int | None:
     if path.name == DATABASE:
         with duckdb.connect(str(path), read_only=True) as conn:
             tables = [r[0] for r in conn.execute("SHOW TABLES").fetchall()]
-            return sum(conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables)
+            return sum(conn.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] for t in tables)
     return None
 
 

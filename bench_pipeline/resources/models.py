@@ -10,7 +10,8 @@ import dagster as dg
 from pydantic import Field, ValidationError
 
 from bench_pipeline.core import settings
-from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, JudgeModel, SimulatedJudgeProvider
+from bench_pipeline.grading.judge_simulated import SimulatedJudgeProvider
+from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, JudgeModel
 from bench_pipeline.providers import (
     DEFAULT_BASE_URL,
     CachedProvider,

@@ -16,9 +16,9 @@ import httpx
 from pydantic import Field
 
 from bench_pipeline.core import settings
-from bench_pipeline.core.http import get_with_retries
+from bench_pipeline.core.http import FetchError, get_with_retries
 from bench_pipeline.ingest.catalog import SourceDefinition
-from bench_pipeline.ingest.payload import FetchError, RawFile
+from bench_pipeline.ingest.payload import RawFile
 
 FETCH_FAILURES = "fetch_failures.txt"
 

@@ -31,10 +31,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from typing import overload
 
-from bench_pipeline.indices.pricing import _tidy  # exact, exponent-free decimals: one rule
+from bench_pipeline.core.money import exact, plain, tidy
 from bench_pipeline.providers.base import Usage
 
 MODEL_UNPRICED = "model_unpriced"
@@ -42,7 +42,6 @@ LONG_CONTEXT_UNPRICED = "long_context_unpriced"
 USAGE_INCONSISTENT = "usage_inconsistent"
 
 TOKENS_PER_RATE_UNIT = Decimal(1_000_000)
-_PRECISION = 60
 
 
 def _check_rate(name: str, value: object) -> None:
@@ -156,14 +155,13 @@ def cost_of(usage: Usage, rates: Rates | None) -> CostResult:
     )
     if any(tokens > 0 and rate is None for tokens, rate in parts):
         return CostResult(None, [MODEL_UNPRICED, *warnings])
-    with localcontext() as ctx:
-        ctx.prec = _PRECISION
+    with exact():
         total = sum(
             (Decimal(tokens) * rate for tokens, rate in parts if tokens > 0 and rate is not None),
             Decimal(0),
         )
         cost = total / TOKENS_PER_RATE_UNIT
-    return CostResult(_tidy(cost), warnings)
+    return CostResult(tidy(cost), warnings)
 
 
 def cost_of_all(usages: Iterable[Usage], rates: Rates | None) -> CostResult:
@@ -180,10 +178,9 @@ def cost_of_all(usages: Iterable[Usage], rates: Rates | None) -> CostResult:
         if result.cost_usd is None or total is None:
             total = None
         else:
-            with localcontext() as ctx:
-                ctx.prec = _PRECISION
+            with exact():
                 total += result.cost_usd
-    return CostResult(None if total is None else _tidy(total), warnings)
+    return CostResult(None if total is None else tidy(total), warnings)
 
 
 def rate_in_effect(dated_rates: Iterable[Rates], on_date: date) -> Rates | None:
@@ -229,7 +226,7 @@ def format_usd(value: Decimal | None) -> str | None:
         raise TypeError(f"a cost must be a Decimal, got {type(value).__name__}")
     if not value.is_finite():
         raise ValueError(f"not a finite cost: {value}")
-    return format(_tidy(value), "f")
+    return plain(value)
 
 
 __all__ = [

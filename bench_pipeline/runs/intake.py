@@ -22,9 +22,9 @@ from typing import Any, NamedTuple
 import duckdb
 
 from bench_pipeline.core.warehouse import transaction
+from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.providers.base import Usage
 from bench_pipeline.runs.costing import Rates, cost_of_all, rate_in_effect
-from bench_pipeline.runs.store import insert_rows
 from bench_pipeline.runs.submissions import (
     MAX_SUBMISSION_BYTES,
     Rejection,
@@ -231,6 +231,7 @@ def ingest_inbox(
     runs: list[dict[str, Any]] = []
     stamp = now.replace(tzinfo=None)
     for path, sha256, refusal in unseen:
+        result: Submission | Rejection
         if refusal is not None:
             result = Rejection(
                 reason=refusal, field=None, problems=((None, refusal),), source=str(path)

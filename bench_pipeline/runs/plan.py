@@ -108,7 +108,7 @@ def ranges_of(keys: Sequence[str], setup_ids: Collection[str]) -> list[tuple[str
     """
     stretches: list[tuple[str, str]] = []
     start: str | None = None
-    previous: str | None = None
+    previous = ""  # set before any stretch can close
     for key in keys:
         if parse_partition_key(key).setup_id in setup_ids:
             start = start or key

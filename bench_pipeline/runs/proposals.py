@@ -39,8 +39,8 @@ from datetime import UTC, date, datetime, timedelta
 import duckdb
 
 from bench_pipeline.core.warehouse import transaction
+from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.runs.plan import executable_cases, partition_key
-from bench_pipeline.runs.store import insert_rows
 from bench_pipeline.taskbank import TaskBank
 from bench_pipeline.taskbank.setups import Harness, ModelRecord, Setup, SetupCatalog
 

@@ -27,8 +27,9 @@ from typing import Any
 import duckdb
 
 from bench_pipeline.core import settings
+from bench_pipeline.core.money import per_token_to_per_million
 from bench_pipeline.core.warehouse import transaction
-from bench_pipeline.indices.pricing import per_token_to_per_million
+from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.runs.costing import LongContextTier, Rates
 
 PRICING_FILE_ORIGIN = "pricing.toml"
@@ -205,8 +206,7 @@ def refresh_model_rates(conn: duckdb.DuckDBPyConnection, pricing_file: Path | No
         conn.execute("DELETE FROM model_rates WHERE origin = ?", [PRICING_FILE_ORIGIN])
         now = datetime.now(UTC).replace(tzinfo=None)
         rows = [_row(item, now) for item in (*listed, *file_rows)]
-        if rows:
-            conn.executemany(f"INSERT INTO model_rates VALUES ({', '.join('?' * 14)})", rows)
+        insert_rows(conn, "model_rates", None, rows)
     return conn.execute("SELECT count(*) FROM model_rates").fetchall()[0][0]
 
 

@@ -7,8 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from bench_pipeline.core.warehouse import transaction
+from bench_pipeline.core.writer import insert_rows, registered
 from bench_pipeline.taskbank import TaskBank
 from bench_pipeline.taskbank.setups import SetupCatalog
 
@@ -21,29 +23,28 @@ RUN_COLUMNS = (
 )  # fmt: skip
 
 
+_CASE_UPDATE = ("suite", "case_id", "version", "title", "category", "private", "noisy", "core",
+                "prototype")  # fmt: skip
+_CASE_UPDATE_SCHEMA = pa.schema(
+    [(name, pa.bool_() if name in _CASE_UPDATE[5:] else pa.string()) for name in _CASE_UPDATE]
+)
+
+
 def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-def insert_rows(
-    conn: duckdb.DuckDBPyConnection,
-    table: str,
-    columns: Sequence[str],
-    rows: Sequence[Sequence[Any]],
-) -> None:
-    """Insert `rows` (values in `columns` order); nothing when there are none."""
-    if rows:
-        names = ", ".join(f'"{c}"' for c in columns)
-        marks = ", ".join("?" * len(columns))
-        conn.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+def _delete_runs(conn: duckdb.DuckDBPyConnection, table: str, run_ids: Sequence[str]) -> None:
+    if run_ids:
+        conn.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [list(run_ids)])
 
 
 def store_runs(conn: duckdb.DuckDBPyConnection, rows: Sequence[Mapping[str, Any]]) -> None:
     """Write finished runs (replacing any row of the same run id) and clear their failures."""
-    ids = [[row["run_id"]] for row in rows]
+    ids = [row["run_id"] for row in rows]
     with transaction(conn):
-        conn.executemany("DELETE FROM model_runs WHERE run_id = ?", ids)
-        conn.executemany("DELETE FROM run_failures WHERE run_id = ?", ids)
+        _delete_runs(conn, "model_runs", ids)
+        _delete_runs(conn, "run_failures", ids)
         insert_rows(conn, "model_runs", RUN_COLUMNS, [[r[c] for c in RUN_COLUMNS] for r in rows])
 
 
@@ -51,7 +52,7 @@ def store_failures(conn: duckdb.DuckDBPyConnection, failures: Mapping[str, str])
     """Record runs that failed for good (their last failure only)."""
     rows = [[run_id, error.split(": ", 1)[0], error, _now()] for run_id, error in failures.items()]
     with transaction(conn):
-        conn.executemany("DELETE FROM run_failures WHERE run_id = ?", [[r[0]] for r in rows])
+        _delete_runs(conn, "run_failures", list(failures))
         insert_rows(conn, "run_failures", ("run_id", "partition_key", "error", "failed_at"), rows)
 
 
@@ -87,11 +88,20 @@ def store_bank_and_setups(
     with transaction(conn):
         conn.execute("UPDATE task_cases SET current = false")
         conn.execute("UPDATE setups SET current = false")
-        conn.executemany(
-            "UPDATE task_cases SET current = true, title = ?, category = ?, private = ?, "
-            "noisy = ?, core = ?, prototype = ? WHERE suite = ? AND case_id = ? AND version = ?",
-            [[r[4], r[5], r[7], r[8], r[9], r[10], r[0], r[1], r[2]] for r in case_rows],
+        seen_cases = pa.Table.from_pylist(
+            [
+                dict(zip(_CASE_UPDATE, (*r[:3], r[4], r[5], *r[7:11]), strict=True))
+                for r in case_rows
+            ],
+            schema=_CASE_UPDATE_SCHEMA,
         )
+        with registered(conn, seen_cases) as view:
+            conn.execute(
+                f"UPDATE task_cases SET current = true, title = v.title, category = v.category, "
+                f"private = v.private, noisy = v.noisy, core = v.core, prototype = v.prototype "
+                f"FROM {view} AS v WHERE task_cases.suite = v.suite "
+                f"AND task_cases.case_id = v.case_id AND task_cases.version = v.version"
+            )
         known = set(conn.execute("SELECT suite, case_id, version FROM task_cases").fetchall())
         insert_rows(
             conn, "task_cases",
@@ -99,8 +109,9 @@ def store_bank_and_setups(
              "private", "noisy", "core", "prototype", "inputs", "current", "first_loaded"),
             [r for r in case_rows if tuple(r[:3]) not in known],
         )  # fmt: skip
-        conn.executemany(
-            "UPDATE setups SET current = true WHERE setup_id = ?", [[r[0]] for r in setup_rows]
+        conn.execute(
+            "UPDATE setups SET current = true WHERE setup_id IN (SELECT unnest(?))",
+            [[r[0] for r in setup_rows]],
         )
         seen = {s for (s,) in conn.execute("SELECT setup_id FROM setups").fetchall()}
         insert_rows(

@@ -43,6 +43,8 @@ from pydantic import (
     model_validator,
 )
 
+from bench_pipeline.core.files import write_text
+from bench_pipeline.grading.outcomes import Outcome, RunOutcome
 from bench_pipeline.providers.base import Usage
 from bench_pipeline.taskbank.bank import TaskBank
 from bench_pipeline.taskbank.errors import rule_error, validation_problems
@@ -56,8 +58,6 @@ MAX_TOKENS = 10**12
 COST_PATTERN = r"^[0-9]+(\.[0-9]+)?$"
 """A cost given as a string: a plain non-negative decimal, no exponent or sign."""
 
-Outcome = Literal["pass", "partial", "fail"]
-RunOutcome = Literal["success", "partial", "fail"]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{64}$")]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 RunId = Annotated[str, StringConstraints(pattern=r"^sub-[0-9a-f]{16}$")]
@@ -425,9 +425,5 @@ def submission_json_schema() -> dict[str, Any]:
 
 def write_schema(path: Path) -> Path:
     """Write `submission_json_schema()` to `path` (sorted keys, 2-space indent), atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(submission_json_schema(), indent=2, sort_keys=True, ensure_ascii=False)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text + "\n", encoding="utf-8")
-    os.replace(partial, path)
-    return path
+    return write_text(path, text + "\n")

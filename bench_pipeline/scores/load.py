@@ -15,13 +15,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import cast
 
 import duckdb
 import polars as pl
 
 from bench_pipeline.core.warehouse import replace_tables
 from bench_pipeline.grading.navigator_v1 import completeness, display_overall
-from bench_pipeline.grading.outcomes import OUTCOME_VALUE
+from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, Outcome
 from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.navigator import (
     NavigatorRun,
@@ -147,7 +148,7 @@ def pm_inputs(conn: duckdb.DuckDBPyConnection, bank: TaskBank, as_of: datetime) 
                 core=case.core,
                 prototype=case.prototype,
                 repeat=run.repeat,
-                criteria={} if pending else criteria,
+                criteria={} if pending else cast("dict[str, Outcome]", criteria),  # PmRun checks
                 judge=None if pending or case.prototype else judge,
                 review=None if pending else review,
                 reviewer_critical_failure=critical and not pending,
@@ -204,7 +205,7 @@ def _drops(
         earlier = [s for s in ordered[:position] if companies.get(s) == companies.get(setup_id)]
         previous = scores[earlier[-1]] if earlier else None
         others = [s for s in scores.values() if s.setup_id != setup_id and s.rank is not None]
-        leader = min(others, key=lambda s: s.rank) if others else None
+        leader = min(others, key=lambda s: s.rank or 0) if others else None  # all ranked
         vs_previous, vs_leader = drop_verdict(new, previous, leader)
         rows.append({
             "setup_id": setup_id, "drop_date": dates.get(setup_id),
@@ -228,7 +229,7 @@ def _input_score(grades: Iterable[tuple]) -> float | None:
     grades = list(grades)
     script = [outcome for _i, _q, kind, _g, outcome, _s in grades if kind == "script"]
     if script:
-        return OUTCOME_VALUE.get(script[0])
+        return OUTCOME_CREDIT.get(script[0])
     by_question: dict[str, list[str]] = defaultdict(list)
     for _i, question, _kind, _grader, outcome, _s in grades:
         by_question[question].append(outcome)
@@ -238,7 +239,7 @@ def _input_score(grades: Iterable[tuple]) -> float | None:
     for outcomes in by_question.values():
         if len(outcomes) != 2 or "ungraded" in outcomes or set(outcomes) == {"pass", "fail"}:
             return None
-        values.append(sum(OUTCOME_VALUE[o] for o in outcomes) / 2)
+        values.append(sum(OUTCOME_CREDIT[o] for o in outcomes) / 2)
     return sum(values) / len(values)
 
 
@@ -258,7 +259,7 @@ def navigator_frames(
             NavigatorRun(run.run_id, run.label, case.id, case.category, score, run.cost_usd)
         )
         done = completeness(run.output, run.finish_reason, run.max_tokens, run.completion_tokens)
-        dimensions = {q: 5 * OUTCOME_VALUE.get(o, 0.0)
+        dimensions = {q: 5 * OUTCOME_CREDIT.get(o, 0.0)
                       for _i, q, _k, _g, o, _s in grades[run.run_id]}  # fmt: skip
         shown = display_overall(5 * score, dimensions, done.output_incomplete)
         calls.append(V1Call(run.label, case.id, shown.displayed_overall, run.cost_usd))

@@ -28,11 +28,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from itertools import combinations
 
 import polars as pl
 
+from bench_pipeline.core.money import exact
 from bench_pipeline.core.stats import (
     PairResult,
     dominates,
@@ -59,13 +60,11 @@ CATEGORY_WEIGHTS: Mapping[str, int] = {
 ALPHA = 0.05
 COST_PER_SUCCESS_QUANTUM = Decimal("1e-12")
 """A cost divided by a sum of scores does not end; it is published to 10⁻¹² USD."""
-_PRECISION = 60
 
 
 def _to_quantum(value: Decimal) -> Decimal:
     """Round half-even to `COST_PER_SUCCESS_QUANTUM`, however many integer digits it has."""
-    with localcontext() as ctx:
-        ctx.prec = max(_PRECISION, value.adjusted() + 14)
+    with exact(value.adjusted() + 14):
         return value.quantize(COST_PER_SUCCESS_QUANTUM)
 
 
@@ -223,8 +222,7 @@ def cost_per_success(
     """
     if any(c is None for c in costs):
         return None, None
-    with localcontext() as ctx:
-        ctx.prec = _PRECISION
+    with exact():
         total = sum((c for c in costs if c is not None), Decimal(0))
         successes = Decimal(math.fsum(scores))
         if successes <= 0:
@@ -438,8 +436,7 @@ def v1_fit_rows(
         if row.task == task:
             calls[row.model].append(row)
     fits = []
-    with localcontext() as ctx:
-        ctx.prec = _PRECISION
+    with exact():
         for model, model_calls in calls.items():
             costs = [c.cost_usd for c in model_calls]
             if any(c is None for c in costs):

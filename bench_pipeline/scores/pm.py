@@ -33,16 +33,20 @@ from typing import Literal, get_args
 import polars as pl
 
 from bench_pipeline.core.stats import margin95, repeat_spread
+from bench_pipeline.grading.outcomes import (
+    OUTCOME_CREDIT,
+    Outcome,
+    check_grade,
+    dm_score,
+    grade_to_100,
+)
 from bench_pipeline.scores.ranking import competition_ranks
 from bench_pipeline.taskbank import CRITICAL_FAILURES_CRITERION
 
-Outcome = Literal["pass", "partial", "fail"]
 EvaluationStatus = Literal["complete", "pending", "failed"]
 SetupStatus = Literal["ranked", "provisional"]
 Verdict = Literal["switch", "no clear difference", "don't switch"]
 
-OUTCOME_CREDIT: Mapping[str, float] = {"pass": 1.0, "partial": 0.5, "fail": 0.0}
-"""Credit of each decision-model outcome."""
 DM_WEIGHT = 0.30
 JUDGE_WEIGHT = 0.35
 REVIEW_WEIGHT = 0.35
@@ -55,13 +59,6 @@ NO_CLEAR_DIFFERENCE: Verdict = "no clear difference"
 DONT_SWITCH: Verdict = "don't switch"
 
 _STATUSES = frozenset(get_args(EvaluationStatus))
-
-
-def _check_grade(name: str, value: int | None) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
-        raise ValueError(f"{name} must be an integer from 1 to 5, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -105,8 +102,8 @@ class PmRun:
         bad = {k: v for k, v in self.criteria.items() if v not in OUTCOME_CREDIT}
         if bad:
             raise ValueError(f"run {self.run_id}: outcomes must be pass/partial/fail, got {bad}")
-        _check_grade("judge", self.judge)
-        _check_grade("review", self.review)
+        check_grade("judge", self.judge)
+        check_grade("review", self.review)
         if self.status != "complete":
             return
         # A complete run must carry every grade its score needs: no silent zeros.
@@ -184,19 +181,6 @@ class PmTables:
     pm_setups: pl.DataFrame
     setups: tuple[PmSetupScore, ...] = ()
     """The setup scores behind `pm_setups`, for what compares setups (drop verdicts)."""
-
-
-def dm_score(criteria: Mapping[str, Outcome]) -> float:
-    """Decision-model score: 100 × mean credit (pass 1, partial 0.5, fail 0)."""
-    if not criteria:
-        raise ValueError("a decision-model score needs at least one criterion")
-    return 100.0 * math.fsum(OUTCOME_CREDIT[o] for o in criteria.values()) / len(criteria)
-
-
-def grade_to_100(grade: int) -> float:
-    """A 1–5 judge or review answer on the 0–100 scale: (x − 1) × 25."""
-    _check_grade("grade", grade)
-    return (grade - 1) * 25.0
 
 
 def pm_score(dm: float, judge: float | None, review: float, *, prototype: bool) -> float:
@@ -549,21 +533,17 @@ __all__ = [
     "CRITICAL_FAILURE_CAP",
     "DONT_SWITCH",
     "NO_CLEAR_DIFFERENCE",
-    "OUTCOME_CREDIT",
     "SWITCH",
     "DropReadiness",
     "EvaluationStatus",
-    "Outcome",
     "PmRun",
     "PmRunScore",
     "PmSetupScore",
     "PmTables",
     "PmTaskScore",
     "Verdict",
-    "dm_score",
     "drop_ready",
     "drop_verdict",
-    "grade_to_100",
     "leader_excluding",
     "pm_score",
     "pm_tables",

@@ -39,20 +39,20 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from typing import Literal, get_args
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
+from bench_pipeline.core.money import exact
 from bench_pipeline.core.stats import weighted_ci90
+from bench_pipeline.grading.outcomes import RUN_OUTCOME_CREDIT, RunOutcome
 from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.ranking import competition_ranks
 
-Outcome = Literal["success", "partial", "fail"]
 Autonomy = Literal["autonomous", "lightly_guided", "heavily_guided"]
 Trend = Literal["up", "down", "same", "new"]
-
-OUTCOME_VALUE: Mapping[str, float] = {"success": 1.0, "partial": 0.5, "fail": 0.0}
 
 COST_MISMATCH = "cost_mismatch"
 AUTONOMY_MISMATCH = "autonomy_mismatch"
@@ -81,7 +81,7 @@ BLEND_SCORE_SHARE = 0.7
 TREND_LOOKBACK = timedelta(days=7)
 
 _SECONDS_PER_DAY = 86_400.0
-_OUTCOMES = frozenset(get_args(Outcome))
+_OUTCOMES = frozenset(get_args(RunOutcome))
 _AUTONOMY = frozenset(get_args(Autonomy))
 
 
@@ -141,7 +141,7 @@ class UseCaseRun:
     use_case: str
     model: str
     settings: str = ""
-    outcome: Outcome
+    outcome: RunOutcome
     first_try: bool
     retries: int = 0
     step_ins: int = 0
@@ -272,14 +272,13 @@ def cost_per_success(run: UseCaseRun) -> Decimal | None:
     """Spend over all attempts ÷ outcome value: cost × (1 + retries) ÷ (1 or 0.5)."""
     if run.outcome == "fail" or run.cost_usd is None:
         return None
-    with localcontext() as ctx:
-        ctx.prec = 60
+    with exact():
         spend = run.cost_usd * (1 + run.retries)
         return spend if run.outcome == "success" else spend * 2
 
 
 def _ratio(best: float, own: float) -> float:
-    """best ÷ own for a "lower is better" quantity, with 0 ÷ 0 = 1, clipped to 0–1."""
+    """Return best ÷ own for a "lower is better" quantity, with 0 ÷ 0 = 1, clipped to 0–1."""
     return 1.0 if own == 0 else min(1.0, best / own)
 
 
@@ -287,8 +286,7 @@ def _cost_ratio(best: Decimal, own: Decimal) -> float:
     """`_ratio` for exact costs: divided as Decimals, then made a float."""
     if own == 0:
         return 1.0
-    with localcontext() as ctx:
-        ctx.prec = 60
+    with exact():
         return min(1.0, float(best / own))
 
 
@@ -301,7 +299,7 @@ class UseCaseRunScore:
     group: str
     model: str
     settings: str
-    outcome: Outcome
+    outcome: RunOutcome
     score: float
     metric_outcome: float
     metric_cost_efficiency: float
@@ -378,7 +376,7 @@ class UseCaseBoard:
 
 
 _JOINED = ("flags", "cleared_flags", "warnings")
-_RUN_SCHEMA = {
+_RUN_SCHEMA: dict[str, pl.DataType | DataTypeClass] = {
     "run_id": pl.String,
     "use_case": pl.String,
     "group": pl.String,
@@ -541,7 +539,7 @@ def _score_runs(
             else _ratio(min(fastest.get(run.use_case, math.inf), run.wall_time_s), run.wall_time_s)
         )
         metrics = (
-            OUTCOME_VALUE[run.outcome],
+            RUN_OUTCOME_CREDIT[run.outcome],
             cost_efficiency,
             speed,
             1.0 / (1 + run.step_ins),
@@ -750,7 +748,6 @@ __all__ = [
     "Autonomy",
     "Clearance",
     "MetricWeights",
-    "Outcome",
     "Trend",
     "UseCaseBoard",
     "UseCaseGroupScore",

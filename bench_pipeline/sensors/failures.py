@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import dagster as dg
 import duckdb
 
+from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.resources.warehouse import WarehouseResource
-from bench_pipeline.runs.store import insert_rows
 
 MESSAGE_CHARS = 500
 

@@ -23,7 +23,7 @@ from urllib.parse import quote
 import jinja2
 
 from bench_pipeline.core import settings
-from bench_pipeline.release.build import sha256_file
+from bench_pipeline.core.files import sha256_file
 from bench_pipeline.site import markup, views
 from bench_pipeline.site.charts import price_history_svg
 from bench_pipeline.site.layout import Row, read_json

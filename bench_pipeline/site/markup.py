@@ -1,8 +1,8 @@
-"""Small text helpers for the site: value formatting, slugs and a Markdown subset.
+"""Small text helpers for the site: value formatting, slugs and Markdown pages.
 
-The Markdown subset covers what the project's own pages use: `#` headings, paragraphs,
-`-` and `1.` lists, `code`, **strong**, *emphasis* and [links](target). Everything is
-escaped first, and a link may only point to a relative path, `#anchor`, http(s) or mailto.
+Pages are rendered by markdown-it-py (CommonMark and tables) with the site's two rules on top:
+headings carry their slug as `id`, and a link may only point to a relative path, `#anchor`,
+http(s) or mailto.
 """
 
 from __future__ import annotations
@@ -14,12 +14,15 @@ from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from markupsafe import Markup, escape
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markupsafe import Markup
+
+from bench_pipeline.core.money import plain
 
 MISSING = "—"
-_INLINE = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*|\*(.+?)\*|\[([^\]]+)\]\(([^)\s]+)\)")
-_SAFE_LINK = re.compile(r"^(https?://|mailto:|#|[\w./-])", re.IGNORECASE)
-_LIST_ITEM = re.compile(r"^(?:[-*]|\d+\.)\s+")
+_SCHEME = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.-]*):")
+_SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 
 
 def slugify(text: str, limit: int = 80) -> str:
@@ -63,7 +66,7 @@ def usd(value: Any) -> str:
         exact = Decimal(str(value))
     except InvalidOperation:
         return str(value)
-    return f"${exact.normalize():f}"
+    return f"${plain(exact)}"
 
 
 def text(value: Any) -> str:
@@ -97,51 +100,57 @@ def is_simulated(row: dict[str, Any]) -> bool:
     return row.get("simulated") in (True, 1, "true", "True")
 
 
-def _inline(source: str) -> str:
-    out, position = [], 0
-    for match in _INLINE.finditer(source):
-        out.append(str(escape(source[position : match.start()])))
-        code, strong, emphasis, label, target = match.groups()
-        if code is not None:
-            out.append(f"<code>{escape(code)}</code>")
-        elif strong is not None:
-            out.append(f"<strong>{_inline(strong)}</strong>")
-        elif emphasis is not None:
-            out.append(f"<em>{_inline(emphasis)}</em>")
-        elif _SAFE_LINK.match(target) and not target.lower().startswith("javascript"):
-            out.append(f'<a href="{escape(target)}">{_inline(label)}</a>')
-        else:
-            out.append(_inline(label))
-        position = match.end()
-    out.append(str(escape(source[position:])))
-    return "".join(out)
+def _safe_target(target: str) -> bool:
+    """A link target a reader may follow: a relative path, `#anchor`, http(s) or mailto."""
+    scheme = _SCHEME.match(target)
+    return scheme is None or scheme.group(1).lower() in _SAFE_SCHEMES
+
+
+def _site_rules(state: StateCore) -> None:
+    """Give every heading its slug as `id`, and unwrap links to an unsafe target (their
+    label stays, as text)."""
+    tokens = state.tokens
+    for position, token in enumerate(tokens):
+        if token.type == "heading_open" and position + 1 < len(tokens):
+            token.attrSet("id", slugify(tokens[position + 1].content))
+        if token.type != "inline" or not token.children:
+            continue
+        kept, unwrapping = [], False
+        for child in token.children:
+            if child.type == "link_open" and not _safe_target(str(child.attrGet("href") or "")):
+                unwrapping = True
+            elif child.type == "link_close" and unwrapping:
+                unwrapping = False
+            else:
+                kept.append(child)
+        token.children = kept
+
+
+class _SiteMarkdown(MarkdownIt):
+    def validateLink(self, url: str) -> bool:
+        """Accept every link while parsing: `_site_rules` judges them, keeping a refused
+        link's label rather than its source text."""
+        return True
+
+
+def _renderer() -> MarkdownIt:
+    # CommonMark with tables; raw HTML is escaped, images are not part of the site's pages.
+    md = _SiteMarkdown("commonmark", {"html": False}).enable("table").disable("image")
+    md.core.ruler.push("bench_site", _site_rules)
+    return md
+
+
+_MARKDOWN = _renderer()
 
 
 def markdown(source: str) -> Markup:
-    """Render the Markdown subset described above to HTML."""
-    html: list[str] = []
-    source = re.sub(r"^(#{1,4}\s.*)$", "\n\\1\n", source, flags=re.MULTILINE)
-    for block in re.split(r"\n\s*\n", source.strip()):
-        lines = [line.rstrip() for line in block.splitlines() if line.strip()]
-        if not lines:
-            continue
-        heading = re.match(r"^(#{1,4})\s+(.*)$", lines[0])
-        if heading:
-            level, title = len(heading.group(1)), heading.group(2)
-            html.append(f'<h{level} id="{slugify(title)}">{_inline(title)}</h{level}>')
-        elif _LIST_ITEM.match(lines[0]):
-            items: list[str] = []
-            for line in lines:
-                if _LIST_ITEM.match(line):
-                    items.append(_LIST_ITEM.sub("", line))
-                else:
-                    items[-1] += " " + line.strip()
-            tag = "ol" if lines[0][0].isdigit() else "ul"
-            body = "".join(f"<li>{_inline(item)}</li>" for item in items)
-            html.append(f"<{tag}>{body}</{tag}>")
-        else:
-            html.append(f"<p>{_inline(' '.join(line.strip() for line in lines))}</p>")
-    return Markup("\n".join(html))
+    """Render a page's Markdown (CommonMark and tables) to HTML.
+
+    Raw HTML in the source is escaped, every heading gets its slug as `id`, and a link may
+    only point to a relative path, `#anchor`, http(s) or mailto: any other link (for example
+    `javascript:`, `vbscript:` or `data:`) is rendered as its label alone.
+    """
+    return Markup(_MARKDOWN.render(source))
 
 
 def first_heading(source: str, default: str) -> str:

@@ -16,6 +16,9 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
+
+Built = TypeVar("Built")
 
 VERSIONS = "site-versions"
 KEEP = 2
@@ -26,7 +29,7 @@ def versions_dir(site: Path) -> Path:
     return site.parent / VERSIONS
 
 
-def publish_site(site: Path, build: Callable[[Path], object]) -> tuple[Path, object]:
+def publish_site(site: Path, build: Callable[[Path], Built]) -> tuple[Path, Built]:
     """Run `build(folder)` on a new folder and swap it in as `site`; returns the folder and
     what `build` returned. A failed build leaves `site` as it was."""
     root = versions_dir(site)

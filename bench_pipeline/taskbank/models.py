@@ -66,7 +66,7 @@ Text = Annotated[str, StringConstraints(min_length=1)]
 
 
 def _lf(value: str) -> str:
-    """Text as written, with Windows line ends made `\\n` (a checkout on another system must
+    r"""Text as written, with Windows line ends made `\\n` (a checkout on another system must
     not change a version)."""
     return value.replace("\r\n", "\n").replace("\r", "\n")
 

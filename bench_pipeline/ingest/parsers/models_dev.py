@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import polars as pl
@@ -56,7 +57,7 @@ def parse(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
             for model_id, model in models.items():
                 number += 1
                 row = isolated(
-                    lambda m, p=provider_id, q=provider, i=model_id: _model_row(p, q, i, m),
+                    partial(_model_row, provider_id, provider, model_id),
                     model,
                     {"provider_id": provider_id, "model_id": model_id},
                 )

@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from bench_pipeline.indices.pricing import per_token_to_per_million
+from bench_pipeline.core.money import per_token_to_per_million
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
@@ -112,7 +112,7 @@ def _records(raw: RawFile, document: Any, what: str) -> Any:
 
 
 def parse_models(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
-    rows = []
+    rows: list[tuple[str, int, dict[str, Any]]] = []
     for raw in files:
         models = _records(raw, load_json(raw), "a model listing")
         if not isinstance(models, list):
@@ -154,7 +154,7 @@ def _endpoint_row(endpoint: Mapping[str, Any]) -> dict[str, Any]:
 def parse_endpoints(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
     """Every `*.json` file is one model's endpoint listing; other files (the live client's
     list of models it could not fetch) are kept in the raw payload but hold no records."""
-    rows = []
+    rows: list[tuple[str, int, dict[str, Any]]] = []
     for raw in (f for f in files if f.name.endswith(".json")):
         data = _records(raw, load_json(raw), "an endpoint listing")
         endpoints = data.get("endpoints") if isinstance(data, dict) else None

@@ -1,0 +1,79 @@
+"""Files written whole or not at all, and the SHA-256 of a file.
+
+Readers (the site server, analysts, the next run) may open a file at any moment, so a file
+is first written under a hidden partial name beside its target and then renamed over it:
+a rename within one folder is atomic, so a reader sees the old file or the new one, never
+half of one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+_BLOCK = 1 << 20
+
+
+def partial_path(target: Path) -> Path:
+    """The hidden name a file is written under before it takes `target`'s name."""
+    return target.with_name(f".{target.name}.partial")
+
+
+@contextmanager
+def replacing(target: Path) -> Iterator[Path]:
+    """Yield a partial path to write; on success rename it over `target`, else remove it.
+
+    For writers that need a path rather than bytes (DuckDB, a browser's screenshot). A
+    partial left by a crashed earlier attempt is removed first.
+
+    Args:
+        target: The file (or folder) the partial becomes.
+
+    Yields:
+        The partial path, in `target`'s folder.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = partial_path(target)
+    _remove(partial)
+    try:
+        yield partial
+        os.replace(partial, target)
+    except BaseException:
+        _remove(partial)
+        raise
+
+
+def write_bytes(target: Path, content: bytes) -> Path:
+    """Write `content` to `target` atomically (creating its folder); return `target`."""
+    with replacing(target) as partial:
+        partial.write_bytes(content)
+    return target
+
+
+def write_text(target: Path, text: str) -> Path:
+    """Write `text` as UTF-8 to `target` atomically (creating its folder); return `target`."""
+    return write_bytes(target, text.encode("utf-8"))
+
+
+def sha256_file(path: Path) -> str:
+    """The hex SHA-256 of a file's bytes, read in 1 MiB blocks (a large file too).
+
+    Raises:
+        OSError: The file cannot be read.
+    """
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
