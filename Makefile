@@ -25,15 +25,18 @@ browser:
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; }
 
 # The scale-out tests (tests/test_scale_out.py) start their own throwaway PostgreSQL and Redis
-# servers from Debian's binaries; the key-leak test makes a throwaway CA with openssl. Install the packages when missing, without starting the
-# services they ship: a policy-rc.d that refuses every start is in place during the install.
+# servers from Debian's binaries; the key-leak test makes a throwaway CA with openssl; the
+# grading jail (grading/sandbox.py) runs answer code under bubblewrap. Install the packages
+# when missing, without starting the services they ship: a policy-rc.d that refuses every
+# start is in place during the install.
 services:
 	@missing=""; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	[ -z "$$missing" ] || { \
-	  echo "Installing Debian's$$missing for the scale-out tests"; \
+	  echo "Installing Debian's$$missing for the scale-out and grading-jail tests"; \
 	  guard=""; \
 	  if [ ! -e /usr/sbin/policy-rc.d ]; then \
 	    guard=/usr/sbin/policy-rc.d; printf '#!/bin/sh\nexit 101\n' > $$guard; chmod +x $$guard; \

@@ -22,6 +22,7 @@ from bench_pipeline.assets.sources import client_key, live_table_checks, source_
 from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.resources.models import ModelCallsResource
+from bench_pipeline.resources.sandbox import SandboxResource
 from bench_pipeline.resources.sources import LiveHttpClient, RecordedSnapshotClient, SourceClient
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.sensors.failures import record_run_failures
@@ -88,6 +89,7 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
         resources={
             "warehouse": WarehouseResource(),
             "models": ModelCallsResource(),
+            "sandbox": SandboxResource(),
             **source_clients(source_mode),
         },
         jobs=[

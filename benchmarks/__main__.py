@@ -5,7 +5,10 @@
 3. site: the static site build for 2,000 synthetic models (`benchmarks.site_build`).
 4. pairs: paired ranks, 4,950 exact sign-flip tests at n = 40 against scipy
    (`benchmarks.pairs`; its own options through `python -m benchmarks.pairs`).
-5. calls: 2,000 model calls at concurrency 32 against a 50 ms loopback server, as a ratio of
+5. exact: exact paired tests at any size (`benchmarks.exact_pairs`): one test at n = 500 on
+   0/1 outcomes against a plain Python count, the SWE-bench board end to end, and
+   Navigator-size real-valued tests against a plain numpy meet in the middle.
+6. calls: 2,000 model calls at concurrency 32 against a 50 ms loopback server, as a ratio of
    the ideal rate (`benchmarks.model_calls`; options through `python -m benchmarks.model_calls`).
 6. writer: the warehouse row writer (`core.writer.insert_rows`) against `executemany` at 1,000
    and 100,000 rows of 30 text columns (`benchmarks.row_writer`; `--repeat` applies).
@@ -20,9 +23,17 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from benchmarks import index_family, ingest_swap, model_calls, pairs, row_writer, site_build
+from benchmarks import (
+    exact_pairs,
+    index_family,
+    ingest_swap,
+    model_calls,
+    pairs,
+    row_writer,
+    site_build,
+)
 
-BENCHMARKS = ("ingest", "indices", "site", "pairs", "calls", "writer")
+BENCHMARKS = ("ingest", "indices", "site", "pairs", "exact", "calls", "writer")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -66,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
     if args.only == "ingest" and index_options_given:
         parser.error("--models and --seed apply to the indices benchmark only")
-    if args.only in ("pairs", "calls") and (
+    if args.only in ("pairs", "exact", "calls") and (
         ingest_argv or index_options_given or args.repeat is not None or args.profile
     ):
         parser.error(f"the {args.only} benchmark takes no options here (see its module)")
@@ -92,6 +103,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.only in (None, "pairs"):
         status = pairs.main([])
         if status or args.only == "pairs":
+            return status
+        print()
+    if args.only in (None, "exact"):
+        status = exact_pairs.main([])
+        if status or args.only == "exact":
             return status
         print()
     if args.only in (None, "calls"):

@@ -21,7 +21,7 @@ from bench_pipeline.resources.sources import RecordedSnapshotClient
 
 REPO_SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
 
-# Every live source table created by warehouse/migrations/0001_ingestion.sql.
+# Every live source table created by warehouse/migrations/ (0001_ingestion, 0011_swebench).
 LIVE_TABLES = (
     "openrouter_models",
     "openrouter_endpoints",
@@ -30,6 +30,8 @@ LIVE_TABLES = (
     "arena_models",
     "evaluation_rows",
     "epoch_models",
+    "swebench_entries",
+    "swebench_item_results",
 )
 
 SEED_MODELS = 50

@@ -49,10 +49,12 @@ def store_scores(conn) -> None:
     assets do), so a release always has every published table."""
     from datetime import UTC, datetime
 
+    from bench_pipeline.scores.item_boards_store import item_board_frames
     from bench_pipeline.scores.load import all_frames, store_frames
     from bench_pipeline.taskbank import load_bank
 
     store_frames(conn, all_frames(conn, load_bank(), datetime.now(UTC)))
+    store_frames(conn, item_board_frames(conn, settings.sources_dir() / "aliases.toml"))
 
 
 def bench_env(home: Path, snapshots: Path | None = None) -> dict[str, str]:

@@ -49,6 +49,8 @@ def expected_valid_rows() -> dict[str, int]:
         for p in arena.glob("leaderboard-*.json")
         for models_in in json.loads(p.read_text()).values()
     ) + sum(len(csv_records(p)) for p in arena.glob("*.csv"))
+    swebench = json.loads((SNAPSHOTS / "swebench" / "leaderboards.json").read_text())
+    swebench = swebench["leaderboards"]
     scored = 0
     for spec in evaluations():
         for record in csv_records(SNAPSHOTS / "epoch" / spec.file):
@@ -61,6 +63,10 @@ def expected_valid_rows() -> dict[str, int]:
         "arena_models": len(json.loads((arena / "scatterplot-data.json").read_text())),
         "evaluation_rows": scored,
         "epoch_models": len(csv_records(SNAPSHOTS / "epoch" / "epoch_capabilities_index.csv")),
+        "swebench_entries": sum(len(b["results"]) for b in swebench),
+        "swebench_item_results": sum(
+            len(r.get("per_instance_details") or {}) for b in swebench for r in b["results"]
+        ),
     }
 
 
@@ -105,7 +111,7 @@ def test_every_source_run_is_recorded_and_accepted(home: Path) -> None:
     with duckdb.connect(str(home / "warehouse" / "bench.duckdb"), read_only=True) as conn:
         rows = conn.execute("SELECT source, status, content_sha256 FROM source_runs").fetchall()
     assert sorted(r[0] for r in rows) == sorted(
-        ["openrouter_models", "openrouter_endpoints", "models_dev", "arena", "epoch"]
+        ["openrouter_models", "openrouter_endpoints", "models_dev", "arena", "epoch", "swebench"]
     )
     assert {r[1] for r in rows} == {"accepted"}
     assert all(len(r[2]) == 64 for r in rows)
@@ -130,6 +136,33 @@ def test_every_asset_reports_its_row_counts_and_seconds(home: Path) -> None:
         assert "seconds" in metadata, f"{asset}: no seconds in {metadata}"
         counts = [m for m in metadata if m.endswith("rows") or m.startswith("rows") or m == "pages"]
         assert counts, f"{asset}: no row count in {sorted(metadata)}"
+
+
+def test_demo_navigator_board_has_significant_pairs_and_ties(home: Path) -> None:
+    """The offline demo's simulated setups differ in latent skill, so its Navigator board
+    separates some pairs and not others (and says the data is simulated)."""
+    with duckdb.connect(str(home / "warehouse" / "bench.duckdb"), read_only=True) as conn:
+        (significant,) = conn.execute(
+            "SELECT count(*) FROM navigator_pairs WHERE rejected"
+        ).fetchone()
+        (tied,) = conn.execute("SELECT count(*) FROM navigator_models WHERE tied").fetchone()
+        (simulated,) = conn.execute("SELECT bool_and(simulated) FROM navigator_models").fetchone()
+    assert significant >= 1 and tied >= 1 and simulated is True
+
+
+def test_item_boards_are_published_and_linked_from_home(home: Path) -> None:
+    site = home / "build" / "site"
+    assert 'href="item-boards.html"' in (site / "index.html").read_text("utf-8")
+    index = (site / "item-boards.html").read_text("utf-8")
+    assert 'href="item-boards/bash-only.html"' in index
+    page = (site / "item-boards" / "bash-only.html").read_text("utf-8")
+    assert page.count("<svg") == 2 and 'id="item-pairs"' in page
+    assert "statistically tied" in page
+    rows = csv_records(site / "data" / "item_boards.csv")
+    ranked = [r for r in rows if r["board"] == "bash-only" and r["items"]]
+    assert len(ranked) == 25
+    pairs = csv_records(site / "data" / "item_board_pairs.csv")
+    assert sum(r["board"] == "bash-only" for r in pairs) == 300
 
 
 def test_second_run_is_idempotent(home: Path) -> None:

@@ -49,13 +49,13 @@ def test_a_blind_review_through_the_terminal(tmp_path: Path) -> None:
     child.expect("whole number from 1 to 5")
     child.sendline("4")
     child.expect("What did it understand")
-    child.sendline("The launch slipped and customers need a date.")
+    child.sendline("The launch slipped and customers need a date.\n.")
     child.expect("What did it miss")
-    child.sendline("")
+    child.sendline(".")  # free text ends at a line holding only "."
     child.expect("An answer is needed")
-    child.sendline("The workaround for the three named customers.")
+    child.sendline("The workaround for the three named customers.\n.")
     child.expect("decisive reason")
-    child.sendline("Clear first sentence, but no workaround.")
+    child.sendline("Clear first sentence, but no workaround.\n.")
     index = child.expect(["Critical failure committed", "Submit\\?"])
     if index == 0:
         child.sendline("")
@@ -85,6 +85,7 @@ def test_a_blind_review_through_the_terminal(tmp_path: Path) -> None:
     # The same person cannot review the run again, from the terminal or otherwise.
     child = _spawn(tmp_path)
     child.expect(f"{waiting[0][0] - 1} outputs wait")
+    child.expect("Score 1-5")  # input typed before a question is discarded: wait for it
     child.sendeof()
     child.expect(pexpect.EOF)
     again = Review(run_id=run_id, reviewer="Ada Reviewer", score=1, understood="x",

@@ -85,7 +85,7 @@ def test_a_table_made_the_old_way_is_replaced_by_the_migration(tmp_path: Path) -
         frame = pl.DataFrame({"rank": [1], "setup_id": ["s"], "at": [datetime.now(UTC)]})
         connection.register("_old", frame.to_arrow())
         connection.execute("CREATE TABLE pm_setups AS SELECT * FROM _old")  # the old way
-        assert migrate(connection, settings.migrations_dir()) == [8]
+        assert migrate(connection, settings.migrations_dir())[:1] == [8]  # and any later ones
         assert _columns(connection, "pm_setups") == list(
             PUBLISHED_BY_NAME["pm_setups"].column_names
         )

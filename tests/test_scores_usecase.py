@@ -131,8 +131,6 @@ def test_cost_per_success_is_exact() -> None:
         ({"warnings": ("model_unpriced",)}, 75.0),  # 80 − 5
         ({"warnings": ("model_unpriced", "long_context_unpriced")}, 70.0),  # 80 − 10
         ({"step_ins": 9, "turns": 3}, 70.0),  # a hard flag: 50 + 20
-        # three reproductions by as_of: 80 + 30 = 110 → 100; one made later does not count
-        ({"reproduced_at": (NOW,) * 3 + (NOW + timedelta(days=1),)}, 100.0),
         # short log, a flag and eleven warnings: 50 − 55 = −5 → 0
         (
             {

@@ -125,7 +125,8 @@ def test_sign_flip_streamed_in_small_chunks(n: int, monkeypatch: pytest.MonkeyPa
     def check(data: tuple[list[float], list[float]]) -> None:
         differences, weights = data
         expected = brute_force_p(differences, weights)
-        assert sign_flip_pvalue(differences, weights) == pytest.approx(expected, abs=1e-12)
+        got = sign_flip_pvalue(differences, weights, method="meet_in_the_middle")
+        assert got == pytest.approx(expected, abs=1e-12)
 
     check()
 
@@ -221,7 +222,8 @@ def test_sign_flip_pruned_tail_matches_brute_force(
         differences = [d + drift for d in differences]
         weights = [abs(w) + 0.1 for w in weights]
         expected = brute_force_p(differences, weights)
-        assert sign_flip_pvalue(differences, weights) == pytest.approx(expected, abs=1e-12)
+        got = sign_flip_pvalue(differences, weights, method="meet_in_the_middle")
+        assert got == pytest.approx(expected, abs=1e-12)
 
     check()
 
@@ -247,8 +249,10 @@ def test_sign_flip_n40_extremes() -> None:
 
 
 def test_sign_flip_beyond_limit_raises() -> None:
-    with pytest.raises(ValueError, match="at most"):
-        sign_flip_pvalue([1.0] * (MAX_EXACT_TERMS + 1))
+    # Real-valued terms (square roots are not on a lattice) beyond the limit; lattice terms
+    # of any size are counted instead (tests/test_sign_flip_lattice.py).
+    with pytest.raises(ValueError, match=r"real-valued.*at most"):
+        sign_flip_pvalue(np.sqrt(np.arange(2, MAX_EXACT_TERMS + 3)))
     with pytest.raises(ValueError, match="at most"):
         sign_flip_pvalue(np.linspace(0.1, 5.0, 200))
 

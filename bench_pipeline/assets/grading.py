@@ -25,6 +25,7 @@ from bench_pipeline.grading.store import (
     store_cycle,
 )
 from bench_pipeline.resources.models import ModelCallsResource
+from bench_pipeline.resources.sandbox import SandboxResource
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.runs.proposals import benchmarked_companies
 from bench_pipeline.runs.rates import rates_by_api_id
@@ -50,7 +51,10 @@ REVIEWS_KEY = dg.AssetKey(["grading", "reviews"])
 )
 @timed
 def grades(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource, models: ModelCallsResource
+    context: dg.AssetExecutionContext,
+    warehouse: WarehouseResource,
+    models: ModelCallsResource,
+    sandbox: SandboxResource,
 ) -> dg.MaterializeResult:
     bank = load_bank()
     now = datetime.now(UTC)
@@ -71,7 +75,7 @@ def grades(
                 runs, provider, pool, companies, cycle_id,
                 rates=rates, now=now,
                 screenshots=settings.bench_home() / "build" / "screenshots",
-                concurrency=models.concurrency,
+                concurrency=models.concurrency, sandbox=sandbox.sandbox(),
             )  # fmt: skip
         finally:
             await chooser.aclose()

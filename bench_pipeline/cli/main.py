@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bench_pipeline.cli.instance import prepare_dagster_home
+from bench_pipeline.cli.terminal import safe
 from bench_pipeline.core import settings
 
 
@@ -241,6 +242,7 @@ def serve(port: int, out: TextIO = sys.stdout) -> int:
 
 def review(reviewer: str, include_simulated: bool, out: TextIO = sys.stdout) -> int:
     """A blind review session in the terminal (see `bench_pipeline.cli.review`)."""
+    out = safe(out)
     from bench_pipeline.cli.review import review_session
     from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.taskbank import load_bank
@@ -280,7 +282,7 @@ def status(out: TextIO = sys.stdout) -> int:
     failing = failing_checks(dg.DagsterInstance.get(), build_definitions())
     with connect(settings.warehouse_path()) as conn:
         migrate(conn, settings.migrations_dir())
-        print_status(conn, failing, out)
+        print_status(conn, failing, safe(out))  # names and reasons are untrusted text
     return 0
 
 
@@ -319,6 +321,7 @@ def scores_as_of(board: str, as_of: str, out: TextIO = sys.stdout) -> int:
     """Print a board rebuilt from what existed at `as_of` (a date or an ISO time, UTC)."""
     import polars as pl
 
+    out = safe(out)  # model names and groups come from submissions: untrusted text
     from bench_pipeline.cli.operations import board_as_of
     from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.taskbank import load_bank

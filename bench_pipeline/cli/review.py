@@ -1,5 +1,9 @@
 """`bench review`: a blind review session in the terminal.
 
+Outputs are untrusted: they are shown through `cli.terminal.safe` (no escape sequence reaches
+the terminal) and free-text answers end at an explicit marker line, so a pasted multi-line
+answer stays in its own field (`cli.terminal.TerminalPrompter`).
+
 The reviewer sees the task (brief and context) and the output, never the model, setup or
 harness, nor any automated grade. Only after the review is confirmed and stored does the
 screen reveal whose output it was and what the automated graders said, so those cannot anchor
@@ -9,11 +13,11 @@ review of the same run by the same person.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TextIO
 
 import duckdb
 
+from bench_pipeline.cli.terminal import Prompter, TerminalPrompter, safe
 from bench_pipeline.grading.review_model import Review
 from bench_pipeline.grading.review_store import (
     QueueItem,
@@ -25,33 +29,31 @@ from bench_pipeline.taskbank import TaskBank
 
 RULE = "─" * 72
 
-Ask = Callable[[str], str]
 
-
-def _ask_score(ask: Ask, out: TextIO) -> int:
+def _ask_score(ask: Prompter, out: TextIO) -> int:
     while True:
-        answer = ask("Score 1-5 (1 unusable, 5 would ship as is): ").strip()
+        answer = ask.line("Score 1-5 (1 unusable, 5 would ship as is): ").strip()
         if answer in {"1", "2", "3", "4", "5"}:
             return int(answer)
         print("  Please type a whole number from 1 to 5.", file=out)
 
 
-def _ask_text(ask: Ask, out: TextIO, question: str) -> str:
+def _ask_text(ask: Prompter, out: TextIO, question: str) -> str:
     while True:
-        answer = ask(question).strip()
+        answer = ask.text(question).strip()
         if answer:
             return answer
         print("  An answer is needed (write `nothing` if there is nothing to say).", file=out)
 
 
-def _ask_critical(ask: Ask, out: TextIO, item: QueueItem) -> str | None:
+def _ask_critical(ask: Prompter, out: TextIO, item: QueueItem) -> str | None:
     ids = [f.id for f in item.case.critical_failures]
     if not ids:
         return None
     for number, failure in enumerate(item.case.critical_failures, start=1):
         print(f"  {number}. {failure.id}: {failure.description}", file=out)
     while True:
-        answer = ask("Critical failure committed? (number, or Enter for none): ").strip()
+        answer = ask.line("Critical failure committed? (number, or Enter for none): ").strip()
         if not answer:
             return None
         if answer.isdigit() and 1 <= int(answer) <= len(ids):
@@ -99,11 +101,17 @@ def review_session(
     bank: TaskBank,
     reviewer: str,
     *,
-    ask: Ask = input,
     out: TextIO,
+    ask: Prompter | None = None,
     include_simulated: bool = False,
 ) -> int:
-    """Work through the queue until it is empty or the reviewer stops; return reviews stored."""
+    """Work through the queue until it is empty or the reviewer stops; return reviews stored.
+
+    Everything is printed through `terminal.safe` (outputs cannot drive the terminal) and
+    asked through `ask` (default: a `TerminalPrompter` on stdin).
+    """
+    out = safe(out)
+    ask = ask or TerminalPrompter(out=out)
     queue = review_queue(conn, bank, reviewer, include_simulated=include_simulated)
     if not queue:
         print(f"Nothing waits for a review by {reviewer}.", file=out)
@@ -117,7 +125,7 @@ def review_session(
         missed = _ask_text(ask, out, "What did it miss? ")
         decisive = _ask_text(ask, out, "The decisive reason for your score: ")
         critical = _ask_critical(ask, out, item)
-        confirm = ask("Submit? A submitted review can never be changed [y/N]: ")
+        confirm = ask.line("Submit? A submitted review can never be changed [y/N]: ")
         if confirm.strip().lower() not in {"y", "yes"}:
             print("Not submitted; this output stays in the queue.", file=out)
         else:
@@ -138,7 +146,8 @@ def review_session(
                 stored += 1
                 print(f"Stored review {review_id}.", file=out)
                 reveal(conn, item.run_id, out)
-        if position < len(queue) and ask("Next output? [Y/n]: ").strip().lower() in {"n", "no"}:
+        next_one = position < len(queue) and ask.line("Next output? [Y/n]: ")
+        if next_one and next_one.strip().lower() in {"n", "no"}:
             break
     print(f"Done: {stored} reviews stored.", file=out)
     return stored

@@ -2,7 +2,8 @@
 
 Plain, typed functions with no pipeline dependencies:
 
-* :func:`sign_flip_pvalue`: exact paired sign-flip (randomisation) test.
+* :func:`sign_flip_pvalue`: exact paired sign-flip (randomisation) test, at any size on
+  lattice data (:func:`lattice_terms`, :func:`extreme_count`).
 * :func:`holm`: Holm–Bonferroni step-down multiple-testing correction.
 * :func:`cohen_kappa`: chance-corrected agreement between two raters.
 * :func:`weighted_ci90`, :func:`margin95`, :func:`repeat_spread`: uncertainty summaries.
@@ -19,20 +20,27 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from fractions import Fraction
 from itertools import combinations
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 from scipy import stats as scipy_stats
 
 __all__ = [
+    "MAX_DETECTED_DENOMINATOR",
     "MAX_EXACT_TERMS",
     "TIE_RELATIVE_TOLERANCE",
     "PairResult",
     "RankRange",
+    "as_rational",
     "cohen_kappa",
+    "countable",
     "dominates",
+    "extreme_count",
     "holm",
+    "lattice_terms",
     "margin95",
     "paired_comparisons",
     "rank_ranges",
@@ -40,12 +48,32 @@ __all__ = [
     "sign_flip_pvalue",
     "significantly_better_pairs",
     "weighted_ci90",
+    "weighted_sum",
 ]
 
 FloatVector = Sequence[float] | npt.NDArray[np.floating] | npt.NDArray[np.integer]
+Vector = FloatVector | Sequence[float | int | Fraction | Decimal]
+"""Numbers for :func:`sign_flip_pvalue`: floats, ints, or exact ``Fraction``/``Decimal``."""
+Sums = npt.NDArray[Any]
+"""Signed sums: float64 for real-valued terms, int64 for lattice terms."""
+Method = Literal["auto", "count", "meet_in_the_middle"]
 
 MAX_EXACT_TERMS = 44
-"""Largest number of non-zero terms for which :func:`sign_flip_pvalue` runs (exactly)."""
+"""Most non-zero real-valued terms :func:`sign_flip_pvalue` takes (lattice terms: any)."""
+
+MAX_DETECTED_DENOMINATOR = 2**20
+"""Largest denominator a float is read as (``0.1`` is 1/10), and the largest common
+denominator of float terms taken as a lattice; exact ``Fraction``/``Decimal`` have none."""
+
+COUNT_BUDGET_BITS = 2**32
+"""Up to ``n * b * (S + 1)`` bit operations (~20 ms) the lattice count is preferred to meet
+in the middle at ``n <= 44`` (``b`` bits per packed coefficient, ``S = sum |k_t|``)."""
+
+COUNT_LARGE_BUDGET_BITS = 2**38
+"""Beyond 44 terms meet in the middle cannot run, so the count takes up to this much work."""
+
+COUNT_MAX_BITS = 2**30
+"""Largest packed polynomial (128 MiB) the lattice count builds."""
 
 TIE_RELATIVE_TOLERANCE = 1e-9
 """Relative tolerance (times ``sum |x_t|``) under which two statistics count as tied."""
@@ -57,7 +85,7 @@ _PRUNE_MARGIN = 1e-10
 above float rounding of a 44-term sum, far below :data:`TIE_RELATIVE_TOLERANCE`."""
 
 
-def _as_vector(values: FloatVector, name: str) -> npt.NDArray[np.float64]:
+def _as_vector(values: Vector, name: str) -> npt.NDArray[np.float64]:
     """Convert ``values`` to a finite 1-D float64 array or raise ``ValueError``."""
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1:
@@ -67,9 +95,9 @@ def _as_vector(values: FloatVector, name: str) -> npt.NDArray[np.float64]:
     return array
 
 
-def _drop_middle(sums: npt.NDArray[np.float64], cut: float) -> npt.NDArray[np.float64]:
+def _drop_middle(sums: Sums, cut: float | int) -> Sums:
     """``sums`` (sorted) without the entries strictly inside ``(-cut, cut)``; still sorted."""
-    if cut <= 0.0:
+    if cut <= 0:
         return sums
     low = int(np.searchsorted(sums, -cut, side="right"))
     high = int(np.searchsorted(sums, cut, side="left"))
@@ -78,9 +106,7 @@ def _drop_middle(sums: npt.NDArray[np.float64], cut: float) -> npt.NDArray[np.fl
     return np.concatenate((sums[:low], sums[high:]))
 
 
-def _sorted_subset_sums(
-    magnitudes: npt.NDArray[np.float64], keep_beyond: float = -math.inf
-) -> npt.NDArray[np.float64]:
+def _sorted_subset_sums(magnitudes: Sums, keep_beyond: float | int = -math.inf) -> Sums:
     """The ``2**k`` signed sums ``sum eps_i * m_i`` (``eps_i = ±1``), sorted ascending.
 
     Built by doubling: if ``sums`` is sorted then ``sums - m`` and ``sums + m`` are two
@@ -90,16 +116,252 @@ def _sorted_subset_sums(
     doubling, a partial sum ``v`` with ``|v| + (magnitudes still to add) < c`` can only end
     inside ``(-c, c)``, so it is dropped together with every sum it would have become.
     """
-    sums = np.zeros(1, dtype=np.float64)
+    sums = np.zeros(1, dtype=magnitudes.dtype)
     for position, magnitude in enumerate(magnitudes):
         sums = np.sort(np.concatenate((sums - magnitude, sums + magnitude)), kind="stable")
-        if keep_beyond > 0.0:
-            still_to_add = math.fsum(magnitudes[position + 1 :].tolist())
+        if keep_beyond > 0:
+            still_to_add = _total(magnitudes[position + 1 :])
             sums = _drop_middle(sums, keep_beyond - still_to_add)
     return sums
 
 
-def sign_flip_pvalue(differences: FloatVector, weights: FloatVector | None = None) -> float:
+def _total(values: Sums) -> float | int:
+    """Exact sum of an int64 array (as a Python int), else the float sum without rounding drift."""
+    if values.dtype.kind in "iu":
+        return sum(values.tolist())
+    return math.fsum(values.tolist())
+
+
+def _meet_in_the_middle(
+    magnitudes: npt.NDArray[np.float64] | npt.NDArray[np.int64],
+    threshold: float | int,
+    margin: float | int,
+) -> int:
+    """Sign vectors (largest term's sign fixed) with ``|sum| >= threshold``; see below.
+
+    ``magnitudes`` are float64 (real-valued terms, with a rounding ``margin``) or int64
+    (lattice terms, ``margin = 0``: integer sums are exact and nothing needs a tolerance).
+    """
+    ordered = np.sort(magnitudes)[::-1]
+    offset = ordered[0]
+    table_terms = ordered[1::2]
+    streamed = ordered[2::2]
+    reach_streamed = offset + _total(streamed)  # max |s|
+    reach_table = _total(table_terms)  # max |t|
+    table = _sorted_subset_sums(table_terms, keep_beyond=threshold - reach_streamed - margin)
+    cut = threshold - reach_table - margin  # streamed sums inside (-cut, cut) never count
+    inner_size = min(streamed.size, _CHUNK_TERMS)
+    inner = _sorted_subset_sums(streamed[:inner_size]) + offset
+    inner_low, inner_high = inner[0], inner[-1]
+    outer = _sorted_subset_sums(streamed[inner_size:])
+
+    count = 0
+    for shift in outer:
+        if -cut < inner_low + shift and inner_high + shift < cut:
+            continue  # the whole chunk lies where nothing can be counted
+        sums = _drop_middle(inner + shift, cut)[::-1]
+        # s + t >= thr  <=>  t >= thr - s ;  s + t <= -thr  <=>  t <= -thr - s (disjoint).
+        # With `sums` descending the keys ascend, which numpy's binary search exploits.
+        below = np.searchsorted(table, threshold - sums, side="left")
+        at_most = np.searchsorted(table, -threshold - sums, side="right")
+        count += int(table.size) * int(sums.size) - int(below.sum()) + int(at_most.sum())
+    return count
+
+
+def _elements(values: Vector, name: str) -> list:
+    """The values of a 1-D sequence or array, as Python objects."""
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")
+        return values.tolist()
+    return list(values)
+
+
+def _rational(value: object, name: str, index: int) -> Fraction | None:
+    """``value`` as an exact rational: ints, ``Fraction`` and ``Decimal`` as given; a float
+    when it is the nearest float to a fraction with denominator at most
+    :data:`MAX_DETECTED_DENOMINATOR` (``0.75``, ``10 / 3``), else ``None`` (a real value)."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, bool | int | np.integer):
+        return Fraction(int(value))
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ValueError(f"{name}[{index}] must be finite, got {value}")
+        return Fraction(value)
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name}[{index}] is not a number: {value!r}") from error
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must contain only finite values ({name}[{index}] = {number})")
+    if number.is_integer():
+        return Fraction(int(number))
+    guess = Fraction(number).limit_denominator(MAX_DETECTED_DENOMINATOR)
+    return guess if float(guess) == number else None
+
+
+def as_rational(value: float | int | Fraction | Decimal) -> Fraction | None:
+    """``value`` as an exact rational, the way :func:`sign_flip_pvalue` reads it: ints,
+    ``Fraction`` and ``Decimal`` as given, a float when it is the nearest float to a
+    fraction with denominator at most :data:`MAX_DETECTED_DENOMINATOR`, else ``None``.
+
+    Raises:
+        ValueError: On a non-finite value or one that is not a number.
+    """
+    return _rational(value, "value", 0)
+
+
+def _integer_arrays(
+    differences: Vector, weights: Vector | None
+) -> tuple[npt.NDArray[np.int64], int] | None:
+    """Fast path: integer-valued numeric inputs (0/1 outcomes) as int64 terms, vectorised."""
+    arrays = []
+    for values in (differences, weights):
+        if values is None:
+            continue
+        array = np.asarray(values)
+        if array.dtype.kind not in "biuf" or array.ndim != 1:
+            return None
+        if array.dtype.kind == "f" and not (
+            np.all(np.isfinite(array)) and np.all(array == np.trunc(array))
+        ):
+            return None
+        if array.size and float(np.max(np.abs(array))) >= 2.0**31:
+            return None  # products could overflow int64
+        arrays.append(array.astype(np.int64))
+    if len(arrays) == 2 and arrays[0].shape != arrays[1].shape:
+        raise ValueError(
+            f"weights has length {arrays[1].size} but differences has length {arrays[0].size}"
+        )
+    terms = arrays[0] * arrays[1] if len(arrays) == 2 else arrays[0]
+    terms = terms[terms != 0]
+    return terms, sum(terms.tolist())
+
+
+def lattice_terms(
+    differences: Vector, weights: Vector | None = None
+) -> tuple[list[int], int] | None:
+    """The non-zero terms ``a_t * d_t`` as integers on their lattice, or ``None``.
+
+    Every term is a rational; multiplied by the least common denominator ``L`` and divided
+    by the greatest common divisor of the results, the terms become coprime integers ``k_t``
+    whose signed sums order exactly as the real sums do (one scale for all). Floats are
+    read as rationals only when each is the nearest float to a fraction with a small
+    denominator and ``L`` stays at most :data:`MAX_DETECTED_DENOMINATOR`; exact inputs
+    (``int``, ``Fraction``, ``Decimal``) are taken as they are, whatever ``L``.
+
+    Args:
+        differences: The paired differences ``d_t``.
+        weights: Optional weights ``a_t``, same length.
+
+    Returns:
+        ``(magnitudes |k_t|, K = sum k_t)``, or ``None`` when some value is real-valued.
+
+    Raises:
+        ValueError: On mismatched lengths or non-finite values.
+    """
+    fast = _integer_arrays(differences, weights)
+    if fast is not None:
+        integer_terms, total = fast
+        magnitudes = np.abs(integer_terms)
+        divisor = int(np.gcd.reduce(magnitudes)) if magnitudes.size else 1
+        return (magnitudes // divisor).tolist(), total // divisor
+    d = _elements(differences, "differences")
+    a = _elements(weights, "weights") if weights is not None else None
+    if a is not None and len(a) != len(d):
+        raise ValueError(f"weights has length {len(a)} but differences has length {len(d)}")
+    exact_input = True
+    terms: list[Fraction] = []
+    for index, value in enumerate(d):
+        rd = _rational(value, "differences", index)
+        ra = Fraction(1) if a is None else _rational(a[index], "weights", index)
+        if rd is None or ra is None:
+            # Still check the rest is finite, so a NaN is reported whichever path runs.
+            _as_vector(d, "differences")
+            if a is not None:
+                _as_vector(a, "weights")
+            return None
+        exact_input = exact_input and not isinstance(value, float | np.floating)
+        exact_input = exact_input and (a is None or not isinstance(a[index], float | np.floating))
+        if rd and ra:
+            terms.append(rd * ra)
+    if not terms:
+        return [], 0
+    common = math.lcm(*(t.denominator for t in terms))
+    if not exact_input and common > MAX_DETECTED_DENOMINATOR:
+        return None
+    scaled = [t.numerator * (common // t.denominator) for t in terms]
+    divisor = math.gcd(*scaled)
+    return [abs(k) // divisor for k in scaled], sum(scaled) // divisor
+
+
+def _coefficient_bits(n: int) -> int:
+    """Bits per packed coefficient: a count of subsets is below ``2**n``."""
+    return 32 * ((n + 32) // 32)
+
+
+def countable(magnitudes: Sequence[int]) -> bool:
+    """Whether :func:`extreme_count` is cheap enough for these integer magnitudes."""
+    n = len(magnitudes)
+    if n == 0 or len(set(magnitudes)) == 1:
+        return True
+    bits = _coefficient_bits(n) * (sum(magnitudes) + 1)
+    if bits > COUNT_MAX_BITS:
+        return False
+    budget = COUNT_BUDGET_BITS if n <= MAX_EXACT_TERMS else COUNT_LARGE_BUDGET_BITS
+    return n * bits <= budget
+
+
+def extreme_count(magnitudes: Sequence[int], statistic: int) -> int:
+    """Exact number of sign vectors ``eps`` with ``|sum eps_t k_t| >= |K|`` (of ``2**n``).
+
+    With ``S = sum |k_t|`` and ``s`` the sum of the terms given a plus sign, a sign vector's
+    sum is ``2 s - S``, so ``|2 s - S| >= |K|`` is ``s <= (S - |K|) / 2`` or its mirror
+    ``s >= (S + |K|) / 2`` (``S - K`` is even, and the two tails are disjoint when
+    ``K != 0``). The number of subsets with each ``s`` is the coefficient of ``z**s`` in
+    ``prod_t (1 + z**|k_t|)``, a convolution over integer sums computed exactly with one
+    Python integer holding every coefficient in its own ``b``-bit field (``b > n``, so no
+    field overflows): multiplying by ``1 + z**k`` is one shift and one addition. Equal
+    magnitudes (0/1 outcomes) need no polynomial: the tail is a sum of binomials.
+
+    Args:
+        magnitudes: Positive integers ``|k_t|``.
+        statistic: ``K = sum k_t`` (signed).
+
+    Returns:
+        The count; the two-sided p-value is ``count / 2**n``.
+    """
+    n = len(magnitudes)
+    target = abs(statistic)
+    if n == 0 or target == 0:
+        return 2**n
+    total = sum(magnitudes)
+    low = (total - target) // 2  # subsets with s <= low form one tail
+    if len(set(magnitudes)) == 1:
+        step = magnitudes[0]
+        term, tail = 1, 1
+        for j in range(1, low // step + 1):
+            term = term * (n - j + 1) // j
+            tail += term
+        return 2 * tail
+    bits = _coefficient_bits(n)
+    packed = 1
+    for magnitude in sorted(magnitudes):
+        packed += packed << (bits * magnitude)
+    low_part = packed & ((1 << (bits * (low + 1))) - 1)
+    limbs = np.frombuffer(low_part.to_bytes(bits * (low + 1) // 8, "little"), dtype="<u4")
+    sums = limbs.reshape(low + 1, bits // 32).sum(axis=0, dtype=np.uint64)
+    tail = sum(int(value) << (32 * place) for place, value in enumerate(sums.tolist()))
+    return 2 * tail
+
+
+def sign_flip_pvalue(
+    differences: Vector,
+    weights: Vector | None = None,
+    *,
+    method: Method = "auto",
+) -> float:
     """Exact two-sided paired sign-flip (randomisation) test.
 
     The terms are ``x_t = a_t * d_t`` (weights ``a_t`` default to 1) and the statistic is
@@ -112,53 +374,83 @@ def sign_flip_pvalue(differences: FloatVector, weights: FloatVector | None = Non
     Terms with ``x_t == 0`` (a zero difference or a zero weight) are dropped; this never
     changes ``p`` because such a term doubles numerator and denominator alike. With no
     non-zero terms the result is 1.0. Negative weights are allowed (they flip the sign of a
-    term).
+    term). Every one of the ``2**n`` sign vectors is counted; there is no sampling and no
+    normal approximation. Two exact methods:
 
-    Exactness: every one of the ``2**n`` sign vectors is counted; there is no sampling and
-    no normal approximation. Because ``|S|`` is invariant under flipping all signs, the
-    sign of the largest term is fixed and the count doubled. The remaining ``n - 1`` terms,
-    largest first, are dealt alternately to two halves (meet in the middle), so that each
-    half carries about half of ``sum |x_t|``: all ``2**k`` signed sums of the first half
-    are enumerated with numpy and sorted (the table); the second half's sums are streamed
-    in chunks of ``2**16`` and, for each sum ``s``, the number of table entries ``t`` with
-    ``s + t >= thr`` or ``s + t <= -thr`` is obtained with two ``searchsorted`` calls.
-
-    Pruning (exact): a table entry with ``|t| < thr - max|s|`` satisfies ``|s + t| < thr``
-    for every ``s``, and a streamed sum with ``|s| < thr - max|t|`` likewise for every
-    ``t``: such entries can never be counted, so they are dropped while the table is built
-    (with the partial sums that can only lead to them) and sliced out of each chunk (a
-    chunk lying wholly inside is skipped). Bounds keep a margin of ``1e-10 * sum |x_t|`` so
-    that rounding never drops a sum that could reach the threshold. In the tail (small
-    ``p``) most of the work goes; near the centre nothing can be dropped.
-
-    Work is ``O(2**(n/2) * n)`` at worst; memory is a sorted table of at most ``2**22``
-    float64 (32 MiB) plus one chunk. At ``n = 40`` a test takes tens of milliseconds when
-    ``p`` is large and a few milliseconds in the tail. More than :data:`MAX_EXACT_TERMS`
-    (44) non-zero terms raise ``ValueError`` instead of approximating.
-
-    Floating point: sums of floats are rounded, so an assignment whose sum is exactly tied
-    with ``|D|`` in real arithmetic (including the observed assignment and its mirror) could
-    otherwise be lost by rounding. Sums are therefore compared as
-    ``|S| >= |D| - 1e-9 * sum_t |x_t|`` (see :data:`TIE_RELATIVE_TOLERANCE`): statistics
-    within that relative tolerance of ``|D|`` count as ties, i.e. as extreme. If
-    ``|D|`` itself is within the tolerance of zero, ``p`` is 1.0.
+    * Lattice (any ``n``): when every term is rational on a common lattice (0/1 outcomes;
+      means of graded runs; category weights over task counts), see :func:`lattice_terms`,
+      the terms are integers ``k_t`` and :func:`extreme_count` counts the sign vectors by
+      a convolution over integer sums. Ties are exact; no tolerance is involved. Chosen
+      when it is cheap (:func:`countable`); otherwise, at ``n <= 44``, meet in the middle
+      runs on the same integers (exact too). ``Fraction`` and ``Decimal`` inputs are always
+      read exactly; pass scores in that form to avoid depending on float detection.
+    * Real values (``n <= 44``), meet in the middle: because ``|S|`` is invariant under
+      flipping all signs, the sign of the largest term is fixed and the count doubled. The
+      remaining ``n - 1`` terms, largest first, are dealt alternately to two halves: all
+      ``2**k`` signed sums of the first half are enumerated with numpy and sorted (the
+      table); the second half's sums are streamed in chunks of ``2**16`` and, for each sum
+      ``s``, the table entries ``t`` with ``s + t >= thr`` or ``s + t <= -thr`` are counted
+      with two ``searchsorted`` calls. A table entry with ``|t| < thr - max|s|`` (or a
+      streamed sum with ``|s| < thr - max|t|``) can never count and is dropped while the
+      table is built (a chunk lying wholly inside is skipped), with a margin of
+      ``1e-10 * sum |x_t|`` so that rounding never drops a sum that could reach the
+      threshold. Work is ``O(2**(n/2) * n)`` at worst; memory at most ``2**22`` float64.
+      Float sums are rounded, so they are compared as ``|S| >= |D| - 1e-9 * sum_t |x_t|``
+      (:data:`TIE_RELATIVE_TOLERANCE`): statistics within that relative tolerance count
+      as ties; if ``|D|`` itself is within it of zero, ``p`` is 1.0.
 
     Args:
-        differences: Per-item paired differences ``d_t`` (sequence or numpy array).
+        differences: Per-item paired differences ``d_t`` (sequence or numpy array of
+            floats, ints, ``Fraction`` or ``Decimal``).
         weights: Optional per-item weights ``a_t``, same length as ``differences``.
+        method: ``"auto"``; ``"count"`` to require the lattice count; ``"meet_in_the_middle"``
+            to run the real-valued method whatever the inputs (for comparisons).
 
     Returns:
         The exact two-sided p-value in ``(0, 1]``.
 
     Raises:
-        ValueError: If inputs are not finite 1-D vectors of equal length, or if there are
-            more than :data:`MAX_EXACT_TERMS` non-zero terms.
+        ValueError: If inputs are not finite 1-D vectors of equal length; if the terms are
+            real-valued (not on a lattice) and more than :data:`MAX_EXACT_TERMS` are
+            non-zero; or if they are on a lattice too fine to count with more than that
+            many terms.
     """
-    d = _as_vector(differences, "differences")
+    if method not in ("auto", "count", "meet_in_the_middle"):
+        raise ValueError(f"unknown method {method!r}")
+    if method != "meet_in_the_middle":
+        lattice = lattice_terms(differences, weights)
+        if lattice is not None:
+            magnitudes, statistic = lattice
+            n = len(magnitudes)
+            if n == 0 or statistic == 0:
+                return 1.0
+            packed_bits = _coefficient_bits(n) * (sum(magnitudes) + 1)
+            if countable(magnitudes) or (method == "count" and packed_bits <= COUNT_MAX_BITS):
+                return min(1.0, extreme_count(magnitudes, statistic) / 2**n)
+            if method != "count" and n <= MAX_EXACT_TERMS and sum(magnitudes) < 2**62:
+                array = np.array(magnitudes, dtype=np.int64)
+                return min(1.0, _meet_in_the_middle(array, abs(statistic), 0) / 2 ** (n - 1))
+            beyond = "" if method == "count" else f" (and more than {MAX_EXACT_TERMS}, or sums "
+            beyond += "" if method == "count" else "beyond int64, for meet in the middle)"
+            raise ValueError(
+                f"{n} non-zero terms lie on a lattice, but their integer sums span "
+                f"{sum(magnitudes):,} steps: too fine to count{beyond}"
+            )
+        if method == "count":
+            raise ValueError(
+                "the terms are not on a lattice (pass Fraction or Decimal values, or floats "
+                f"that are fractions with denominators up to {MAX_DETECTED_DENOMINATOR:,})"
+            )
+    return _real_pvalue(differences, weights)
+
+
+def _real_pvalue(differences: Vector, weights: Vector | None) -> float:
+    """Meet in the middle on float terms, with the documented tie tolerance."""
+    d = _as_vector(_float_elements(differences), "differences")
     if weights is None:
         a = np.ones_like(d)
     else:
-        a = _as_vector(weights, "weights")
+        a = _as_vector(_float_elements(weights), "weights")
         if a.shape != d.shape:
             raise ValueError(f"weights has length {a.size} but differences has length {d.size}")
     x = a * d
@@ -168,43 +460,25 @@ def sign_flip_pvalue(differences: FloatVector, weights: FloatVector | None = Non
         return 1.0
     if n > MAX_EXACT_TERMS:
         raise ValueError(
-            f"exact sign-flip test supports at most {MAX_EXACT_TERMS} non-zero terms, got {n}"
+            f"{n} non-zero terms are real-valued (not on a lattice of fractions with "
+            f"denominators up to {MAX_DETECTED_DENOMINATOR:,}); the exact test on real values "
+            f"supports at most {MAX_EXACT_TERMS} non-zero terms"
         )
-
     magnitudes = np.abs(x)
     scale = math.fsum(magnitudes.tolist())
     threshold = abs(math.fsum(x.tolist())) - TIE_RELATIVE_TOLERANCE * scale
     if threshold <= 0.0:
         return 1.0
-
-    # The set of signed sums of a term is the same for x and -x, so only magnitudes matter.
-    # Fix the sign of the largest (the count is symmetric under a global flip) and deal the
-    # rest, largest first, alternately to the table and to the streamed half.
-    ordered = np.sort(magnitudes)[::-1]
-    offset = float(ordered[0])
-    table_terms = ordered[1::2]
-    streamed = ordered[2::2]
-    margin = _PRUNE_MARGIN * scale
-    reach_streamed = offset + math.fsum(streamed.tolist())  # max |s|
-    reach_table = math.fsum(table_terms.tolist())  # max |t|
-    table = _sorted_subset_sums(table_terms, keep_beyond=threshold - reach_streamed - margin)
-    cut = threshold - reach_table - margin  # streamed sums inside (-cut, cut) never count
-    inner_size = min(streamed.size, _CHUNK_TERMS)
-    inner = _sorted_subset_sums(streamed[:inner_size]) + offset
-    inner_low, inner_high = float(inner[0]), float(inner[-1])
-    outer = _sorted_subset_sums(streamed[inner_size:])
-
-    count = 0
-    for shift in outer:
-        if -cut < inner_low + shift and inner_high + shift < cut:
-            continue  # the whole chunk lies where nothing can be counted
-        sums = _drop_middle(inner + shift, cut)
-        # s + t >= thr  <=>  t >= thr - s ;  s + t <= -thr  <=>  t <= -thr - s (disjoint).
-        below = np.searchsorted(table, threshold - sums, side="left")
-        at_most = np.searchsorted(table, -threshold - sums, side="right")
-        count += int(table.size) * int(sums.size) - int(below.sum()) + int(at_most.sum())
+    count = _meet_in_the_middle(magnitudes, threshold, _PRUNE_MARGIN * scale)
     # count is over 2**(n-1) assignments with eps_0 fixed; both are exact in float64.
     return min(1.0, count / 2.0 ** (n - 1))
+
+
+def _float_elements(values: Vector) -> Vector:
+    """Exact inputs (``Fraction``, ``Decimal``) as floats for the real-valued method."""
+    if isinstance(values, np.ndarray) and values.dtype.kind != "O":
+        return values
+    return [float(v) for v in _elements(values, "values")]
 
 
 def holm(pvalues: Sequence[float], alpha: float = 0.05) -> list[bool]:
@@ -427,15 +701,16 @@ class PairResult:
 
 
 def paired_comparisons(
-    scores: Mapping[str, Mapping[str, float]],
-    task_weights: Mapping[str, float],
+    scores: Mapping[str, Mapping[str, float | Fraction]],
+    task_weights: Mapping[str, float | Fraction],
     alpha: float = 0.05,
 ) -> list[PairResult]:
     """Compare every pair of models on their common tasks, Holm-corrected over all pairs.
 
     For each unordered pair ``(A, B)`` (in the order models appear in ``scores``), over the
     tasks scored for both: ``d_t = score_A - score_B``, ``D = sum_t a_t d_t`` with weights
-    ``a_t = task_weights[t]``, and ``p = sign_flip_pvalue(d, a)``. Holm's procedure at
+    ``a_t = task_weights[t]``, and ``p = sign_flip_pvalue(d, a)``; scores and weights keep
+    their type, so exact ``Fraction`` inputs give an exact test. Holm's procedure at
     ``alpha`` is then applied to the p-values of all pairs together.
 
     Args:
@@ -457,9 +732,9 @@ def paired_comparisons(
         missing = [task for task in common if task not in task_weights]
         if missing:
             raise ValueError(f"no weight for tasks {missing}")
-        diffs = [float(scores[model_a][t]) - float(scores[model_b][t]) for t in common]
-        weights = [float(task_weights[t]) for t in common]
-        statistic = math.fsum(w * d for w, d in zip(weights, diffs, strict=True))
+        diffs = [scores[model_a][t] - scores[model_b][t] for t in common]
+        weights = [task_weights[t] for t in common]
+        statistic = weighted_sum(diffs, weights)
         p_value = sign_flip_pvalue(diffs, weights)
         raw.append((model_a, model_b, len(common), statistic, p_value))
     rejected = holm([row[4] for row in raw], alpha=alpha)
@@ -474,6 +749,17 @@ def paired_comparisons(
             PairResult(model_a, model_b, n_tasks, statistic, p_value, significant, better)
         )
     return results
+
+
+def weighted_sum(differences: Sequence, weights: Sequence) -> float:
+    """``D = sum_t a_t d_t`` as a float: computed exactly for exact inputs (``Fraction``,
+    ``Decimal``, ``int``), so its sign is right even when it is tiny; ``fsum`` for floats."""
+    pairs = list(zip(weights, differences, strict=True))
+    if all(isinstance(w, int) and isinstance(d, int) for w, d in pairs):  # 0/1 outcomes
+        return float(sum(w * d for w, d in pairs))
+    if all(isinstance(v, Fraction | Decimal | int) for pair in pairs for v in pair):
+        return float(sum((Fraction(w) * Fraction(d) for w, d in pairs), Fraction(0)))
+    return math.fsum(float(w) * float(d) for w, d in pairs)
 
 
 def significantly_better_pairs(results: Iterable[PairResult]) -> set[tuple[str, str]]:

@@ -30,6 +30,7 @@ from bench_pipeline.grading.judge_flows import navigator_judge, pm_judge
 from bench_pipeline.grading.judges import JudgeModel, assign_judges
 from bench_pipeline.grading.outcomes import CheckResult
 from bench_pipeline.grading.queue import QueueItem, second_look
+from bench_pipeline.grading.sandbox import Sandbox
 from bench_pipeline.grading.scripted import run_check
 from bench_pipeline.grading.sentinels import (
     CycleItem,
@@ -39,6 +40,7 @@ from bench_pipeline.grading.sentinels import (
     sentinel_misgrades,
     sentinels_for,
 )
+from bench_pipeline.grading.simulated import is_simulated, simulated_check
 from bench_pipeline.providers.base import Provider, Usage
 from bench_pipeline.runs.costing import Rates, cost_of_all, rate_in_effect
 from bench_pipeline.taskbank import Case, JudgeCheck
@@ -169,9 +171,11 @@ async def grade_runs(
     browser_timeout: float = 15.0,
     concurrency: int = 8,
     progress: Callable[[str], None] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> CycleResult:
     """Grade every run (see the module docstring). Provider errors propagate (the cycle is
-    then not stored, and the next one starts again)."""
+    then not stored, and the next one starts again). `sandbox` runs unit-test answer code
+    (None: the bubblewrap jail); a scripted check it leaves `inconclusive` goes to a person."""
     rows = _Rows(cycle_id, now, rates, provider.simulated)
     result = CycleResult(simulated=provider.simulated)
     gate = asyncio.Semaphore(concurrency)
@@ -189,7 +193,18 @@ async def grade_runs(
             if case.suite == "navigator":
                 check = next(i.check for i in case.inputs if i.id == item.input_id)
                 if not isinstance(check, JudgeCheck):
-                    rows.check(item, run_check(check, item.blind_output), "script", "check")
+                    output = item.blind_output
+                    checked = (
+                        simulated_check(f"{case.key}:{item.input_id}", output)
+                        if is_simulated(output)
+                        else run_check(check, output, sandbox=sandbox)
+                    )
+                    rows.check(item, checked, "script", "check")
+                    if checked.outcome == "inconclusive":
+                        result.second_look.append(QueueItem(
+                            run_id=item.run_id, reason="inconclusive_check",
+                            detail=checked.reason, criterion_id=item.input_id,
+                        ))  # fmt: skip
                     return
                 judges = assign_judges("navigator", item.company, pool, benchmarked_companies)
                 for judge in judges:

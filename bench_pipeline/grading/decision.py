@@ -28,11 +28,12 @@ import hashlib
 import html
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from bench_pipeline.grading.blinding import REDACTED, redact  # noqa: F401  (its old home)
 from bench_pipeline.grading.judges import JudgeModel
 from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, Outcome
 from bench_pipeline.providers.base import ChatRequest, ChatResponse, Message, Provider, Usage
@@ -180,25 +181,6 @@ def rubric_for(case: Case, input_id: str = MAIN_INPUT) -> tuple[Criterion, ...]:
 def escape_output(output: str) -> str:
     """The output as quoted to a judge: `&`, `<`, `>` HTML-escaped (see the module docstring)."""
     return html.escape(output, quote=False)
-
-
-REDACTED = "[redacted]"
-MIN_REDACT_CHARS = 3
-
-
-def redact(output: str, identity: Iterable[str]) -> str:
-    """The output as it may be shown to a judge: every identity term (model id, model or
-    setup name, company, harness) replaced by `[redacted]`, ignoring case, longest first.
-
-    For the caller that knows the candidate: an answer can name its own maker ("as a model
-    made by ..."), and the prompt builders, which never see the identity, cannot catch that.
-    Only the judge's copy changes; the stored output is never edited. Terms shorter than
-    `MIN_REDACT_CHARS` are skipped so ordinary words are not blanked out.
-    """
-    terms = sorted({t for t in identity if len(t.strip()) >= MIN_REDACT_CHARS}, key=len)
-    for term in reversed(terms):
-        output = re.sub(re.escape(term.strip()), REDACTED, output, flags=re.IGNORECASE)
-    return output
 
 
 def output_nonce(kind: str, case: Case, input_id: str, question_id: str, output: str) -> str:

@@ -16,7 +16,11 @@ from pydantic import BaseModel, ConfigDict
 from bench_pipeline.grading.decision import FORMAT_PREFIX, quoted_output
 from bench_pipeline.grading.outcomes import Outcome
 from bench_pipeline.providers.base import ChatRequest, ChatResponse, Provider, Usage
-from bench_pipeline.providers.simulated import SIMULATED_MARKER
+from bench_pipeline.providers.simulated import (
+    SIMULATED_MARKER,
+    simulated_outcome,
+    simulated_quality,
+)
 
 MIN_WORDS = 12
 """Fewer words than this cannot do any task in the bank."""
@@ -65,7 +69,9 @@ class SimulatedVerdict(BaseModel):
 def simulated_verdict(material: str, output: str) -> SimulatedVerdict:
     """The heuristic the offline judge applies to every question, in this order.
 
-    1. empty → fail; 2. starts with `[simulated]` (a placeholder, not an answer) → fail;
+    1. empty → fail; 2. starts with `[simulated]`: a simulated answer carrying a latent
+       quality is graded by it against the material's difficulty
+       (`providers.simulated.simulated_outcome`), any other placeholder → fail;
     3. under `MIN_WORDS` words → fail; 4. a refusal phrase → fail;
     5. reuses no word stem (first five letters of words of five or more letters) of the brief
        and context → fail ("ignores the brief"); fewer than `ENOUGH_OVERLAP` → partial;
@@ -78,8 +84,13 @@ def simulated_verdict(material: str, output: str) -> SimulatedVerdict:
     if not text:
         return SimulatedVerdict(outcome="fail", confidence=0.95, reason="empty", overlap=0)
     if text.startswith(SIMULATED_MARKER):
-        why = "a simulated placeholder, not an answer"
-        return SimulatedVerdict(outcome="fail", confidence=0.9, reason=why, overlap=overlap)
+        quality = simulated_quality(text)
+        if quality is None:
+            why = "a simulated placeholder, not an answer"
+            return SimulatedVerdict(outcome="fail", confidence=0.9, reason=why, overlap=overlap)
+        outcome = simulated_outcome(quality, material)
+        why = f"a simulated answer of latent quality {quality:.3f}: {outcome}"
+        return SimulatedVerdict(outcome=outcome, confidence=0.75, reason=why, overlap=overlap)
     if len(text.split()) < MIN_WORDS:
         why = "too short to do the task"
         return SimulatedVerdict(outcome="fail", confidence=0.85, reason=why, overlap=overlap)

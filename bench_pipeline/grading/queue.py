@@ -8,7 +8,8 @@ disagree:
 - a decision-model score and PM review more than 30 points apart on 0–100 (exactly 30 is
   not queued);
 - two Navigator judges disagreeing, pass against fail;
-- a browser check that ended `inconclusive` (a stuck attempt is never a fail).
+- a browser check that ended `inconclusive` (a stuck attempt is never a fail);
+- a scripted check that ended `inconclusive` (e.g. the unit-test jail could not start).
 
 Scores come from `bench_pipeline.scores.pm` so the queue and the published numbers use one
 formula. Float noise is absorbed at the 30-point boundary (`GAP_TOLERANCE`), so a gap that is
@@ -36,6 +37,7 @@ QueueReason = Literal[
     "score_gap",
     "judge_disagreement",
     "inconclusive_browser_check",
+    "inconclusive_check",
 ]
 
 

@@ -28,6 +28,7 @@ from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.grading.blinding import blind_copy
 from bench_pipeline.grading.review_model import Review
+from bench_pipeline.providers.simulated import simulated_quality
 from bench_pipeline.runs.intake import MAX_INBOX_BYTES, unseen_files
 from bench_pipeline.taskbank import Case, TaskBank
 from bench_pipeline.taskbank.errors import validation_problems
@@ -223,15 +224,21 @@ def ingest_review_files(
 
 
 def simulated_reviews(conn: duckdb.DuckDBPyConnection, now: datetime | None = None) -> int:
-    """Review every simulated PM run nobody has reviewed, as the labelled simulated reviewer
-    (a deterministic score from the run id); return how many were added."""
+    """Review every simulated PM run nobody has reviewed, as the labelled simulated reviewer;
+    return how many were added. The score (1–5) follows the latent quality the simulated
+    answer carries (`providers.simulated`), so better simulated setups review better; an
+    output without one gets a deterministic score from the run id."""
     rows = conn.execute(
-        "SELECT run_id FROM model_runs r WHERE suite = 'pm' AND simulated AND NOT EXISTS "
+        "SELECT run_id, output FROM model_runs r WHERE suite = 'pm' AND simulated AND NOT EXISTS "
         "(SELECT 1 FROM reviews v WHERE v.run_id = r.run_id)"
     ).fetchall()
     new = []
-    for (run_id,) in rows:
-        score = 2 + int(hashlib.sha256(run_id.encode()).hexdigest(), 16) % 4
+    for run_id, output in rows:
+        quality = simulated_quality(output or "")
+        if quality is None:
+            score = 2 + int(hashlib.sha256(run_id.encode()).hexdigest(), 16) % 4
+        else:
+            score = min(5, 1 + int(5 * quality))
         review = Review(
             run_id=run_id,
             reviewer=SIMULATED_REVIEWER,

@@ -8,7 +8,7 @@ import polars as pl
 
 from bench_pipeline.ingest.catalog import evaluations
 from bench_pipeline.ingest.engine import Parser
-from bench_pipeline.ingest.parsers import arena, epoch, models_dev, openrouter
+from bench_pipeline.ingest.parsers import arena, epoch, models_dev, openrouter, swebench
 from bench_pipeline.ingest.payload import RawFile
 
 
@@ -22,4 +22,5 @@ PARSERS: dict[str, Parser] = {
     "models_dev": models_dev.parse,
     "arena": arena.parse,
     "epoch": _epoch,
+    "swebench": swebench.parse,
 }

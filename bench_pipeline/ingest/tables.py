@@ -252,3 +252,57 @@ TABLES: dict[str, TableSpec] = {
         EPOCH_MODELS,
     )
 }
+
+# SWE-bench publishes costs with up to 20 decimal places; 38 digits keep them and their sums.
+COST = pl.Decimal(38, 20)
+
+SWEBENCH_ENTRIES = TableSpec(
+    name="swebench_entries",
+    columns={
+        "leaderboard": pl.Utf8,
+        "folder": pl.Utf8,
+        "entry": pl.Utf8,
+        "date": pl.Date,
+        "resolved_percent": pl.Float64,
+        "cost_usd": COST,
+        "instance_cost_usd": COST,
+        "instance_calls": pl.Float64,
+        "checked": pl.Boolean,
+        "checked_as_sent": pl.Utf8,
+        "os_model": pl.Boolean,
+        "os_system": pl.Boolean,
+        "tags": pl.Utf8,
+        "model_tags": pl.Utf8,
+        "site": pl.Utf8,
+        "per_item_results": pl.Int64,
+        "source_file": pl.Utf8,
+    },
+    key=("leaderboard", "folder"),
+    required=("entry", "resolved_percent", "source_file"),
+    checks={
+        "resolved_percent": _percent(),
+        "cost_usd": _non_negative(),
+        "instance_cost_usd": _non_negative(),
+        "instance_calls": _non_negative(),
+        "per_item_results": _non_negative(),
+    },
+)
+
+SWEBENCH_ITEM_RESULTS = TableSpec(
+    name="swebench_item_results",
+    columns={
+        "leaderboard": pl.Utf8,
+        "folder": pl.Utf8,
+        "entry": pl.Utf8,
+        "instance_id": pl.Utf8,
+        "resolved": pl.Boolean,
+        "cost_usd": COST,
+        "api_calls": pl.Int64,
+    },
+    key=("leaderboard", "folder", "instance_id"),
+    required=("entry", "resolved"),
+    checks={"cost_usd": _non_negative(), "api_calls": _non_negative()},
+)
+
+TABLES[SWEBENCH_ENTRIES.name] = SWEBENCH_ENTRIES
+TABLES[SWEBENCH_ITEM_RESULTS.name] = SWEBENCH_ITEM_RESULTS

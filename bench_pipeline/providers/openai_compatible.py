@@ -23,23 +23,21 @@ OpenRouter's billed `usage.cost` is kept in `raw` (useful to cross-check the com
 
 The API key is sent only in the Authorization header: it is never logged, and every string
 kept (the raw body, error messages, log lines) is scrubbed of it, as are any header-like keys.
-A server that echoes the key back base64- or percent-encoded (a debugging proxy dumping the
-Authorization header) is scrubbed too: see `secret_forms`.
+A server that echoes the key back in any encoding (base64 wrapped or not, hex, percent- or
+JSON-escaped, split across lines) is scrubbed too: see `providers.scrubbing`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import functools
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -52,6 +50,7 @@ from bench_pipeline.providers.base import (
     Usage,
 )
 from bench_pipeline.providers.pool import ClientPool
+from bench_pipeline.providers.scrubbing import scrub
 
 log = logging.getLogger(__name__)
 
@@ -59,57 +58,7 @@ DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_TIMEOUT = httpx.Timeout(120.0, connect=10.0)
 """Connect within 10 s; otherwise 120 s per read/write (per chunk when streaming)."""
 
-REDACTED = "[redacted]"
-SECRET_KEYS = frozenset({"authorization", "proxy-authorization", "api_key", "api-key", "x-api-key"})
-"""Keys dropped from anything kept, whatever they hold."""
-
 _ERROR_SNIPPET = 300
-
-
-_MIN_ENCODED = 8
-"""Shorter base64 runs than this are not redacted (they would match innocent text)."""
-
-
-@functools.lru_cache(maxsize=16)
-def secret_forms(secret: str) -> tuple[str, ...]:
-    """The secret and the encodings a server may echo it in, longest first: percent-encoded,
-    and base64 (standard and URL-safe) as the run of characters any base64 text holding the
-    secret contains, whichever of the three byte alignments it starts at (a proxy that dumps
-    `Authorization: Bearer <key>` or Basic credentials base64-encoded)."""
-    raw = secret.encode()
-    forms = {secret, quote(secret, safe="")}
-    for shift in range(3):
-        encoded = base64.b64encode(b"\0" * shift + raw).decode()
-        # Whole 4-character groups made of the secret's bytes only: the same in any text.
-        core = encoded[4 if shift else 0 : 4 * ((shift + len(raw)) // 3)]
-        if len(core) >= _MIN_ENCODED:
-            forms |= {core, core.replace("+", "-").replace("/", "_")}
-    return tuple(sorted(forms, key=len, reverse=True))
-
-
-def scrub(value: Any, secrets: Iterable[str]) -> Any:
-    """A copy of `value` with every secret string replaced (as is, percent-encoded or
-    base64-encoded: `secret_forms`) and header-like secret keys dropped.
-
-    Args:
-        value: JSON-like data (dicts, lists, strings, numbers).
-        secrets: Strings that must not survive (empty strings are ignored).
-    """
-    hidden = [s for s in secrets if s]
-    if isinstance(value, str):
-        for secret in hidden:
-            for form in secret_forms(secret):
-                value = value.replace(form, REDACTED)
-        return value
-    if isinstance(value, Mapping):
-        return {
-            scrub(k, hidden): scrub(v, hidden)
-            for k, v in value.items()
-            if not (isinstance(k, str) and k.lower() in SECRET_KEYS)
-        }
-    if isinstance(value, list | tuple):
-        return [scrub(item, hidden) for item in value]
-    return value
 
 
 def _count(value: Any) -> int:

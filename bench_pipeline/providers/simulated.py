@@ -7,13 +7,24 @@ response carries `simulated=True`. Token counts are plausible estimates, not a t
 about four characters per token, reasoning tokens only when an effort is set (counted inside
 `completion_tokens`, as OpenAI-compatible APIs do), capped by `max_tokens` (then the answer is
 cut and `finish_reason` is `length`). Times are computed, not waited for.
+
+So that the offline demo's boards have something to show, answers are not all alike: each
+setup (model and reasoning effort) has a latent skill drawn once from `SIMULATION_SEED`, and
+each answer carries a quality (the skill plus request-level noise) in its first words,
+`[simulated] quality 0.734.`. The offline graders read it back (`simulated_quality`) and
+grade an item pass, partial or fail by comparing it with the item's own difficulty
+(`simulated_outcome`), so better setups pass more items, and still everything is labelled
+simulated.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
+import re
+from typing import Literal
 
 from bench_pipeline.providers.base import ChatRequest, ChatResponse, Message, Provider, Usage
 
@@ -22,6 +33,14 @@ CHARS_PER_TOKEN = 4
 TOKENS_PER_SECOND = 60.0
 FIRST_TOKEN_SECONDS = 0.35
 REASONING_TOKENS = {"minimal": 64, "low": 256, "medium": 1024, "high": 4096}
+SIMULATION_SEED = 20_261_201
+SKILL_RANGE = (0.2, 0.9)
+"""Latent skills are spread evenly over this range (by a hash of the setup and the seed)."""
+QUALITY_NOISE = 0.12
+"""Standard deviation of an answer's quality around its setup's skill."""
+PARTIAL_BAND = 0.08
+"""An answer within this much below an item's difficulty earns partial credit."""
+_QUALITY = re.compile(r"^\[simulated\] quality (?P<q>[01]\.\d{3})\.")
 
 _OPENINGS = (
     "Recommendation:",
@@ -61,6 +80,36 @@ def _tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
+def _unit(*parts: object) -> float:
+    """A deterministic number in [0, 1) from `parts` (SHA-256, not Python's salted hash)."""
+    digest = hashlib.sha256("\0".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def latent_skill(model: str, effort: str | None = None, seed: int = SIMULATION_SEED) -> float:
+    """The simulated setup's skill in `SKILL_RANGE`: fixed by the seed, model and effort."""
+    low, high = SKILL_RANGE
+    return low + (high - low) * _unit(seed, model, effort or "")
+
+
+def simulated_quality(text: str) -> float | None:
+    """The quality a simulated answer carries, or None for any other text."""
+    match = _QUALITY.match(text.strip())
+    return float(match.group("q")) if match else None
+
+
+def simulated_outcome(
+    quality: float, item: str, seed: int = SIMULATION_SEED
+) -> Literal["pass", "partial", "fail"]:
+    """What an answer of `quality` earns on the item keyed `item` (a check, a criterion):
+    pass at or above the item's difficulty (uniform in 0.1–0.9 from the key), partial within
+    `PARTIAL_BAND` below it, else fail."""
+    difficulty = 0.1 + 0.8 * _unit(seed, "difficulty", item)
+    if quality >= difficulty:
+        return "pass"
+    return "partial" if quality >= difficulty - PARTIAL_BAND else "fail"
+
+
 class SimulatedProvider(Provider):
     """Answers without a network; see the module docstring."""
 
@@ -77,8 +126,12 @@ class SimulatedProvider(Provider):
             f"{rng.choice(_SUBJECTS).capitalize()} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)}."
             for _ in range(rng.randint(3, 8))
         ]
+        quality = latent_skill(request.model, request.reasoning_effort) + rng.gauss(
+            0.0, QUALITY_NOISE
+        )
+        quality = min(1.0, max(0.0, quality))
         content = (
-            f"{SIMULATED_MARKER} Simulated answer from {request.model} "
+            f"{SIMULATED_MARKER} quality {quality:.3f}. Simulated answer from {request.model} "
             f"(request {request_hash[:12]}) to: {topic!r}. "
             f"{rng.choice(_OPENINGS)} " + " ".join(sentences)
         )

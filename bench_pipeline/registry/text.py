@@ -13,36 +13,21 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from bench_pipeline.core.text import fold_confusables, is_invisible, normalise
+from bench_pipeline.core.text import skeleton as core_skeleton
+
 TRAILING_PARENTHETICAL = re.compile(r"\s*\([^()]*\)\s*$")
-
-# Cyrillic and Greek letters drawn like Latin ones (from Unicode's confusables data).
-CONFUSABLES = str.maketrans(
-    {
-        "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
-        "с": "c", "т": "t", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d",
-        "ԛ": "q", "ԝ": "w", "ӏ": "l", "ɡ": "g", "ո": "n", "ս": "u",
-        "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
-        "τ": "t", "υ": "u", "χ": "x", "ω": "w",
-    }
-)  # fmt: skip
-
-
-def is_invisible(char: str) -> bool:
-    """Format characters (zero-width space and joiners, bidi controls, BOM, soft hyphen)."""
-    return unicodedata.category(char) == "Cf"
 
 
 def clean(text: str) -> str:
-    """NFKC with invisible characters removed and every dash spelt as an ASCII hyphen."""
-    text = unicodedata.normalize("NFKC", text)
-    return "".join(
-        "-" if unicodedata.category(c) == "Pd" else c for c in text if not is_invisible(c)
-    )
+    """The text a comparison reads (`core.text.normalise`: controls and invisibles out,
+    NFKC), with every dash spelt as an ASCII hyphen."""
+    return "".join("-" if unicodedata.category(c) == "Pd" else c for c in normalise(text))
 
 
 def skeleton(identifier: str) -> str:
-    """What an id looks like to a reader: cleaned, case folded, look-alikes folded."""
-    return clean(identifier).casefold().translate(CONFUSABLES)
+    """What an id looks like to a reader: cleaned, look-alikes folded, case folded."""
+    return core_skeleton(clean(identifier))
 
 
 def impostor_reason(identifier: str, original: str) -> str:
@@ -50,7 +35,7 @@ def impostor_reason(identifier: str, original: str) -> str:
     reasons = []
     if any(is_invisible(c) for c in identifier):
         reasons.append("invisible characters")
-    if clean(identifier).casefold().translate(CONFUSABLES) != clean(identifier).casefold():
+    if fold_confusables(clean(identifier)).casefold() != clean(identifier).casefold():
         reasons.append("look-alike letters from another script")
     if clean(identifier).casefold() == clean(original).casefold() and clean(identifier) != clean(
         original

@@ -48,6 +48,7 @@ METHODOLOGY_VERSIONS: dict[str, str] = {
     "pm_suite": "1",
     "usecase_rank": "1",
     "navigator_index": "1",
+    "item_boards": "1",
 }
 
 ARENA_SQL = """
@@ -389,7 +390,7 @@ USECASE_RUNS_COLUMNS = (
     c("run_id", "string", "The submitted run."),
     c("use_case", "string", "The use case."),
     c("group", "string", "Model name + settings (ranked separately)."),
-    c("model", "string", "The model's name as submitted."),
+    c("model", "string", "The model's name as submitted (a look-alike escaped)."),
     c("settings", "string", "Its settings."),
     c("outcome", "string", "success, partial or fail."),
     c("score", "number", "Run score: 100 x the weighted mean of the five metrics."),
@@ -405,6 +406,11 @@ USECASE_RUNS_COLUMNS = (
     c("flags", "string", "Hard flags raised (comma-separated)."),
     c("cleared_flags", "string", "Hard flags a reviewer cleared."),
     c("warnings", "string", "Warnings."),
+    c("duplicate_of", "string", "The earlier run this one resubmits (it never counts)."),
+    c("reproduces", "string", "The run this one claims to reproduce."),
+    c("reproduction_counts", "boolean", "Whether that reproduction counts (+10 trust)."),
+    c("reproduction_reason", "string", "Why the claimed reproduction counts, or why not."),
+    c("model_name_problem", "string", "Why the model name is a look-alike (shown escaped)."),
 )
 USECASE_GROUPS_COLUMNS = (
     c("use_case", "string", "The use case."),
@@ -463,6 +469,40 @@ NAVIGATOR_FIT_COLUMNS = (
     c("mean_cost_per_call_usd", "decimal", "Mean cost per call, USD."),
     c("monthly_cost_usd", "decimal", "Monthly cost at that volume, USD."),
     SIMULATED,
+)
+
+ITEM_BOARDS_COLUMNS = (
+    c("board", "string", "The leaderboard (SWE-bench: bash-only, Verified)."),
+    c("entry", "string", "The publisher's entry name, verbatim."),
+    c("model_id", "string", "The registry model its single `Model:` tag matches, if any."),
+    c("items", "integer", "Items with a published result (null: none published)."),
+    c("resolved", "integer", "Items resolved."),
+    c("score", "number", "100 x resolved / items."),
+    c("ci_low", "number", "Exact (Clopper-Pearson) 95% interval of the score, low end."),
+    c("ci_high", "number", "Exact (Clopper-Pearson) 95% interval of the score, high end."),
+    c("rank_best", "integer", "Best rank: 1 + entries significantly better."),
+    c("rank_worst", "integer", "Worst rank: N - entries significantly worse."),
+    c("tied", "boolean", "Best and worst rank differ."),
+    c("cost_usd", "decimal", "Sum of per-item costs, USD (null if any item has none)."),
+    c("cost_per_success_usd", "decimal", "Cost per resolved item, USD (to 1e-12)."),
+    c("published_percent", "number", "The percentage the publisher shows."),
+    c("entry_key", "string", "The publisher's submission folder (names can repeat)."),
+    c("dominated_by", "string", "Entries better and cheaper per resolved item (; between)."),
+)
+ITEM_BOARD_PAIRS_COLUMNS = (
+    c("board", "string", "The leaderboard."),
+    c("entry_a", "string", "One entry (ranked above or level with entry_b)."),
+    c("entry_b", "string", "The other."),
+    c("items", "integer", "Items both entries have results for."),
+    c("discordant", "integer", "Shared items one resolved and the other did not."),
+    c("p_value", "number", "Exact two-sided sign-flip p-value over the shared items."),
+    c("significant", "boolean", "Significant at 5% after Holm over the board's pairs."),
+    c("better", "string", "The better entry, when significant."),
+    c("dominates", "string", "The entry that is better and cheaper per resolved item."),
+    c("wins_a", "integer", "Discordant items entry_a resolved."),
+    c("wins_b", "integer", "Discordant items entry_b resolved."),
+    c("entry_key_a", "string", "entry_a's submission folder."),
+    c("entry_key_b", "string", "entry_b's submission folder."),
 )
 
 # ------------------------------------------------------------------------------ rank rules
@@ -550,6 +590,13 @@ PUBLISHED: tuple[PublishedTable, ...] = (
     T("navigator_v1_fit", "Navigator classic v1: fit for a task, volume, budget",
       "SELECT * FROM navigator_v1_fit ORDER BY task, monthly_volume, rank",
       ("task", "monthly_volume", "model"), "navigator_index", NAVIGATOR_FIT_COLUMNS),
+    T("item_boards", "Item boards: SWE-bench entries ranked on per-item results",
+      "SELECT * FROM item_boards ORDER BY board, items IS NULL, score DESC, "
+      "published_percent DESC NULLS LAST, entry, entry_key", ("board", "entry_key"),
+      "item_boards", ITEM_BOARDS_COLUMNS),
+    T("item_board_pairs", "Item boards: exact paired tests over shared items",
+      "SELECT * FROM item_board_pairs ORDER BY board, entry_key_a, entry_key_b",
+      ("board", "entry_key_a", "entry_key_b"), "item_boards", ITEM_BOARD_PAIRS_COLUMNS),
 )  # fmt: skip
 PUBLISHED_BY_NAME = {table.name: table for table in PUBLISHED}
 

@@ -10,8 +10,9 @@ sha256 so it can be traced and the file kept for review.
 Validation is strict (JSON types as the schema says: `"5"` is not an integer) and only about
 the shape and internal consistency of the record. What the methodology treats as a hard
 flag (cost, autonomy or evidence-hash mismatch, implausible throughput, step-ins above
-turns, retries against first try) is *not* a rejection: such a run is accepted and put under
-review: scoring (scores/usecase.py) computes the flags.
+turns, retries against first try, a look-alike model name, a duplicate) is *not* a rejection:
+such a run is accepted and put under review: scoring (scores/usecase.py) computes the flags.
+`content_key` is what makes two submissions the same run for the duplicate rule.
 
 Token counts follow the OpenAI-compatible convention of `providers.base.Usage`: `input_tokens`
 includes the cached and cache-write tokens, `output_tokens` includes the reasoning tokens.
@@ -25,6 +26,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -44,6 +46,7 @@ from pydantic import (
 )
 
 from bench_pipeline.core.files import write_text
+from bench_pipeline.core.text import normalise, skeleton
 from bench_pipeline.grading.outcomes import Outcome, RunOutcome
 from bench_pipeline.providers.base import Usage
 from bench_pipeline.taskbank.bank import TaskBank
@@ -201,8 +204,10 @@ class Submission(_Strict):
     output: str
     """The run's output, or a description of it (e.g. the diff or files produced)."""
     reproduces: RunId | None = None
-    """The run id of a run this one independently reproduces (same model and settings, run
-    by someone else): each reproduction adds to the original's trust."""
+    """The run id of a run this one independently reproduces. It counts for the original
+    (+10 trust, Verified) only when by another submitter, with the same model and settings,
+    on the same use case version, and successful; otherwise it is shown as a claim that does
+    not count, with the reason (`scores.usecase.reproductions`)."""
     rerun_of: RunId | None = None
     """The run id of a run this one repeats on another model: the two form a head-to-head
     pair."""
@@ -257,6 +262,20 @@ class Submission(_Strict):
         """False raises the `evidence_hash_mismatch` flag (a flag, not a rejection)."""
         return hashlib.sha256(self.evidence_log.encode()).hexdigest() == self.evidence_sha256
 
+    @property
+    def content_key(self) -> str:
+        """What makes two submissions the same run (see `content_key`)."""
+        total = Usage.total(self.usages())
+        return content_key(
+            model=self.model.name,
+            settings=self.model.settings,
+            use_case=self.use_case,
+            use_case_version=self.use_case_version,
+            tokens=token_totals(total),
+            criteria=self.criteria,
+            evidence_log=self.evidence_log,
+        )
+
     def usages(self) -> list[Usage]:
         """The token counts as `Usage` for `costing.cost_of_all`: one per request when known
         (`per_request=True`, so long-context tiers apply), else the total."""
@@ -264,6 +283,49 @@ class Submission(_Strict):
             return [r.usage(per_request=True) for r in self.tokens.per_request]
         assert self.tokens.total is not None  # the model's validator guarantees one of them
         return [self.tokens.total.usage(per_request=False)]
+
+
+def token_totals(usage: Usage) -> dict[str, int]:
+    """The token counts `content_key` compares."""
+    return {
+        "input": usage.prompt_tokens,
+        "output": usage.completion_tokens,
+        "cached": usage.cached_tokens,
+        "cache_write": usage.cache_write_tokens,
+        "reasoning": usage.reasoning_tokens,
+    }
+
+
+def _plain(value: Any) -> Any:
+    """A string as compared for duplicates: normalised, white space collapsed."""
+    return " ".join(normalise(value).split()) if isinstance(value, str) else value
+
+
+def content_key(
+    *,
+    model: str,
+    settings: Mapping[str, Any],
+    use_case: str,
+    use_case_version: str,
+    tokens: Mapping[str, int],
+    criteria: Mapping[str, str],
+    evidence_log: str,
+) -> str:
+    """SHA-256 of a run's content (model, settings, use case and version, token counts,
+    outcome per criterion, evidence log), the same whatever the field order, white space,
+    letter case or look-alike letters of the model name, or invisible characters: two
+    submissions with one key are one run resubmitted."""
+    document = {
+        "model": " ".join(skeleton(model).split()),
+        "settings": {_plain(k): _plain(v) for k, v in settings.items()},
+        "use_case": use_case,
+        "use_case_version": use_case_version.lower(),
+        "tokens": dict(tokens),
+        "criteria": dict(criteria),
+        "evidence_log": _plain(evidence_log),
+    }
+    text = json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from bench_pipeline.core.warehouse import replace_tables
 from bench_pipeline.grading.navigator_v1 import completeness, display_overall
 from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, Outcome
 from bench_pipeline.runs.costing import format_usd
+from bench_pipeline.runs.submissions import content_key
 from bench_pipeline.scores.navigator import (
     NavigatorRun,
     V1Call,
@@ -299,28 +300,33 @@ def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str
         SELECT run_id, use_case, model_name, model_settings, outcome, first_try, retries,
                step_ins, turns, autonomy, wall_time_seconds, completion_tokens, cost_usd,
                claimed_cost_usd, evidence_log, evidence_sha256, cost_warnings, started_at,
-               received_at, rerun_of, reproduces
+               received_at, rerun_of, reproduces, submitter, use_case_version, prompt_tokens,
+               cached_tokens, cache_write_tokens, reasoning_tokens, criteria
         FROM submitted_runs WHERE received_at <= ? ORDER BY run_id
         """,
         [_naive(as_of)],
     ).fetchall()
-    reproduced: dict[str, list[datetime]] = defaultdict(list)
-    for row in rows:
-        if row[20]:
-            reproduced[row[20]].append(row[17])
     runs = []
     for (run_id, use_case, model, settings, outcome, first_try, retries, step_ins, turns,
          autonomy, wall, output_tokens, cost, claimed, log, sha, warnings, started, received,
-         rerun_of, _reproduces) in rows:  # fmt: skip
-        shown = ", ".join(f"{k}={v}" for k, v in sorted(json.loads(settings).items()))
+         rerun_of, reproduces, submitter, version, input_tokens, cached, cache_write,
+         reasoning, criteria) in rows:  # fmt: skip
+        chosen = json.loads(settings)
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(chosen.items()))
+        tokens = {"input": input_tokens, "output": output_tokens, "cached": cached,
+                  "cache_write": cache_write, "reasoning": reasoning}  # fmt: skip
+        key = content_key(
+            model=model, settings=chosen, use_case=use_case, use_case_version=version,
+            tokens=tokens, criteria=json.loads(criteria), evidence_log=log,
+        )  # fmt: skip
         runs.append(UseCaseRun(
             run_id=run_id, use_case=use_case, model=model, settings=shown, outcome=outcome,
             first_try=first_try, retries=retries, step_ins=step_ins, turns=turns,
             claimed_autonomy=autonomy, wall_time_s=wall, output_tokens=output_tokens,
             cost_usd=cost, claimed_cost_usd=claimed, evidence_log=log, evidence_sha256=sha,
             warnings=tuple(w for w in warnings.split(",") if w), run_at=started,
-            published_at=received, rerun_of=rerun_of,
-            reproduced_at=tuple(sorted(reproduced.get(run_id, ()))),
+            published_at=received, rerun_of=rerun_of, reproduces=reproduces,
+            submitter=submitter, use_case_version=version, content_key=key,
         ))  # fmt: skip
     clearances = [
         Clearance(run_id, flag, cleared_at, cleared_by)

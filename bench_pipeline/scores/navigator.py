@@ -10,7 +10,10 @@ Index v2 (site/methodology/navigator.md):
   per-task differences d_t are weighted by a_t = weight(category) / tasks(category), so
   that D = Σ a_t d_t is the Index difference when both ran every task; the exact two-sided
   sign-flip test (`stats.paired_comparisons`) gives its p-value and Holm's procedure over
-  all pairs decides which differences are significant at 5%. `rank_best` = 1 + models
+  all pairs decides which differences are significant at 5%. Task scores (means of run
+  scores) and weights (category weight over task count) are rationals and are passed as
+  exact `Fraction`s, so the test counts exactly at any number of tasks and never depends
+  on a float tolerance (real-valued run scores fall back to floats). `rank_best` = 1 + models
   significantly better, `rank_worst` = N − models significantly worse, `tied` when the two
   differ (`stats.rank_ranges`).
 * Cost per successful task = total candidate cost ÷ Σ run scores. A dominates B when A is
@@ -29,6 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal
+from fractions import Fraction
 from itertools import combinations
 
 import polars as pl
@@ -36,12 +40,14 @@ import polars as pl
 from bench_pipeline.core.money import exact
 from bench_pipeline.core.stats import (
     PairResult,
+    as_rational,
     dominates,
     holm,
     paired_comparisons,
     rank_ranges,
     sign_flip_pvalue,
     significantly_better_pairs,
+    weighted_sum,
 )
 from bench_pipeline.runs.costing import format_usd
 
@@ -200,6 +206,32 @@ def task_scores(runs: Iterable[NavigatorRun]) -> dict[str, dict[str, float]]:
     }
 
 
+def exact_task_scores(runs: Iterable[NavigatorRun]) -> dict[str, dict[str, Fraction]] | None:
+    """`task_scores` as exact rationals (a run score is a mean of pass 1 / partial 0.5 /
+    fail 0 values, so a fraction), or None when some run score is not one."""
+    collected: dict[str, dict[str, list[Fraction]]] = defaultdict(lambda: defaultdict(list))
+    for run in runs:
+        exact = as_rational(run.score)
+        if exact is None:
+            return None
+        collected[run.model][run.task].append(exact)
+    return {
+        model: {task: sum(s, Fraction(0)) / len(s) for task, s in sorted(tasks.items())}
+        for model, tasks in sorted(collected.items())
+    }
+
+
+def exact_task_weights(task_categories: Mapping[str, str]) -> dict[str, Fraction]:
+    """`task_weights` as exact fractions: weight(category) / tasks in the category."""
+    counts: dict[str, int] = defaultdict(int)
+    for category in task_categories.values():
+        counts[category] += 1
+    return {
+        task: Fraction(CATEGORY_WEIGHTS[category], counts[category])
+        for task, category in task_categories.items()
+    }
+
+
 def task_weights(task_categories: Mapping[str, str]) -> dict[str, float]:
     """a_t = weight(category) / number of tasks in the category, for every task."""
     counts: dict[str, int] = defaultdict(int)
@@ -230,13 +262,13 @@ def cost_per_success(
         return total, _to_quantum(total / successes)
 
 
-def _pvalue(job: tuple[list[float], list[float]]) -> float:
+def _pvalue(job: tuple[list, list]) -> float:
     return sign_flip_pvalue(*job)
 
 
 def paired_results(
-    scores: Mapping[str, Mapping[str, float]],
-    weights: Mapping[str, float],
+    scores: Mapping[str, Mapping[str, float | Fraction]],
+    weights: Mapping[str, float | Fraction],
     *,
     alpha: float = ALPHA,
     workers: int = 1,
@@ -257,8 +289,8 @@ def paired_results(
         missing = [task for task in common if task not in weights]
         if missing:
             raise ValueError(f"no weight for tasks {missing}")
-        diffs = [float(scores[model_a][t]) - float(scores[model_b][t]) for t in common]
-        pairs.append((model_a, model_b, diffs, [float(weights[t]) for t in common]))
+        diffs = [scores[model_a][t] - scores[model_b][t] for t in common]
+        pairs.append((model_a, model_b, diffs, [weights[t] for t in common]))
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         pvalues = list(pool.map(_pvalue, [(d, w) for _, _, d, w in pairs], chunksize=8))
@@ -267,7 +299,7 @@ def paired_results(
     for (model_a, model_b, diffs, w), p_value, significant in zip(
         pairs, pvalues, rejected, strict=True
     ):
-        statistic = math.fsum(a * d for a, d in zip(w, diffs, strict=True))
+        statistic = weighted_sum(diffs, w)
         better = (model_a if statistic > 0 else model_b) if significant else None
         results.append(
             PairResult(model_a, model_b, len(diffs), statistic, p_value, significant, better)
@@ -299,7 +331,8 @@ def navigator_board(
 
     Raises:
         ValueError: On a repeated run id, a task given two categories, or (from
-            `stats.sign_flip_pvalue`) more than 44 common tasks with non-zero differences.
+            `stats.sign_flip_pvalue`) real-valued run scores over more than 44 common tasks
+            with non-zero differences.
     """
     run_list = list(runs)
     ids = [r.run_id for r in run_list]
@@ -334,9 +367,10 @@ def navigator_board(
             )
 
     indexed = sorted(index, key=lambda m: (-index[m], m))
+    exact = exact_task_scores(run_list)
     pairs = paired_results(
-        {m: scores[m] for m in indexed},
-        task_weights(categories_of),
+        {m: (exact or scores)[m] for m in indexed},
+        exact_task_weights(categories_of) if exact is not None else task_weights(categories_of),
         alpha=alpha,
         workers=workers,
     )
@@ -511,6 +545,8 @@ __all__ = [
     "V1Call",
     "V1Fit",
     "cost_per_success",
+    "exact_task_scores",
+    "exact_task_weights",
     "navigator_board",
     "paired_results",
     "task_scores",

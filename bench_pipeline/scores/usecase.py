@@ -21,7 +21,24 @@ Run level (site/methodology/usecase-rank.md):
 * Hard flags send a run under review (public, but out of the board) until a reviewer has
   cleared every one of them with a `Clearance`. Trust = 50 + 20 (evidence log of at least
   200 characters) + 10 (no hard flag raised, cleared or not) − 5 per warning + 10 per
-  independent reproduction made by `as_of`, clipped to 0–100.
+  counted reproduction (below), clipped to 0–100.
+
+Gaming (untrusted submissions):
+
+* Duplicates. Live runs with the same `content_key` (model, settings, use case and version,
+  token counts, outcomes and evidence, compared modulo white space and field order:
+  `runs.submissions.content_key`) are one run: the earliest published (then the smallest run
+  id) is the original, every other one carries the hard flag `duplicate` naming it
+  (`duplicate_of`) and never counts: a clearance does not lift this flag.
+* Reproductions. A run naming another in `reproduces` counts for it (+10 trust; the original
+  is Verified) only when it is live and not under review, is by a different submitter (both
+  named; compared by `core.text.skeleton`, so a look-alike name is the same person), ran the
+  same model and settings on the same use case and version, and succeeded. Each submitter
+  counts once per original. Any other claim is kept and shown with the reason it does not
+  count (`reproduction_counts` false, `reproduction_reason`).
+* Look-alike model names (invisible characters, compatibility forms, letters that pass for
+  Latin: `core.text.lookalike_problems`) raise the hard flag `lookalike_model_name`, and the
+  board shows the name escaped (`core.text.escaped`), never as the model it imitates.
 
 Group level: group = model name + settings. Runs that count (live, not under review) are
 weighted by trust/100 × 0.5^(age/90 days); score = weighted mean with a 90% interval
@@ -47,6 +64,7 @@ from polars.datatypes import DataTypeClass
 
 from bench_pipeline.core.money import exact
 from bench_pipeline.core.stats import weighted_ci90
+from bench_pipeline.core.text import escaped, lookalike_problems, skeleton
 from bench_pipeline.grading.outcomes import RUN_OUTCOME_CREDIT, RunOutcome
 from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.ranking import competition_ranks
@@ -60,6 +78,8 @@ EVIDENCE_HASH_MISMATCH = "evidence_hash_mismatch"
 IMPLAUSIBLE_THROUGHPUT = "implausible_throughput"
 STEP_INS_EXCEED_TURNS = "step_ins_exceed_turns"
 RETRIES_VS_FIRST_TRY = "retries_vs_first_try"
+LOOKALIKE_MODEL_NAME = "lookalike_model_name"
+DUPLICATE = "duplicate"
 HARD_FLAGS: tuple[str, ...] = (
     COST_MISMATCH,
     AUTONOMY_MISMATCH,
@@ -67,8 +87,13 @@ HARD_FLAGS: tuple[str, ...] = (
     IMPLAUSIBLE_THROUGHPUT,
     STEP_INS_EXCEED_TURNS,
     RETRIES_VS_FIRST_TRY,
+    LOOKALIKE_MODEL_NAME,
+    DUPLICATE,
 )
 """Every hard flag, in the order they are reported."""
+UNCLEARABLE_FLAGS = frozenset({DUPLICATE})
+"""Flags a clearance does not lift (a duplicate counts once, as its original)."""
+REPRODUCTION_TRUST = 10.0
 
 COST_TOLERANCE = Decimal("0.25")
 """A claimed cost further than this fraction from the computed one is a `cost_mismatch`."""
@@ -134,7 +159,11 @@ class UseCaseRun:
         published_at: When it went public.
         replaced_at: When a newer submission replaced it, if it was.
         rerun_of: The run this one reruns on another model, for head-to-head pairs.
-        reproduced_at: When each independent reproduction was made.
+        reproduces: The run this one claims to reproduce (checked by the board).
+        submitter: Who submitted it, as given (None: not named).
+        use_case_version: The version of the use case that was run.
+        content_key: What makes two submissions the same run (`runs.submissions`); None
+            when unknown (never a duplicate).
     """
 
     run_id: str
@@ -158,7 +187,10 @@ class UseCaseRun:
     published_at: datetime
     replaced_at: datetime | None = None
     rerun_of: str | None = None
-    reproduced_at: tuple[datetime, ...] = ()
+    reproduces: str | None = None
+    submitter: str | None = None
+    use_case_version: str | None = None
+    content_key: str | None = None
 
     def __post_init__(self) -> None:
         if self.outcome not in _OUTCOMES:
@@ -180,9 +212,14 @@ class UseCaseRun:
             raise ValueError(f"run {self.run_id} cannot be a rerun of itself")
 
     @property
+    def shown_model(self) -> str:
+        """The model name as the board shows it: escaped when it is a look-alike."""
+        return escaped(self.model) if lookalike_problems(self.model) else self.model
+
+    @property
     def group(self) -> str:
         """Model name + settings: different settings are ranked separately."""
-        return group_name(self.model, self.settings)
+        return group_name(self.shown_model, self.settings)
 
 
 @dataclass(frozen=True)
@@ -247,19 +284,101 @@ def hard_flags(run: UseCaseRun) -> tuple[str, ...]:
         flags.append(STEP_INS_EXCEED_TURNS)
     if run.first_try == (run.retries > 0):
         flags.append(RETRIES_VS_FIRST_TRY)
+    if lookalike_problems(run.model):
+        flags.append(LOOKALIKE_MODEL_NAME)
     return tuple(flags)
 
 
-def trust(run: UseCaseRun, flags: Sequence[str], as_of: datetime) -> float:
-    """Trust % from the plausibility checks (see the module docstring), clipped to 0–100."""
+def trust(run: UseCaseRun, flags: Sequence[str], reproductions: int = 0) -> float:
+    """Trust % from the plausibility checks and the counted reproductions (see the module
+    docstring), clipped to 0–100."""
     value = 50.0
     if len(run.evidence_log) >= SUBSTANTIAL_EVIDENCE_CHARS:
         value += 20.0
     if not flags:
         value += 10.0
     value -= 5.0 * len(set(run.warnings))
-    value += 10.0 * sum(1 for when in run.reproduced_at if when <= as_of)
+    value += REPRODUCTION_TRUST * reproductions
     return min(100.0, max(0.0, value))
+
+
+def duplicates(live: Sequence[UseCaseRun]) -> dict[str, str]:
+    """Run id → the original it duplicates (see the module docstring), for every duplicate."""
+    first: dict[str, UseCaseRun] = {}
+    found = {}
+    for run in sorted(live, key=lambda r: (r.published_at, r.run_id)):
+        if run.content_key is None:
+            continue
+        original = first.setdefault(run.content_key, run)
+        if original is not run:
+            found[run.run_id] = original.run_id
+    return found
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """The verdict on one run's claim to reproduce another."""
+
+    run_id: str
+    original: str
+    counts: bool
+    reason: str
+    """Why it counts, or why not, in words a reader can check."""
+
+
+def _person(name: str | None) -> str:
+    """A submitter as compared: its skeleton, white space collapsed."""
+    return " ".join(skeleton(name or "").split())
+
+
+def reproductions(
+    live: Sequence[UseCaseRun], under_review: Mapping[str, bool], duplicate_of: Mapping[str, str]
+) -> dict[str, Reproduction]:
+    """Run id → the verdict on its `reproduces` claim, for every live run making one."""
+    by_id = {r.run_id: r for r in live}
+    verdicts: dict[str, Reproduction] = {}
+    counted_by: dict[str, set[str]] = defaultdict(set)
+    for run in sorted(live, key=lambda r: (r.published_at, r.run_id)):
+        if run.reproduces is None:
+            continue
+        original = by_id.get(run.reproduces)
+        reason = None
+        if original is None:
+            reason = f"no live run {run.reproduces} to reproduce"
+        elif run.run_id in duplicate_of:
+            reason = f"it is a duplicate of {duplicate_of[run.run_id]}"
+        elif run.reproduces in duplicate_of:
+            reason = f"{run.reproduces} is a duplicate of {duplicate_of[run.reproduces]}"
+        elif under_review[run.run_id]:
+            reason = "it is under review"
+        elif not _person(run.submitter) or not _person(original.submitter):
+            reason = "both runs must name their submitter"
+        elif _person(run.submitter) == _person(original.submitter):
+            reason = "a self-reproduction: the same submitter ran both"
+        elif (run.model, run.settings) != (original.model, original.settings):
+            reason = (
+                f"another model or settings: {run.group!r}, the original ran {original.group!r}"
+            )
+        elif (run.use_case, run.use_case_version) != (original.use_case, original.use_case_version):
+            reason = (
+                f"another use case version: {run.use_case}@{run.use_case_version}, the "
+                f"original ran {original.use_case}@{original.use_case_version}"
+            )
+        elif run.outcome != "success":
+            reason = f"the reproduction did not succeed (outcome {run.outcome})"
+        else:
+            person = _person(run.submitter)
+            if person in counted_by[original.run_id]:
+                reason = "this submitter already reproduced it (each counts once)"
+            else:
+                counted_by[original.run_id].add(person)
+        verdicts[run.run_id] = Reproduction(
+            run.run_id,
+            run.reproduces,
+            reason is None,
+            "an independent reproduction" if reason is None else "does not count: " + reason,
+        )
+    return verdicts
 
 
 def recency(run_at: datetime, as_of: datetime) -> float:
@@ -317,8 +436,18 @@ class UseCaseRunScore:
     warnings: tuple[str, ...]
     under_review: bool
     verified: bool
+    """At least one reproduction counted for it."""
     rerun_of: str | None
     published_at: datetime
+    duplicate_of: str | None
+    """The original this run duplicates (it then never counts)."""
+    reproduces: str | None
+    """The run this one claims to reproduce."""
+    reproduction_counts: bool | None
+    """Whether that claim counts (None when it makes none)."""
+    reproduction_reason: str | None
+    model_name_problem: str | None
+    """Why the model name is a look-alike, when it is."""
 
 
 @dataclass(frozen=True)
@@ -400,6 +529,11 @@ _RUN_SCHEMA: dict[str, pl.DataType | DataTypeClass] = {
     "flags": pl.String,
     "cleared_flags": pl.String,
     "warnings": pl.String,
+    "duplicate_of": pl.String,
+    "reproduces": pl.String,
+    "reproduction_counts": pl.Boolean,
+    "reproduction_reason": pl.String,
+    "model_name_problem": pl.String,
 }
 _GROUP_SCHEMA = {
     "use_case": pl.String,
@@ -511,10 +645,19 @@ def _score_runs(
 ) -> list[UseCaseRunScore]:
     cleared: dict[str, set[str]] = defaultdict(set)
     for clearance in clearances:
-        if clearance.cleared_at <= as_of:
+        if clearance.cleared_at <= as_of and clearance.flag not in UNCLEARABLE_FLAGS:
             cleared[clearance.run_id].add(clearance.flag)
-    flags = {run.run_id: hard_flags(run) for run in live}
-    counted = [r for r in live if set(flags[r.run_id]) <= cleared[r.run_id]]
+    duplicate_of = duplicates(live)
+    flags = {
+        run.run_id: hard_flags(run) + ((DUPLICATE,) if run.run_id in duplicate_of else ())
+        for run in live
+    }
+    under_review = {r.run_id: not set(flags[r.run_id]) <= cleared[r.run_id] for r in live}
+    claims = reproductions(live, under_review, duplicate_of)
+    reproduced: dict[str, int] = defaultdict(int)
+    for verdict in claims.values():
+        reproduced[verdict.original] += verdict.counts
+    counted = [r for r in live if not under_review[r.run_id]]
     cheapest: dict[str, Decimal] = {}
     fastest: dict[str, float] = {}
     for run in counted:
@@ -551,13 +694,15 @@ def _score_runs(
             / total_weight
         )
         run_flags = flags[run.run_id]
-        run_trust = trust(run, run_flags, as_of)
+        run_trust = trust(run, run_flags, reproduced[run.run_id])
+        claim = claims.get(run.run_id)
+        problems = lookalike_problems(run.model)
         rows.append(
             UseCaseRunScore(
                 run_id=run.run_id,
                 use_case=run.use_case,
                 group=run.group,
-                model=run.model,
+                model=run.shown_model,
                 settings=run.settings,
                 outcome=run.outcome,
                 score=min(100.0, max(0.0, score)),
@@ -573,10 +718,15 @@ def _score_runs(
                 flags=run_flags,
                 cleared_flags=tuple(f for f in run_flags if f in cleared[run.run_id]),
                 warnings=tuple(dict.fromkeys(run.warnings)),
-                under_review=not set(run_flags) <= cleared[run.run_id],
-                verified=any(when <= as_of for when in run.reproduced_at),
+                under_review=under_review[run.run_id],
+                verified=reproduced[run.run_id] > 0,
                 rerun_of=run.rerun_of,
                 published_at=run.published_at,
+                duplicate_of=duplicate_of.get(run.run_id),
+                reproduces=run.reproduces,
+                reproduction_counts=None if claim is None else claim.counts,
+                reproduction_reason=None if claim is None else claim.reason,
+                model_name_problem="; ".join(problems) or None,
             )
         )
     rows.sort(key=lambda r: (r.use_case, r.group, r.run_id))
@@ -748,6 +898,7 @@ __all__ = [
     "Autonomy",
     "Clearance",
     "MetricWeights",
+    "Reproduction",
     "Trend",
     "UseCaseBoard",
     "UseCaseGroupScore",
@@ -756,10 +907,12 @@ __all__ = [
     "autonomy_level",
     "bradley_terry",
     "cost_per_success",
+    "duplicates",
     "group_name",
     "hard_flags",
     "mean_win_probability",
     "recency",
+    "reproductions",
     "trend",
     "trust",
     "usecase_board",

@@ -26,6 +26,7 @@ from bench_pipeline.core import settings
 from bench_pipeline.core.files import sha256_file
 from bench_pipeline.site import markup, views
 from bench_pipeline.site.charts import price_history_svg
+from bench_pipeline.site.item_boards import render_item_boards
 from bench_pipeline.site.layout import Row, read_json
 from bench_pipeline.site.views import Model, Release, load_release, safe_id
 
@@ -210,6 +211,7 @@ class SiteBuilder:
                     **views.navigator_view(release))  # fmt: skip
         self.render("usecase-rank.html", "usecase_rank.html", ("usecase_runs",),
                     **views.usecase_view(release))  # fmt: skip
+        render_item_boards(self, release.rows("item_boards"), release.rows("item_board_pairs"))
         self.render(
             "about.html", "about.html", ("source_runs",),
             runs=views.last_runs(release, self.sources),

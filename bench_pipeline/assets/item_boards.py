@@ -1,0 +1,36 @@
+"""The item boards asset: SWE-bench's published per-item results as paired rank boards."""
+
+import dagster as dg
+
+from bench_pipeline.assets.metadata import table_metadata, timed
+from bench_pipeline.assets.registry import REGISTRY_KEY
+from bench_pipeline.assets.sources import live_key
+from bench_pipeline.core import settings
+from bench_pipeline.resources.warehouse import WarehouseResource
+from bench_pipeline.scores.item_boards_store import SOURCE, item_board_frames
+from bench_pipeline.scores.load import store_frames
+
+ITEM_BOARDS_KEY = dg.AssetKey(["scores", "item_boards"])
+
+
+@dg.asset(
+    key=ITEM_BOARDS_KEY,
+    deps=[live_key(SOURCE), REGISTRY_KEY],
+    group_name="scores",
+    kinds={"duckdb", "polars"},
+    owners=["team:scores"],
+    description=(
+        "A board per SWE-bench leaderboard with per-item results: score with an exact 95% "
+        "interval, exact paired sign-flip tests over shared items with Holm, rank ranges, "
+        "ties, cost per resolved instance and dominance; other entries at their published %."
+    ),
+)
+@timed
+def item_boards(warehouse: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse.connection() as conn:
+        frames = item_board_frames(conn, settings.sources_dir() / "aliases.toml")
+        store_frames(conn, frames)
+        metadata: dict = {}
+        for name in frames:
+            metadata |= table_metadata(conn, name)
+    return dg.MaterializeResult(metadata=metadata)

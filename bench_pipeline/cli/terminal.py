@@ -1,0 +1,94 @@
+"""Writing untrusted text to a person's terminal, and reading whole answers back.
+
+Outputs, reasons and names in the warehouse come from models and strangers: printed raw, an
+escape sequence could move the cursor, recolour or clear the screen, retitle the window, or
+make text look like something else. `SafeOutput` wraps a stream so that everything written
+through it loses its control sequences (`core.text.strip_controls`); the commands that print
+warehouse content (`bench review`, `bench status`, `bench scores`) write only through one.
+
+`TerminalPrompter` asks questions so that pasted text can never answer the next one: a
+free-text answer runs until a line holding only `END_MARKER`, and before each question any
+input typed or pasted ahead is discarded (on a terminal).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import termios
+from typing import Protocol, TextIO
+
+from bench_pipeline.core.text import strip_controls
+
+END_MARKER = "."
+"""A line holding only this ends a free-text answer."""
+
+
+class SafeOutput(io.TextIOBase):
+    """A text stream that strips control sequences from everything written to `inner`."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+
+    def write(self, text: str) -> int:
+        self.inner.write(strip_controls(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def writable(self) -> bool:
+        return True
+
+
+def safe(out: TextIO) -> TextIO:
+    """`out` behind a `SafeOutput` (once: wrapping a safe stream again changes nothing)."""
+    return out if isinstance(out, SafeOutput) else SafeOutput(out)  # type: ignore[return-value]
+
+
+class Prompter(Protocol):
+    """Asks the reviewer one question at a time."""
+
+    def line(self, question: str) -> str:
+        """A one-line answer (a score, a choice)."""
+        ...
+
+    def text(self, question: str) -> str:
+        """A free-text answer of any number of lines."""
+        ...
+
+
+class TerminalPrompter:
+    """Reads answers from `stdin` (see the module docstring); EOF raises `EOFError`."""
+
+    def __init__(self, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> None:
+        self.stdin, self.out = stdin, out
+
+    def _discard_pending(self) -> None:
+        try:
+            if self.stdin.isatty():
+                termios.tcflush(self.stdin.fileno(), termios.TCIFLUSH)
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass  # not a terminal: nothing typed ahead to discard
+
+    def _read(self) -> str:
+        line = self.stdin.readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\r\n")
+
+    def line(self, question: str) -> str:
+        self._discard_pending()
+        self.out.write(question)
+        self.out.flush()
+        return self._read()
+
+    def text(self, question: str) -> str:
+        self._discard_pending()
+        self.out.write(f"{question}(end with a line holding only {END_MARKER}){os.linesep}")
+        self.out.flush()
+        lines = []
+        while (line := self._read()) != END_MARKER:
+            lines.append(line)
+        return "\n".join(lines)

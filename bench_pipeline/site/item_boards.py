@@ -1,0 +1,261 @@
+"""The item board pages: one per board in `item_boards`, and an index of them.
+
+Each page draws (inline SVG, no JavaScript) every ranked entry's 95% interval as a whisker
+and its rank range as a bar, a cost-per-resolved versus score scatter where dominated
+entries are hollow, the pair matrix, and a reading in plain words. Called from
+`SiteBuilder.build`; everything it shows comes from the release's two item-board tables.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any, Protocol
+
+from markupsafe import Markup, escape
+
+from bench_pipeline.site.markup import missing, unique_slugs, usd
+
+Row = dict[str, Any]
+ROW_HEIGHT, LABEL_WIDTH, PANEL, GAP, PAD = 18, 300, 260, 30, 24
+SCATTER_W, SCATTER_H, S_LEFT, S_BOTTOM, S_TOP, S_RIGHT = 640, 360, 56, 40, 16, 16
+INK, MUTED, LINE, ACCENT, WEAK = "#1f2933", "#62707d", "#c7ccd1", "#1b6ec2", "#b8c4cf"
+PUBLISHED_GAP = 1.0
+"""Percentage points by which a score from per-item results may differ from the published
+percentage before the reading points it out (the published figure is rounded)."""
+
+
+class Renderer(Protocol):
+    """What the page needs from the site builder: its release rows and its render call."""
+
+    def render(self, path: str, template: str, shows: Any = (), **context: Any) -> None: ...
+
+
+def _ranked(rows: list[Row]) -> list[Row]:
+    return [r for r in rows if not missing(r.get("items"))]
+
+
+def _float(value: Any) -> float:
+    return float(value)
+
+
+def intervals_svg(rows: list[Row], label: str) -> Markup:
+    """Whiskers (95% interval, dot at the score) and rank-range bars, one line per entry."""
+    ranked = _ranked(rows)
+    if not ranked:
+        return Markup("")
+    n = len(ranked)
+    height = PAD + n * ROW_HEIGHT + PAD
+    width = LABEL_WIDTH + PANEL + GAP + PANEL + 16
+    score_x0, rank_x0 = LABEL_WIDTH, LABEL_WIDTH + PANEL + GAP
+
+    def sx(value: float) -> float:
+        return score_x0 + PANEL * value / 100.0
+
+    def rx(rank: float) -> float:
+        return rank_x0 + PANEL * (rank - 0.5) / n
+
+    parts = [
+        f'<svg class="chart item-intervals" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" font-size="11">',
+        f"<title>{escape(label)}</title>",
+        f'<text x="{score_x0}" y="14" fill="{MUTED}">score, 95% interval (0–100)</text>',
+        f'<text x="{rank_x0}" y="14" fill="{MUTED}">rank range (1–{n})</text>',
+    ]
+    parts.extend(
+        f'<line x1="{sx(tick):.1f}" y1="{PAD - 4}" x2="{sx(tick):.1f}" '
+        f'y2="{height - PAD + 4}" stroke="{LINE}"/>'
+        f'<text x="{sx(tick):.1f}" y="{height - 6}" fill="{MUTED}" '
+        f'text-anchor="middle">{tick}</text>'
+        for tick in (0, 25, 50, 75, 100)
+    )
+    parts.extend(
+        f'<text x="{rx(rank):.1f}" y="{height - 6}" fill="{MUTED}" '
+        f'text-anchor="middle">{rank}</text>'
+        for rank in sorted({1, n, *range(5, n + 1, 5)})
+    )
+    for index, row in enumerate(ranked):
+        y = PAD + index * ROW_HEIGHT + ROW_HEIGHT / 2
+        name = escape(str(row["entry"]))
+        low, high, score = _float(row["ci_low"]), _float(row["ci_high"]), _float(row["score"])
+        best, worst = int(row["rank_best"]), int(row["rank_worst"])
+        tip = escape(
+            f"{row['entry']}: {score:.1f} (95% {low:.1f}–{high:.1f}), ranks {best}–{worst}"
+        )
+        parts.append(
+            f"<g><title>{tip}</title>"
+            f'<text x="{LABEL_WIDTH - 8}" y="{y + 4:.1f}" text-anchor="end" fill="{INK}">'
+            f"{name}</text>"
+            f'<line x1="{sx(low):.1f}" y1="{y:.1f}" x2="{sx(high):.1f}" y2="{y:.1f}" '
+            f'stroke="{ACCENT}" stroke-width="2"/>'
+            f'<circle cx="{sx(score):.1f}" cy="{y:.1f}" r="3.5" fill="{ACCENT}"/>'
+            f'<rect x="{rx(best) - PANEL / (2 * n):.1f}" y="{y - 5:.1f}" '
+            f'width="{PANEL * (worst - best + 1) / n:.1f}" height="10" rx="3" '
+            f'fill="{WEAK if best != worst else ACCENT}"/></g>'
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def scatter_svg(rows: list[Row], label: str) -> Markup:
+    """Cost per resolved instance (log scale) against score; dominated entries are hollow."""
+    points = [
+        r for r in _ranked(rows) if not missing(r.get("cost_per_success_usd"))
+        and _float(r["cost_per_success_usd"]) > 0
+    ]  # fmt: skip
+    if not points:
+        return Markup("")
+    costs = [math.log10(_float(r["cost_per_success_usd"])) for r in points]
+    low, high = math.floor(min(costs)), math.ceil(max(costs))
+    high = high if high > low else low + 1
+    span_x = SCATTER_W - S_LEFT - S_RIGHT
+    span_y = SCATTER_H - S_TOP - S_BOTTOM
+
+    def x(cost: float) -> float:
+        return S_LEFT + span_x * (cost - low) / (high - low)
+
+    def y(score: float) -> float:
+        return S_TOP + span_y * (1 - score / 100.0)
+
+    parts = [
+        f'<svg class="chart item-scatter" viewBox="0 0 {SCATTER_W} {SCATTER_H}" role="img" '
+        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" font-size="11">',
+        f"<title>{escape(label)}</title>",
+        f'<line x1="{S_LEFT}" y1="{S_TOP + span_y}" x2="{SCATTER_W - S_RIGHT}" '
+        f'y2="{S_TOP + span_y}" stroke="{LINE}"/>',
+        f'<line x1="{S_LEFT}" y1="{S_TOP}" x2="{S_LEFT}" y2="{S_TOP + span_y}" stroke="{LINE}"/>',
+        f'<text x="{S_LEFT + span_x / 2}" y="{SCATTER_H - 6}" text-anchor="middle" '
+        f'fill="{MUTED}">cost per resolved instance (USD, log scale)</text>',
+        f'<text x="12" y="{S_TOP + span_y / 2}" fill="{MUTED}" '
+        f'transform="rotate(-90 12 {S_TOP + span_y / 2})" text-anchor="middle">score</text>',
+    ]
+    parts.extend(
+        f'<text x="{x(power):.1f}" y="{S_TOP + span_y + 16}" text-anchor="middle" '
+        f'fill="{MUTED}">{escape(usd(f"{10.0**power:g}"))}</text>'
+        for power in range(low, high + 1)
+    )
+    parts.extend(
+        f'<text x="{S_LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" '
+        f'fill="{MUTED}">{tick}</text>'
+        for tick in (0, 50, 100)
+    )
+    for row, cost in zip(points, costs, strict=True):
+        dominated = not missing(row.get("dominated_by"))
+        tip = f"{row['entry']}: score {_float(row['score']):.1f}, "
+        tip += f"{usd(row['cost_per_success_usd'])} per resolved instance"
+        tip += f"; dominated by {row['dominated_by']}" if dominated else "; not dominated"
+        fill = "none" if dominated else ACCENT
+        parts.append(
+            f'<circle cx="{x(cost):.1f}" cy="{y(_float(row["score"])):.1f}" r="5" '
+            f'fill="{fill}" stroke="{ACCENT if not dominated else MUTED}" stroke-width="1.5">'
+            f"<title>{escape(tip)}</title></circle>"
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def pair_matrix(rows: list[Row], pairs: list[Row]) -> list[tuple[Row, list[Row]]]:
+    """Per ranked entry (in board order), one cell per other entry: `mark` is ▲ when the
+    row's entry is significantly better, ▼ when significantly worse, · otherwise."""
+    ranked = _ranked(rows)
+    by_pair = {}
+    for p in pairs:
+        by_pair[(p["entry_key_a"], p["entry_key_b"])] = p
+        by_pair[(p["entry_key_b"], p["entry_key_a"])] = p
+    matrix = []
+    for row in ranked:
+        cells = []
+        for other in ranked:
+            pair = by_pair.get((row["entry_key"], other["entry_key"]))
+            if pair is None:
+                cells.append({"mark": "", "title": "", "kind": "self"})
+                continue
+            if pair["significant"]:
+                won = pair["better"] == row["entry"]
+                kind, mark = ("better", "▲") if won else ("worse", "▼")
+            else:
+                kind, mark = "tie", "·"
+            title = f"{row['entry']} vs {other['entry']}: p = {_float(pair['p_value']):.3g} "
+            title += f"over {pair['discordant']} discordant of {pair['items']} shared items"
+            cells.append({"mark": mark, "title": title, "kind": kind})
+        matrix.append((row, cells))
+    return matrix
+
+
+def reading(rows: list[Row], pairs: list[Row]) -> list[str]:
+    """The board in plain sentences: who shares the top, how many pairs separate, what
+    dominates, and where the per-item results disagree with the published percentage."""
+    ranked = _ranked(rows)
+    if not ranked:
+        return ["No entry of this board publishes per-item results, so nothing is ranked."]
+    top = [r for r in ranked if r["rank_best"] == 1]
+    sentences = []
+    if len(top) == 1:
+        sentences.append(f"{top[0]['entry']} is first, significantly ahead of every other entry.")
+    else:
+        lead = ", ".join(str(r["entry"]) for r in top)
+        count = "two" if len(top) == 2 else "three" if len(top) == 3 else str(len(top))
+        sentences.append(
+            f"The top {count} are statistically tied ({lead}): the data cannot order them."
+        )
+    significant = sum(1 for p in pairs if p["significant"])
+    sentences.append(
+        f"{significant} of {len(pairs)} pairs differ significantly after Holm's correction "
+        f"at 5%; {sum(1 for r in ranked if not r['tied'])} of {len(ranked)} entries have a "
+        "single possible rank."
+    )
+    dominated = [r for r in ranked if not missing(r.get("dominated_by"))]
+    if dominated:
+        free = [r for r in ranked if missing(r.get("dominated_by"))]
+        sentences.append(
+            f"{len(dominated)} entries are dominated (another is significantly better and "
+            f"cheaper per resolved instance); not dominated: "
+            f"{', '.join(str(r['entry']) for r in free)}."
+        )
+    apart = [
+        r for r in ranked if not missing(r.get("published_percent"))
+        and abs(_float(r["published_percent"]) - _float(r["score"])) > PUBLISHED_GAP
+    ]  # fmt: skip
+    if apart:
+        sentences.append(
+            "The per-item results give a different score from the published percentage for "
+            + "; ".join(
+                f"{r['entry']} ({_float(r['score']):.1f} from items, "
+                f"{_float(r['published_percent']):.2f} published)"
+                for r in apart
+            )
+            + "."
+        )
+    unranked = len(rows) - len(ranked)
+    if unranked:
+        sentences.append(
+            f"{unranked} entries publish only a percentage; they are listed without a rank."
+        )
+    return sentences
+
+
+def render_item_boards(builder: Renderer, boards: list[Row], pairs: list[Row]) -> None:
+    """`item-boards.html` and `item-boards/<board>.html` for every board in the release."""
+    rows_of: dict[str, list[Row]] = defaultdict(list)
+    pairs_of: dict[str, list[Row]] = defaultdict(list)
+    for row in boards:
+        rows_of[str(row["board"])].append(row)
+    for pair in pairs:
+        pairs_of[str(pair["board"])].append(pair)
+    names = sorted(rows_of)
+    slugs = unique_slugs(names)
+    summaries = []
+    for name in names:
+        path = f"item-boards/{slugs[name]}.html"
+        rows, board_pairs = rows_of[name], pairs_of[name]
+        sentences = reading(rows, board_pairs)
+        summaries.append({"board": name, "href": path, "entries": len(rows),
+                          "ranked": len(_ranked(rows)), "lead": sentences[0]})  # fmt: skip
+        builder.render(
+            path, "item_board.html", ("item_boards",),
+            board=name, rows=rows, pairs=board_pairs, reading=sentences,
+            intervals=intervals_svg(rows, f"{name}: scores with 95% intervals and rank ranges"),
+            scatter=scatter_svg(rows, f"{name}: cost per resolved instance against score"),
+            matrix=pair_matrix(rows, board_pairs),
+        )  # fmt: skip
+    builder.render("item-boards.html", "item_boards.html", ("item_boards",), boards=summaries)

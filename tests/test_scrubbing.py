@@ -1,0 +1,104 @@
+"""Key scrubbing finds the key in every encoding a server might echo it in."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import textwrap
+import uuid
+from urllib.parse import quote, unquote
+
+import pytest
+
+from bench_pipeline.providers.scrubbing import REDACTED, scrub
+
+KEY = f"sk-or-v1-{uuid.uuid4().hex}{uuid.uuid4().hex}"
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _wrapped(text: str, width: int, newline: str = "\n") -> str:
+    return newline.join(textwrap.wrap(text, width, break_on_hyphens=False))
+
+
+ECHOES = {
+    "as is": f"key={KEY}",
+    "base64": _b64(f"Bearer {KEY}"),
+    "base64 at each alignment": " ".join(_b64(p + KEY) for p in ("", "x", "xy")),
+    "base64 in MIME lines (76, CRLF)": _wrapped(_b64(f"Authorization: Bearer {KEY}"), 76, "\r\n"),
+    "base64 in PEM lines (64)": "-----BEGIN X-----\n"
+    + _wrapped(_b64(f"Bearer {KEY}"), 64)
+    + "\n-----END X-----",
+    "base64 lines JSON-escaped": _wrapped(_b64(f"Bearer {KEY}"), 64, "\\n"),
+    "URL-safe base64": base64.urlsafe_b64encode(f"\xff\xfe{KEY}".encode()).decode(),
+    "URL-safe base64 wrapped": _wrapped(base64.urlsafe_b64encode(f"?{KEY}".encode()).decode(), 20),
+    "hex lower": KEY.encode().hex(),
+    "hex upper": KEY.encode().hex().upper(),
+    "hex with \\x": "".join(f"\\x{b:02X}" for b in KEY.encode()),
+    "hex dump with colons": ":".join(f"{b:02x}" for b in KEY.encode()),
+    "hex wrapped": _wrapped(KEY.encode().hex(), 32),
+    "percent-encoded every byte": "".join(f"%{b:02x}" for b in KEY.encode()),
+    "percent-encoded upper": "".join(f"%{b:02X}" for b in KEY.encode()),
+    "percent-encoded (quote)": quote(f"Bearer {KEY}", safe=""),
+    "JSON \\u escapes": "".join(f"\\u{ord(c):04x}" for c in KEY),
+    "JSON \\u escapes upper": "".join(f"\\u{ord(c):04X}" for c in KEY),
+    "JSON \\u escapes, some": "".join(
+        f"\\u{ord(c):04x}" if i % 3 else c for i, c in enumerate(KEY)
+    ),
+    "split across lines": KEY[:20] + "\n" + KEY[20:45] + "\r\n  " + KEY[45:],
+    "split with escaped newline": KEY[:30] + "\\n" + KEY[30:],
+}
+
+
+def _decodings(text: str) -> list[str]:
+    """`text` read every way the key could be hidden in it (an oracle independent of the
+    scrubber): line breaks removed, then JSON-unescaped, percent-decoded, hex-decoded and
+    base64-decoded at every offset."""
+    flat = re.sub(r"\s|\\[rnt]", "", text)
+    readings = [flat, unquote(flat)]
+    try:
+        readings.append(json.loads(f'"{flat}"'))
+    except ValueError:
+        pass
+    hex_only = re.sub(r"\\x|0x|%|:", "", flat)
+    readings += [
+        bytes.fromhex(run).decode("latin-1") for run in re.findall(r"(?:[0-9a-fA-F]{2})+", hex_only)
+    ]
+    for run in re.findall(r"[A-Za-z0-9+/_=-]{8,}", flat):
+        run = run.replace("-", "+").replace("_", "/").rstrip("=")
+        for start in range(4):
+            piece = run[start:]
+            piece = piece[: len(piece) - len(piece) % 4]
+            try:
+                readings.append(base64.b64decode(piece).decode("latin-1"))
+            except ValueError:
+                pass
+    return readings
+
+
+def _leaks(text: str) -> list[str]:
+    """The readings of `text` that still show (a 30-character middle of) the key."""
+    return [r for r in _decodings(text) if KEY[10:40] in r]
+
+
+@pytest.mark.parametrize("encoding", sorted(ECHOES))
+def test_the_key_is_scrubbed(encoding: str) -> None:
+    echoed = ECHOES[encoding]
+    assert _leaks(echoed), "the check itself must see the key in the unscrubbed echo"
+    kept = scrub({"error": {"message": f"proxy said: {echoed} (end)"}}, [KEY])
+    message = kept["error"]["message"]
+    assert REDACTED in message, encoding
+    assert _leaks(message) == [], (encoding, message)
+    assert message.startswith("proxy said: ") and message.endswith(" (end)")
+
+
+def test_every_encoding_in_one_body_and_nothing_else_touched() -> None:
+    body = json.dumps({"dump": list(ECHOES.values()), "Authorization": KEY, "ok": "fine text"})
+    kept = scrub(json.loads(body), [KEY])
+    assert "Authorization" not in kept and kept["ok"] == "fine text"
+    assert [e for e in kept["dump"] if _leaks(e)] == []
+    innocent = "deadbeef " * 10 + "aGVsbG8gd29ybGQ=\n" + "%41%42 \\u0041 sk-or-v1-other"
+    assert scrub(innocent, [KEY]) == innocent
