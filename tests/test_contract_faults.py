@@ -136,6 +136,32 @@ def _csv_header_only(content: bytes) -> bytes:
     return content.split(b"\n", 1)[0] + b"\n"
 
 
+def test_swebench_drift_rejects_and_an_odd_entry_is_quarantined(pipeline: Pipeline) -> None:
+    """A renamed per-item field rejects the run; one entry with a string score is quarantined
+    by number while the board's other entries are accepted."""
+    before = pipeline.state()
+    document = json.loads(pipeline.payload("swebench")["leaderboards.json"])
+    drifted = copy.deepcopy(document)
+    for board in drifted["leaderboards"]:
+        board["results"] = [
+            _renamed(r, ["per_instance_details"], "instances") for r in board["results"]
+        ]
+    run = pipeline.ingest("swebench", {"leaderboards.json": listing(drifted)})
+    _rejected_and_unchanged(
+        pipeline, before, run, "leaderboards.json: field per_instance_details is null in 100%"
+    )
+
+    odd = copy.deepcopy(document)
+    entries = [r for board in odd["leaderboards"] for r in board["results"]]
+    entries[4]["resolved"] = "75.2%"
+    run = pipeline.ingest("swebench", {"leaderboards.json": listing(odd)})
+    assert run.status == "accepted", run.reason
+    assert run.rows_valid["swebench_entries"] == len(entries) - 1
+    key, field, reason = pipeline.quarantine(run.run_id)[("leaderboards.json", 5)]
+    assert field == "resolved" and "expected number" in reason, (key, field, reason)
+    count_faults(2)
+
+
 def test_missing_or_emptied_evaluation_file_rejects_the_epoch_run(pipeline: Pipeline) -> None:
     before = pipeline.state()
     files = pipeline.payload("epoch")
