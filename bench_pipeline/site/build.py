@@ -219,8 +219,8 @@ class SiteBuilder:
             failures=release.rows("pipeline_failures"),
         )  # fmt: skip
         publishers: dict[str, list[Row]] = defaultdict(list)
-        for source in release.rows("sources"):
-            publishers[str(source.get("publisher"))].append(source)
+        for listed in release.rows("sources"):
+            publishers[str(listed.get("publisher"))].append(listed)
         self.render("attribution.html", "attribution.html", publishers=sorted(publishers.items()))
         self.render("downloads.html", "downloads.html", tables=self.downloads(), older=older)
         self.render(
