@@ -73,21 +73,29 @@ def materialize_in(
         return dg.materialize(list(assets), resources=offline_resources(home, snapshots), **options)
 
 
-INPUT_ASSETS = [
-    *(asset for definition in source_definitions().values() for asset in source_assets(definition)),
-    model_registry,
-    known_good_indices,
-    market_data,
-    arena_elo,
+SOURCE_ASSETS = [
+    asset for definition in source_definitions().values() for asset in source_assets(definition)
 ]
-"""Every source through the ingestion chain, then the registry, indices and market data."""
+"""Every source through the ingestion chain (raw, staging, validated, live)."""
+INPUT_ASSETS = [*SOURCE_ASSETS, model_registry, known_good_indices, market_data, arena_elo]
+"""Every source, then the registry, indices and market data."""
+DERIVED_ASSETS = [model_registry, known_good_indices, market_data, arena_elo, *SCORE_ASSETS]
+"""What `bench run` derives from the live tables before the release: registry, indices,
+market data and every board."""
+
+
+def materialize_derived(home: Path) -> Path:
+    """Everything derived from the live tables already in `home`'s warehouse, then a release
+    (which also records the price history); returns the warehouse file."""
+    materialize_in(home, [*DERIVED_ASSETS, release_dataset])
+    return database_of(home)
 
 
 def materialize_recorded(home: Path, snapshots: Path | None = None) -> Path:
     """The recorded sources ingested and every table a release publishes built, as `bench run`
     builds them before the model runs, then a release (which also records the price
     history); returns the warehouse file."""
-    materialize_in(home, [*INPUT_ASSETS, *SCORE_ASSETS, release_dataset], snapshots=snapshots)
+    materialize_in(home, [*SOURCE_ASSETS, *DERIVED_ASSETS, release_dataset], snapshots=snapshots)
     return database_of(home)
 
 

@@ -192,6 +192,7 @@ def test_missing_source_folder_is_a_rejected_run_not_a_failure(tmp_path: Path) -
         "models_dev": "rejected",
         "arena": "rejected",
         "epoch": "rejected",
+        "swebench": "rejected",
     }
     assert "empty" in reasons["arena"] and "no snapshot folder" in reasons["epoch"]
     assert models == distinct_openrouter_models()

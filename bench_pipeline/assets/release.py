@@ -1,5 +1,6 @@
-"""The dataset release: an immutable folder per change of a published value, and the
-downloads (`build/site/data/`) copied from the latest release."""
+"""The dataset release: an immutable folder per change of a published value. Its CSV and JSON
+files are copied to the site's `data/` by the site asset, inside the site version it swaps in,
+so the downloads page and the files it lists always change together."""
 
 from __future__ import annotations
 
@@ -48,8 +49,8 @@ def publish_downloads(release_dir: Path, directory: Path) -> list[str]:
         "cited, and a diff against the previous release, in the immutable folder "
         "`build/releases/<release_id>/`. A new release only when a published value or a "
         "methodology version changed; `build/releases/latest` names the newest. First appends "
-        "the dated OpenRouter rates of new runs to `price_history`; then copies the latest "
-        "release's CSV/JSON to `build/site/data/`."
+        "the dated OpenRouter rates of new runs to `price_history`. The site asset publishes "
+        "its CSV/JSON in `build/site/data/`."
     ),
 )
 @timed
@@ -58,7 +59,6 @@ def release_dataset(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
         appended = record_price_history(conn)
         outcome = build_release(conn, root, METHODOLOGY_VERSIONS)
-    publish_downloads(outcome.path, settings.downloads_dir())
     manifest = load_manifest(outcome.path)
     return dg.MaterializeResult(
         metadata={

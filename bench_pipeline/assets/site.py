@@ -1,10 +1,12 @@
-"""The static site, rendered from the latest dataset release into `build/site/`."""
+"""The static site, rendered from the latest dataset release and swapped into `build/site/`."""
 
 import dagster as dg
 
 from bench_pipeline.assets.metadata import timed
+from bench_pipeline.assets.release import publish_downloads
 from bench_pipeline.core import settings
 from bench_pipeline.site import build_site, latest_release
+from bench_pipeline.site.swap import publish_site
 
 SITE_KEY = dg.AssetKey(["site", "static_site"])
 RELEASE_KEY = dg.AssetKey(["release", "dataset"])
@@ -21,18 +23,27 @@ RELEASE_KEY = dg.AssetKey(["release", "dataset"])
         "only for the UseCaseRank weight controls): "
         "leaderboards, market data, Arena ratings, a page per model, methodology, downloads and "
         "what changed, all rendered from the release `build/releases/latest` names and from "
-        "nothing else. `build/site/data/` is left to the release asset. `bench serve` shows it."
+        "nothing else, with that release's CSV/JSON in `data/`. Built whole into a new folder "
+        "and swapped in atomically, so a failed or killed build leaves the previous site whole. "
+        "`bench serve` shows it."
     ),
 )
 @timed
 def static_site() -> dg.MaterializeResult:
     releases = settings.releases_dir()
-    out = settings.downloads_dir().parent
-    result = build_site(latest_release(releases), out, releases)
+    release = latest_release(releases)
+    site = settings.downloads_dir().parent
+
+    def build(folder):
+        publish_downloads(release, folder / settings.downloads_dir().name)
+        return build_site(release, folder, releases)
+
+    folder, result = publish_site(site, build)
     return dg.MaterializeResult(
         metadata={
             "release_id": result.release_id,
             "pages": len(result.pages),
-            "path": dg.MetadataValue.path(str(out / "index.html")),
+            "path": dg.MetadataValue.path(str(site / "index.html")),
+            "version": folder.name,
         }
     )

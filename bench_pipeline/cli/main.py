@@ -124,16 +124,53 @@ def declared_run_tags(instance, out: TextIO | None = None) -> list[dict[str, str
     ]
 
 
+def _log_failure(run_id: str, job: str, message: str) -> None:
+    """Put a failed run in `run_failure_log` (the failure sensor never sees in-process runs)."""
+    from bench_pipeline.core.warehouse import connect, migrate
+    from bench_pipeline.sensors.failures import record_failure
+
+    with connect(settings.warehouse_path()) as conn:
+        migrate(conn, settings.migrations_dir())
+        record_failure(conn, run_id, job, message, datetime.now(UTC))
+
+
+def _failure_message(result) -> str:
+    """Each failed step with the error that started it (Dagster wraps it in its own)."""
+    parts = []
+    for event in result.get_step_failure_events():
+        error = event.event_specific_data.error if event.event_specific_data else None
+        while error is not None and error.cause is not None:
+            error = error.cause
+        if error is not None:
+            parts.append(f"{event.step_key}: {error.message.strip()}")
+    return "; ".join(parts) or "failed"
+
+
 def run(mode: str, out: TextIO = sys.stdout) -> int:
     """Materialise every asset (the pipeline's jobs in order); 0 only when every step
-    succeeded (rejections are normal)."""
+    succeeded (rejections are normal). Refuses at once (exit 3) while another `bench run`
+    holds the same BENCH_HOME (see `bench_pipeline.cli.run_lock`)."""
+    from bench_pipeline.cli.run_lock import RunLockedError, exclusive_run
+
     prepare_dagster_home()
+    try:
+        with exclusive_run(settings.bench_home()) as holder:  # only entering raises it
+            return _run_locked(mode, out, holder)
+    except RunLockedError as busy:
+        print(f"bench run refused: {busy}", file=out)
+        return 3
+
+
+def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
     import dagster as dg
 
+    from bench_pipeline.cli.run_lock import fail_dead_runs, run_tags
     from bench_pipeline.definitions import PIPELINE_JOBS, RUN_JOB, build_definitions
 
     definitions = build_definitions(mode)
     instance = dg.DagsterInstance.get()
+    for dead in fail_dead_runs(instance, _log_failure):
+        print(f"  (run {dead}, left unfinished by a process that died, marked failed)", file=out)
     started = datetime.now(UTC)
     graph = definitions.resolve_asset_graph()
     steps = len(graph.get_all_asset_keys()) + len(list(graph.asset_check_keys))
@@ -157,7 +194,7 @@ def run(mode: str, out: TextIO = sys.stdout) -> int:
                 result = definitions.resolve_job_def(name).execute_in_process(
                     instance=instance,
                     run_id=run_id,
-                    tags=tags,
+                    tags=tags | run_tags(holder),
                     raise_on_error=False,
                     run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
                 )
@@ -166,6 +203,7 @@ def run(mode: str, out: TextIO = sys.stdout) -> int:
                 watcher.join()
             success = success and result.success
             if not success:
+                _log_failure(run_id, name, _failure_message(result))
                 break
         if not success:
             break
@@ -263,6 +301,22 @@ def clear(run_id: str, flag: str, by: str, reason: str, out: TextIO = sys.stdout
     return 0
 
 
+def accept(run_id: str, by: str, reason: str, out: TextIO = sys.stdout) -> int:
+    """Record that a person accepts a source run the sanity check rejected."""
+    from bench_pipeline.core.warehouse import connect, migrate
+    from bench_pipeline.ingest.acceptance import accept_run
+
+    with connect(settings.warehouse_path()) as conn:
+        migrate(conn, settings.migrations_dir())
+        try:
+            source = accept_run(conn, run_id, by, reason)
+        except ValueError as problem:
+            print(f"not accepted: {problem}", file=out)
+            return 2
+    print(f"accepted {run_id}; the next run of {source} is compared with it", file=out)
+    return 0
+
+
 def scores_as_of(board: str, as_of: str, out: TextIO = sys.stdout) -> int:
     """Print a board rebuilt from what existed at `as_of` (a date or an ISO time, UTC)."""
     import polars as pl
@@ -313,6 +367,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     clear_parser.add_argument("flag")
     clear_parser.add_argument("--by", required=True, help="who clears it")
     clear_parser.add_argument("--reason", required=True)
+    accept_parser = commands.add_parser(
+        "accept", help="accept a rejected source run as the next run's baseline (recorded)"
+    )
+    accept_parser.add_argument("run_id")
+    accept_parser.add_argument("--by", required=True, help="who accepts it")
+    accept_parser.add_argument("--reason", required=True)
     scores_parser = commands.add_parser("scores", help="a board as of a past date")
     scores_parser.add_argument("board", choices=("pm", "usecase", "navigator"))
     scores_parser.add_argument("--as-of", required=True, help="YYYY-MM-DD or an ISO time (UTC)")
@@ -334,6 +394,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status()
     if args.command == "clear":
         return clear(args.run_id, args.flag, args.by, args.reason)
+    if args.command == "accept":
+        return accept(args.run_id, args.by, args.reason)
     if args.command == "scores":
         return scores_as_of(args.board, args.as_of)
     if args.command == "review":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +29,7 @@ from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.grading.blinding import blind_copy
 from bench_pipeline.grading.review_model import Review
 from bench_pipeline.providers.simulated import simulated_quality
-from bench_pipeline.runs.intake import unseen_files
+from bench_pipeline.runs.intake import MAX_INBOX_BYTES, unseen_files
 from bench_pipeline.taskbank import Case, TaskBank
 from bench_pipeline.taskbank.errors import validation_problems
 
@@ -179,6 +180,16 @@ def parse_review_file(data: bytes) -> Review | ReviewRefused:
         return ReviewRefused(field or "file", message)
 
 
+def _read(path: Path) -> bytes:
+    """A regular file `inbox_entry` just hashed (within the inbox limit), not following links."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(MAX_INBOX_BYTES + 1)
+
+
 def ingest_review_files(
     conn: duckdb.DuckDBPyConnection, inbox: Path, bank: TaskBank, now: datetime | None = None
 ) -> ReviewIntake:
@@ -188,8 +199,8 @@ def ingest_review_files(
     unseen, seen_before = unseen_files(conn, inbox, "review_files")
     report = ReviewIntake([], [], seen_before)
     with transaction(conn):
-        for path, sha256 in unseen:
-            result = parse_review_file(path.read_bytes())
+        for path, sha256, refusal in unseen:
+            result = ReviewRefused("file", refusal) if refusal else parse_review_file(_read(path))
             if isinstance(result, Review):
                 try:
                     check_review(conn, result, bank)

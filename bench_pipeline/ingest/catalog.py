@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bench_pipeline.core.settings import sources_dir
+from bench_pipeline.ingest.contract import Contract
 
 
 class LiveFetch(BaseModel):
@@ -43,6 +44,7 @@ class SourceDefinition(BaseModel):
     min_row_ratio: float = Field(default=0.5, gt=0, le=1)
     tables: list[str]
     live: LiveFetch
+    contract: Contract = Field(default_factory=Contract)
 
 
 class EvaluationSpec(BaseModel):

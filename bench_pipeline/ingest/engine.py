@@ -1,17 +1,26 @@
 """The transactional ingestion path, stage by stage, as plain functions over the warehouse.
 
-fetch+store raw → stage (parse into `staging.*`) → validate (typed rows into `validated.*`,
-failures into a pending quarantine) → publish (sanity check against the last accepted run,
-then one transaction that swaps every live table of the source, or a rejection that leaves
-them untouched). Every run, accepted or rejected, ends as one row of `source_runs`.
+fetch+store raw → stage (check the source's contract, parse into `staging.*`) → validate
+(typed rows into `validated.*`, failures into a pending quarantine) → publish (sanity check
+against the last accepted run, then one transaction that swaps every live table of the source,
+or a rejection that leaves them untouched). Every run, accepted or rejected, ends as one row of
+`source_runs`: no input makes a stage raise (an unexpected error rejects the run with its
+reason), and a run whose process died is closed by the next run of its source.
+
+Working tables are named after their run, so two runs of one source never read each other's
+rows; each run's id is claimed in `source_run_claims` before it is used, so two runs of the same
+payload never share one.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
@@ -23,11 +32,22 @@ from bench_pipeline.core.files import write_bytes
 from bench_pipeline.core.http import FetchError
 from bench_pipeline.core.warehouse import fetch_frame, transaction
 from bench_pipeline.core.writer import insert_rows, write_frame
+from bench_pipeline.ingest import contract as contracts
 from bench_pipeline.ingest.catalog import SourceDefinition
-from bench_pipeline.ingest.payload import PayloadError, RawFile, content_sha256
+from bench_pipeline.ingest.payload import (
+    PayloadError,
+    RawFile,
+    content_sha256,
+    load_json,
+    read_csv,
+)
 from bench_pipeline.ingest.tables import TABLES
 from bench_pipeline.ingest.validation import (
+    FILE_COLUMN,
+    PROBLEM_COLUMN,
+    PROBLEM_FIELD_COLUMN,
     QUARANTINE_SCHEMA,
+    RECORD_COLUMN,
     SchemaDriftError,
     count_records,
     validate_records,
@@ -35,6 +55,9 @@ from bench_pipeline.ingest.validation import (
 
 Parser = Callable[[Sequence[RawFile]], dict[str, pl.DataFrame]]
 Status = Literal["pending", "accepted", "rejected"]
+TABLE_GROUP = "table"
+ABANDONED_AFTER = timedelta(hours=6)
+"""A claimed run older than this without a `source_runs` row is dead even if its pid lives."""
 
 
 @dataclass(frozen=True)
@@ -52,21 +75,38 @@ class SourceRun:
     rows_valid: dict[str, int] = field(default_factory=dict)
     rows_quarantined: int = 0
     previous_rows: int | None = None
+    fields: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Contract field → (records, nulls), as measured in staging."""
+    groups: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(group kind, group) → valid rows: per table, and per value of each `group_by` column."""
 
     def rejected(self, reason: str) -> SourceRun:
         return replace(self, status="rejected", reason=reason)
 
 
-def staging_table(source: str, table: str) -> str:
-    return f"staging.{source}__{table}"
+def _run_tag(run_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "_", run_id)
 
 
-def validated_table(source: str, table: str) -> str:
-    return f"validated.{source}__{table}"
+def staging_table(source: str, table: str, run_id: str) -> str:
+    return f"staging.{source}__{table}__{_run_tag(run_id)}"
 
 
-def pending_quarantine(source: str) -> str:
-    return f"validated.{source}__quarantine"
+def validated_table(source: str, table: str, run_id: str) -> str:
+    return f"validated.{source}__{table}__{_run_tag(run_id)}"
+
+
+def pending_quarantine(source: str, run_id: str) -> str:
+    return f"validated.{source}__quarantine__{_run_tag(run_id)}"
+
+
+def _drop_work_tables(conn: duckdb.DuckDBPyConnection, run: SourceRun, tables: Sequence[str]):
+    names = [pending_quarantine(run.source, run.run_id)]
+    for table in tables:
+        names += [staging_table(run.source, table, run.run_id)]
+        names += [validated_table(run.source, table, run.run_id)]
+    for name in names:
+        conn.execute(f"DROP TABLE IF EXISTS {name}")
 
 
 def _ensure_work_schemas(conn: duckdb.DuckDBPyConnection) -> None:
@@ -81,13 +121,20 @@ def fetch_and_store(
     raw_root: Path,
     mode: str,
 ) -> SourceRun:
-    """Fetch the payload and keep every file by content hash; a failed fetch is a rejected run."""
+    """Fetch the payload and keep every file by content hash; a failed fetch is a rejected run.
+
+    First closes this source's runs whose process died before recording them."""
+    close_abandoned(conn, definition.name)
     started = now_utc()
     try:
         files = fetch()
     except FetchError as error:
         return _new_run(conn, definition.name, None, mode, started).rejected(
             f"fetch failed: {error}"
+        )
+    except Exception as error:  # any failure must end as a recorded run
+        return _new_run(conn, definition.name, None, mode, started).rejected(
+            f"fetch failed: {type(error).__name__}: {error}"
         )
     if not files:
         run = _new_run(conn, definition.name, None, mode, started)
@@ -99,7 +146,11 @@ def fetch_and_store(
     for raw in files:
         stored = raw_root / definition.name / raw.sha256[:2] / raw.sha256
         if not stored.exists():
-            write_bytes(stored, raw.content)
+            try:
+                write_bytes(stored, raw.content)
+            except OSError:  # a second writer of the same content took the partial name
+                if not stored.exists():
+                    raise
         rows.append((run_id, definition.name, raw.name, raw.sha256, len(raw.content), str(stored)))
     insert_rows(conn, "raw_files", None, rows)
     return run
@@ -110,20 +161,73 @@ def _new_run(
 ) -> SourceRun:
     """A run id named after the payload's content: `<source>-<sha256[:12]>-<n>`, n counting
     earlier runs of the same content. The same inputs give the same ids on any machine, so
-    the published tables that cite them are reproducible byte for byte."""
+    the published tables that cite them are reproducible byte for byte. The id is claimed
+    (a primary key), so a second writer of the same payload at the same moment takes n + 1."""
     prefix = f"{source}-{digest[:12] if digest else 'nopayload'}-"
     earlier = conn.execute(
         "SELECT count(DISTINCT run_id) FROM (SELECT run_id FROM raw_files UNION ALL "
-        "SELECT run_id FROM source_runs) WHERE starts_with(run_id, ?)",
+        "SELECT run_id FROM source_runs UNION ALL SELECT run_id FROM source_run_claims) "
+        "WHERE starts_with(run_id, ?)",
         [prefix],
     ).fetchall()[0][0]
+    number = earlier + 1
+    while True:
+        try:
+            conn.execute(
+                "INSERT INTO source_run_claims VALUES (?, ?, ?, ?, ?)",
+                [f"{prefix}{number}", source, socket.gethostname(), os.getpid(), now_utc()],
+            )
+            break
+        except duckdb.ConstraintException:
+            number += 1
     return SourceRun(
         source=source,
-        run_id=f"{prefix}{earlier + 1}",
+        run_id=f"{prefix}{number}",
         mode=mode,
         started_at=started,
         content_sha256=digest,
     )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def close_abandoned(conn: duckdb.DuckDBPyConnection, source: str) -> list[str]:
+    """Record a rejected `source_runs` row for every claimed run of `source` whose process died
+    (on this host) or that is older than `ABANDONED_AFTER`; returns their ids."""
+    claims = conn.execute(
+        "SELECT c.run_id, c.host, c.pid, c.claimed_at FROM source_run_claims c "
+        "LEFT JOIN source_runs r USING (run_id) WHERE c.source = ? AND r.run_id IS NULL",
+        [source],
+    ).fetchall()
+    host, now, closed = socket.gethostname(), now_utc(), []
+    for run_id, claimed_on, pid, claimed_at in claims:
+        dead = claimed_on == host and pid != os.getpid() and not _alive(pid)
+        if not dead and now - claimed_at < ABANDONED_AFTER:
+            continue
+        digest = conn.execute(
+            "SELECT any_value(sha256) FROM raw_files WHERE run_id = ?", [run_id]
+        ).fetchall()[0][0]
+        run = SourceRun(source, run_id, "unknown", claimed_at, content_sha256=digest).rejected(
+            f"abandoned: the process that ran it (pid {pid} on {claimed_on}) stopped before "
+            "the run finished"
+        )
+        _record_run(conn, run)
+        for schema, table in conn.execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() WHERE schema_name IN "
+            "('staging', 'validated') AND ends_with(table_name, ?)",
+            [f"__{_run_tag(run_id)}"],
+        ).fetchall():
+            conn.execute(f'DROP TABLE IF EXISTS {schema}."{table}"')
+        closed.append(run_id)
+    return closed
 
 
 def load_raw_files(conn: duckdb.DuckDBPyConnection, run_id: str) -> list[RawFile]:
@@ -136,20 +240,96 @@ def load_raw_files(conn: duckdb.DuckDBPyConnection, run_id: str) -> list[RawFile
 def stage(
     conn: duckdb.DuckDBPyConnection, run: SourceRun, definition: SourceDefinition, parse: Parser
 ) -> SourceRun:
-    """Parse the stored payload into one staging table per live table."""
+    """Check the payload against the source's contract, then parse it into one staging table
+    per live table; records the contract finds wrong carry their problem (see validation)."""
     if run.status == "rejected":
         return run
+    _touch_claim(conn, run)
     try:
-        frames = parse(load_raw_files(conn, run.run_id))
+        files = load_raw_files(conn, run.run_id)
+        report = check_contract(definition.contract, files)
+        if report.missing:
+            return run.rejected(f"contract: {'; '.join(report.missing)}")
+        frames = parse(files)
     except PayloadError as error:
         return run.rejected(f"unreadable payload: {error}")
+    except Exception as error:  # a parser bug must not leave the run unrecorded
+        return run.rejected(f"staging failed: {type(error).__name__}: {error}")
     unexpected = set(frames) - set(definition.tables)
     if unexpected:
-        raise ValueError(f"{definition.name}: parser produced undeclared tables {unexpected}")
+        return run.rejected(f"parser produced undeclared tables {sorted(unexpected)}")
     _ensure_work_schemas(conn)
+    problems = _problem_frame(report)
     for table, frame in frames.items():
-        write_frame(conn, staging_table(run.source, table), frame, mode="create")
-    return replace(run, rows_staged={table: frame.height for table, frame in frames.items()})
+        write_frame(
+            conn,
+            staging_table(run.source, table, run.run_id),
+            _with_problems(frame, problems),
+            mode="create",
+        )
+    return replace(
+        run,
+        rows_staged={table: frame.height for table, frame in frames.items()},
+        fields=report.fields,
+    )
+
+
+def check_contract(
+    contract: contracts.Contract, files: Sequence[RawFile]
+) -> contracts.ContractReport:
+    """The payload against its contract (see `bench_pipeline.ingest.contract`)."""
+    report = contracts.ContractReport()
+    report.missing = contracts.missing_files(
+        contract, [f.name for f in files], {f.name: len(f.content) for f in files}
+    )
+    if report.missing:
+        return report
+    for raw in files:
+        spec = next(
+            (r for r in contract.records if contracts.fnmatch.fnmatchcase(raw.name, r.files)),
+            None,
+        )
+        if spec is None:
+            continue
+        document = read_csv(raw, ()) if spec.records == "csv" else load_json(raw)
+        contracts.check_document(contract, raw.name, document, report)
+    return report
+
+
+def _problem_frame(report: contracts.ContractReport) -> pl.DataFrame:
+    first: dict[tuple[str, int], contracts.RecordProblem] = {}
+    for problem in report.problems:  # one reason per record: the first found
+        first.setdefault((problem.file_name, problem.record_number), problem)
+    return pl.DataFrame(
+        {
+            FILE_COLUMN: [p.file_name for p in first.values()],
+            RECORD_COLUMN: [p.record_number for p in first.values()],
+            "_contract_field": [p.field for p in first.values()],
+            "_contract_reason": [f"contract: {p.reason}" for p in first.values()],
+        },
+        schema={
+            FILE_COLUMN: pl.Utf8,
+            RECORD_COLUMN: pl.Int64,
+            "_contract_field": pl.Utf8,
+            "_contract_reason": pl.Utf8,
+        },
+    )
+
+
+def _with_problems(frame: pl.DataFrame, problems: pl.DataFrame) -> pl.DataFrame:
+    """The staged frame with each contract problem on the row made from the same record."""
+    for name in (PROBLEM_COLUMN, PROBLEM_FIELD_COLUMN):
+        if name not in frame.columns:
+            frame = frame.with_columns(pl.lit(None, pl.Utf8).alias(name))
+    if problems.is_empty() or FILE_COLUMN not in frame.columns:
+        return frame
+    if RECORD_COLUMN not in frame.columns:
+        return frame
+    joined = frame.join(problems, on=[FILE_COLUMN, RECORD_COLUMN], how="left")
+    return joined.with_columns(
+        pl.coalesce(PROBLEM_FIELD_COLUMN, "_contract_field").alias(PROBLEM_FIELD_COLUMN),
+        pl.coalesce(PROBLEM_COLUMN, "_contract_reason").alias(PROBLEM_COLUMN),
+    ).drop("_contract_field", "_contract_reason")
 
 
 def validate(
@@ -158,56 +338,136 @@ def validate(
     """Validate staged records; keep typed valid rows and a pending quarantine for publish."""
     if run.status == "rejected":
         return run
+    _touch_claim(conn, run)
+    try:
+        return _validate(conn, run, definition)
+    except SchemaDriftError as error:
+        return run.rejected(f"schema drift: {error}")
+    except Exception as error:  # a bug must not leave the run unrecorded
+        return run.rejected(f"validation failed: {type(error).__name__}: {error}")
+
+
+def _validate(
+    conn: duckdb.DuckDBPyConnection, run: SourceRun, definition: SourceDefinition
+) -> SourceRun:
     valid_counts: dict[str, int] = {}
+    groups: dict[tuple[str, str], int] = {}
     quarantined = []
+    today = run.started_at.date()
     for table in definition.tables:
-        staged = fetch_frame(conn, f"SELECT * FROM {staging_table(run.source, table)}")
-        try:
-            result = validate_records(TABLES[table], staged)
-        except SchemaDriftError as error:
-            return run.rejected(f"schema drift: {error}")
-        write_frame(conn, validated_table(run.source, table), result.valid, mode="create")
+        staged = fetch_frame(conn, f"SELECT * FROM {staging_table(run.source, table, run.run_id)}")
+        result = validate_records(TABLES[table], staged, today=today)
+        write_frame(
+            conn, validated_table(run.source, table, run.run_id), result.valid, mode="create"
+        )
         valid_counts[table] = result.valid.height
+        groups[(TABLE_GROUP, table)] = result.valid.height
+        groups |= _group_counts(definition, table, staged, result)
         quarantined.append(result.quarantined)
     pending = pl.concat(quarantined) if quarantined else pl.DataFrame(schema=QUARANTINE_SCHEMA)
-    write_frame(conn, pending_quarantine(run.source), pending, mode="create")
-    return replace(run, rows_valid=valid_counts, rows_quarantined=count_records(pending))
+    write_frame(conn, pending_quarantine(run.source, run.run_id), pending, mode="create")
+    return replace(
+        run, rows_valid=valid_counts, rows_quarantined=count_records(pending), groups=groups
+    )
 
 
-def last_accepted(
-    conn: duckdb.DuckDBPyConnection, source: str
-) -> tuple[int, dict[str, int]] | None:
-    """Total and per-table valid rows of the source's last accepted run."""
+def _group_counts(definition: SourceDefinition, table: str, staged: pl.DataFrame, result):
+    """Valid rows per value of each `group_by` column of the contract (`_file`: per file)."""
+    counts: dict[tuple[str, str], int] = {}
+    for column in definition.contract.group_by.get(table, []):
+        if column == FILE_COLUMN:
+            bad = result.quarantined.select(
+                pl.col("file_name").alias(FILE_COLUMN), pl.col("record_number").alias(RECORD_COLUMN)
+            ).unique()
+            kept = staged.join(bad, on=[FILE_COLUMN, RECORD_COLUMN], how="anti")
+            values = kept.get_column(FILE_COLUMN)
+            # a file whose every record is quarantined still counts, with 0 rows
+            for name in staged.get_column(FILE_COLUMN).unique().to_list():
+                counts[(f"{table}.{column}", str(name))] = 0
+        else:
+            values = result.valid.get_column(column)
+        for name, rows in values.value_counts().iter_rows():
+            counts[(f"{table}.{column}", str(name))] = rows
+    return counts
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What a run is compared with: the source's last accepted run, or a later rejected run a
+    person accepted (`bench accept`)."""
+
+    run_id: str
+    rows: int
+    groups: dict[tuple[str, str], int]
+    fields: dict[str, tuple[int, int]]
+    accepted_by: str | None = None
+
+
+def last_accepted(conn: duckdb.DuckDBPyConnection, source: str) -> Baseline | None:
+    """The baseline of the source's next sanity check (see `Baseline`)."""
     row = conn.execute(
-        "SELECT run_id, rows_valid FROM source_runs WHERE source = ? AND status = 'accepted' "
-        "ORDER BY finished_at DESC, run_id DESC LIMIT 1",
+        "SELECT r.run_id, r.rows_valid, a.accepted_by FROM source_runs r "
+        "LEFT JOIN source_run_acceptances a USING (run_id) "
+        "WHERE r.source = ? AND (r.status = 'accepted' OR a.run_id IS NOT NULL) "
+        "ORDER BY r.finished_at DESC, r.run_id DESC LIMIT 1",
         [source],
     ).fetchone()
     if row is None:
         return None
-    tables = conn.execute(
-        "SELECT table_name, rows_valid FROM source_run_tables WHERE run_id = ?", [row[0]]
-    ).fetchall()
-    return int(row[1]), dict(tables)
+    run_id = row[0]
+    groups = {
+        (kind, name): rows
+        for kind, name, rows in conn.execute(
+            "SELECT group_kind, group_name, rows FROM source_run_groups WHERE run_id = ?",
+            [run_id],
+        ).fetchall()
+    }
+    if not groups:  # a run recorded before contracts: its per-table counts only
+        groups = {
+            (TABLE_GROUP, table): rows
+            for table, rows in conn.execute(
+                "SELECT table_name, rows_valid FROM source_run_tables WHERE run_id = ?", [run_id]
+            ).fetchall()
+        }
+    fields = {
+        path: (records, nulls)
+        for path, records, nulls in conn.execute(
+            "SELECT field_path, records, nulls FROM source_run_fields WHERE run_id = ?", [run_id]
+        ).fetchall()
+    }
+    return Baseline(run_id, int(row[1]), groups, fields, row[2])
 
 
 def sanity_check(
-    run: SourceRun, previous: tuple[int, dict[str, int]] | None, min_row_ratio: float
+    run: SourceRun,
+    previous: Baseline | None,
+    min_row_ratio: float,
+    contract: contracts.Contract | None = None,
 ) -> str | None:
-    """Why this run must not replace the live tables, or None when it may."""
+    """Why this run must not replace the live tables, or None when it may: no valid rows, any
+    table or group (file, evaluation, arena table) below `min_row_ratio` × the baseline's rows,
+    or a contract field null far more often than in the baseline."""
     total = sum(run.rows_valid.values())
     if total == 0:
         return "no valid rows"
     if previous is None:
         return None
-    for table, rows in run.rows_valid.items():
-        before = previous[1].get(table, 0)
+    against = f"the last accepted run {previous.run_id}" + (
+        f" (accepted by {previous.accepted_by})" if previous.accepted_by else ""
+    )
+    problems = []
+    for (kind, name), before in sorted(previous.groups.items()):
+        rows = run.groups.get((kind, name), 0)
         if before and rows < min_row_ratio * before:
-            return (
-                f"{table}: {rows} valid rows, fewer than {min_row_ratio:g} × the "
-                f"{before} of the last accepted run"
+            where = name if kind == TABLE_GROUP else f"{kind} {name}"
+            problems.append(
+                f"{where}: {rows} valid rows, fewer than {min_row_ratio:g} × the "
+                f"{before} of {against}"
             )
-    return None
+    problems += contracts.null_share_problems(
+        contract or contracts.Contract(), run.fields, previous.fields
+    )
+    return "; ".join(problems) or None
 
 
 def publish(
@@ -221,11 +481,12 @@ def publish(
     `on_stage` is told "swapping" inside the open transaction and "committed" after it, so a
     caller can report progress (tests use it to kill the process mid-swap).
     """
+    _touch_claim(conn, run)
     previous = last_accepted(conn, run.source)
     if run.status != "rejected":
-        problem = sanity_check(run, previous, definition.min_row_ratio)
+        problem = sanity_check(run, previous, definition.min_row_ratio, definition.contract)
         run = run.rejected(problem) if problem else replace(run, status="accepted")
-    run = replace(run, previous_rows=previous[0] if previous else None)
+    run = replace(run, previous_rows=previous.rows if previous else None)
     with transaction(conn):
         if run.status == "accepted":
             if on_stage:
@@ -234,7 +495,8 @@ def publish(
                 conn.execute(f"DELETE FROM main.{table}")
                 conn.execute(
                     f"INSERT INTO main.{table} BY NAME "
-                    f"SELECT *, ? AS source_run_id FROM {validated_table(run.source, table)}",
+                    f"SELECT *, ? AS source_run_id "
+                    f"FROM {validated_table(run.source, table, run.run_id)}",
                     [run.run_id],
                 )
             insert_rows(
@@ -244,10 +506,22 @@ def publish(
                 [(run.run_id, table, rows) for table, rows in run.rows_valid.items()],
             )
         _record_quarantine(conn, run)
+        _record_measurements(conn, run)
         _record_run(conn, run)
     if on_stage:
         on_stage("committed")
+    _drop_work_tables(conn, run, definition.tables)
     return run
+
+
+def _record_measurements(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
+    """Every validated run's counts, so a later run (or `bench accept`) can compare with it."""
+    if not run.rows_valid:
+        return
+    groups = [(run.run_id, run.source, kind, name, n) for (kind, name), n in run.groups.items()]
+    fields = [(run.run_id, run.source, path, n, nulls) for path, (n, nulls) in run.fields.items()]
+    insert_rows(conn, "source_run_groups", None, groups)
+    insert_rows(conn, "source_run_fields", None, fields)
 
 
 def _record_quarantine(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
@@ -255,12 +529,28 @@ def _record_quarantine(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
         return
     conn.execute(
         f"INSERT INTO quarantine SELECT ?, ?, table_name, file_name, record_number, record_key, "
-        f"field, reason, record, now()::TIMESTAMP FROM {pending_quarantine(run.source)}",
+        f"field, reason, record, now()::TIMESTAMP "
+        f"FROM {pending_quarantine(run.source, run.run_id)}",
         [run.run_id, run.source],
     )
 
 
+def _touch_claim(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
+    """Say which process works on the run now: under Dagster's multiprocess executor each
+    stage is its own process, and the one that claimed the id has already exited."""
+    conn.execute(
+        "UPDATE source_run_claims SET host = ?, pid = ?, claimed_at = ? WHERE run_id = ?",
+        [socket.gethostname(), os.getpid(), now_utc(), run.run_id],
+    )
+
+
 def _record_run(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
+    # A run taken for abandoned (its process seemed gone between two stages) that finishes
+    # after all: its real outcome replaces the guess.
+    conn.execute(
+        "DELETE FROM source_runs WHERE run_id = ? AND starts_with(reason, 'abandoned:')",
+        [run.run_id],
+    )
     conn.execute(
         "INSERT INTO source_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [

@@ -6,14 +6,30 @@ import csv
 import hashlib
 import io
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import polars as pl
 
-from bench_pipeline.ingest.validation import FILE_COLUMN, RECORD_COLUMN
+from bench_pipeline.ingest.contract import MAX_DEPTH, TOO_DEEP
+from bench_pipeline.ingest.validation import (
+    FILE_COLUMN,
+    PROBLEM_COLUMN,
+    PROBLEM_FIELD_COLUMN,
+    RECORD_COLUMN,
+)
+
+JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+BRACKET = re.compile(rb"[\[\]{}]")
+RECORD_FAULTS = (
+    AttributeError, TypeError, ValueError, KeyError, IndexError, OverflowError, OSError,
+    ArithmeticError, RecursionError,
+)  # fmt: skip
+"""What building one staged row from an odd record can raise (a list where an object was
+expected, a timestamp out of range); the record is quarantined, the run goes on."""
 
 
 class PayloadError(ValueError):
@@ -55,22 +71,53 @@ def text(value: Any) -> str | None:
 
 
 def load_json(raw: RawFile) -> Any:
+    """The parsed file. Nesting too deep for Python's parser (JSON 100,000 levels deep) is cut
+    at `MAX_DEPTH` levels below the records' containers, so only the record holding it is
+    quarantined (the contract sees the `TOO_DEEP` marker) and the others are read."""
     try:
-        return json.loads(raw.content)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        try:
+            return json.loads(raw.content)
+        except RecursionError:
+            return json.loads(_cut_too_deep(raw, MAX_DEPTH + 4))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         preview = raw.content[:60].decode("utf-8", "replace")
         raise PayloadError(
             f"{raw.name}: not valid JSON ({error}); starts with {preview!r}"
         ) from error
 
 
+def _cut_too_deep(raw: RawFile, limit: int) -> bytes:
+    """The content with every value nested deeper than `limit` replaced by the `TOO_DEEP`
+    string (brackets inside strings do not count). Only reached for pathological payloads."""
+    masked = JSON_STRING.sub(lambda m: b'"' + b" " * (len(m.group()) - 2) + b'"', raw.content)
+    marker = json.dumps(TOO_DEEP).encode()
+    parts, position, level, cut_at = [], 0, 0, None
+    for bracket in BRACKET.finditer(masked):
+        if bracket.group() in b"[{":
+            level += 1
+            if level == limit + 1 and cut_at is None:
+                cut_at = bracket.start()
+        else:
+            level -= 1
+            if level < 0:
+                break
+            if level == limit and cut_at is not None:
+                parts += [raw.content[position:cut_at], marker]
+                position, cut_at = bracket.end(), None
+    if level != 0:
+        raise PayloadError(f"{raw.name}: not valid JSON (unbalanced brackets)")
+    parts.append(raw.content[position:])
+    return b"".join(parts)
+
+
 def read_csv(raw: RawFile, required: Iterable[str]) -> list[dict[str, str | None]]:
     """CSV records as dicts (quoted newlines allowed); every required column must be present."""
     try:
-        rows = list(csv.DictReader(io.StringIO(raw.content.decode("utf-8-sig"))))
+        reader = csv.DictReader(io.StringIO(raw.content.decode("utf-8-sig")))
+        rows = list(reader)
     except (UnicodeDecodeError, csv.Error) as error:
         raise PayloadError(f"{raw.name}: not a readable CSV ({error})") from error
-    header = set(rows[0]) if rows else set()
+    header = set(reader.fieldnames or ())  # a header without rows is a readable, empty file
     missing = [name for name in required if name not in header]
     if missing:
         raise PayloadError(f"{raw.name}: column(s) {', '.join(missing)} missing")
@@ -84,15 +131,38 @@ def require_keys(raw: RawFile, records: Sequence[Mapping[str, Any]], keys: Itera
             raise PayloadError(f"{raw.name}: field {key!r} is missing from every record")
 
 
+def isolated(
+    build: Callable[[Any], dict[str, Any]], record: Any, keys: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """`build(record)`, or, when the record is too odd to build a row from, a row holding only
+    `keys` and the problem, so validation quarantines it and the run goes on."""
+    try:
+        return build(record)
+    except RECORD_FAULTS as error:
+        return dict(keys or {}) | {
+            PROBLEM_FIELD_COLUMN: "record",
+            PROBLEM_COLUMN: f"unreadable record ({type(error).__name__}: {str(error)[:120]})",
+        }
+
+
+def obj(value: Any) -> Mapping[str, Any]:
+    """A nested object, or an empty one when absent or of another type (the contract reports
+    the wrong type; the row is still built, so the record can be quarantined by name)."""
+    return value if isinstance(value, dict) else {}
+
+
 def staged_frame(
     columns: Sequence[str], rows: Iterable[tuple[str, int, Mapping[str, Any]]]
 ) -> pl.DataFrame:
-    """Staging rows as text columns, each with the file and record number it came from."""
-    data: dict[str, list[Any]] = {name: [] for name in (*columns, FILE_COLUMN, RECORD_COLUMN)}
+    """Staging rows as text columns, each with the file and record number it came from (and
+    the problem that quarantines it, if its row could not be built)."""
+    extra = (PROBLEM_FIELD_COLUMN, PROBLEM_COLUMN)
+    names = (*columns, *extra, FILE_COLUMN)
+    data: dict[str, list[Any]] = {name: [] for name in (*names, RECORD_COLUMN)}
     for file_name, record_number, record in rows:
-        for name in columns:
+        for name in (*columns, *extra):
             data[name].append(text(record.get(name)))
         data[FILE_COLUMN].append(file_name)
         data[RECORD_COLUMN].append(record_number)
-    schema = {name: pl.Utf8 for name in (*columns, FILE_COLUMN)} | {RECORD_COLUMN: pl.Int64}
+    schema = {name: pl.Utf8 for name in names} | {RECORD_COLUMN: pl.Int64}
     return pl.DataFrame(data, schema=schema)

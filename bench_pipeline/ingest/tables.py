@@ -13,6 +13,10 @@ import polars as pl
 from polars.datatypes import DataTypeClass
 
 MONEY = pl.Decimal(24, 12)
+MAX_USD_PER_M = 10_000
+"""The dearest price per 1M tokens taken as real. The dearest rates in the recorded snapshots
+are a few hundred dollars per 1M output tokens; anything above this bound is a unit error or
+a placeholder ($999,999,000,000 was once published) and is quarantined."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,8 @@ class TableSpec:
     key: tuple[str, ...]
     checks: dict[str, list[pa.Check]] = field(default_factory=dict)
     required: tuple[str, ...] = ()
+    dates: tuple[str, ...] = ()
+    """Columns holding a date (or a `YYYY-MM-DD…` text) that cannot be after the run's day."""
 
     def schema(self) -> pa.DataFrameSchema:
         """The pandera schema run on the typed frame (types are already enforced by casting)."""
@@ -42,6 +48,11 @@ class TableSpec:
 
 def _non_negative() -> list[pa.Check]:
     return [pa.Check.ge(0)]
+
+
+def _price() -> list[pa.Check]:
+    """Non-negative (OpenRouter's `-1`, variable pricing, is staged as no price) and bounded."""
+    return [pa.Check.ge(0), pa.Check.le(MAX_USD_PER_M)]
 
 
 def _percent() -> list[pa.Check]:
@@ -74,11 +85,14 @@ OPENROUTER_MODELS = TableSpec(
     },
     key=("model_id",),
     required=("name", "variable_pricing"),
+    dates=("created_at",),
     checks={
         "model_id": [pa.Check.str_matches(r"^~?[A-Za-z0-9._-]+/[^\s/]+$")],
         "context_length": _non_negative(),
-        "prompt_usd_per_m": _non_negative(),
-        "completion_usd_per_m": _non_negative(),
+        "prompt_usd_per_m": _price(),
+        "completion_usd_per_m": _price(),
+        "input_cache_read_usd_per_m": _price(),
+        "input_cache_write_usd_per_m": _price(),
     },
 )
 
@@ -104,8 +118,9 @@ OPENROUTER_ENDPOINTS = TableSpec(
     key=("model_id", "tag"),
     required=("provider_name",),
     checks={
-        "prompt_usd_per_m": _non_negative(),
-        "completion_usd_per_m": _non_negative(),
+        "prompt_usd_per_m": _price(),
+        "completion_usd_per_m": _price(),
+        "input_cache_read_usd_per_m": _price(),
         "discount": [pa.Check.in_range(0, 1)],
         "uptime_last_30m": _percent(),
         "latency_p50_ms": _non_negative(),
@@ -135,11 +150,14 @@ MODELSDEV_MODELS = TableSpec(
     },
     key=("provider_id", "model_id"),
     required=("name",),
+    dates=("release_date",),
     checks={
         "release_date": [pa.Check.str_matches(r"^\d{4}-\d{2}(-\d{2})?$")],
         "context_limit": _non_negative(),
-        "input_usd_per_m": _non_negative(),
-        "output_usd_per_m": _non_negative(),
+        "input_usd_per_m": _price(),
+        "output_usd_per_m": _price(),
+        "cache_read_usd_per_m": _price(),
+        "cache_write_usd_per_m": _price(),
     },
 )
 
@@ -164,6 +182,7 @@ ARENA_RATINGS = TableSpec(
     },
     key=("leaderboard", "category", "model_key"),
     required=("rating", "source_file"),
+    dates=("published_on",),
     checks={
         "rating": [pa.Check.in_range(0, 5000)],
         "votes": _non_negative(),
@@ -183,7 +202,7 @@ ARENA_MODELS = TableSpec(
         "hidden": pl.Boolean,
     },
     key=("model_key",),
-    checks={"input_usd_per_m": _non_negative(), "output_usd_per_m": _non_negative()},
+    checks={"input_usd_per_m": _price(), "output_usd_per_m": _price()},
 )
 
 EVALUATION_ROWS = TableSpec(
@@ -202,6 +221,7 @@ EVALUATION_ROWS = TableSpec(
     },
     key=("evaluation_id", "row_key"),
     required=("model_version", "score", "source_file"),
+    dates=("release_date", "run_date"),
     checks={"score": _percent(), "stderr": _non_negative()},
 )
 
@@ -217,6 +237,7 @@ EPOCH_MODELS = TableSpec(
         "eci_score": pl.Float64,
     },
     key=("model_version",),
+    dates=("release_date",),
 )
 
 TABLES: dict[str, TableSpec] = {

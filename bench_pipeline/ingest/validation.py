@@ -5,6 +5,7 @@ duplicate keys; every failing record goes to quarantine with its file, number, f
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date, timedelta
 
 import pandera.polars as pa
 import polars as pl
@@ -14,7 +15,14 @@ from bench_pipeline.ingest.tables import TableSpec
 
 FILE_COLUMN = "_file"
 RECORD_COLUMN = "_record"
+PROBLEM_COLUMN = "_problem"
+PROBLEM_FIELD_COLUMN = "_problem_field"
+"""Set on a staged row when its record was already found wrong while staging (by the source's
+contract or because no row could be built from it): validation quarantines it as it says."""
 ROW = "_row"
+FAILURE_SCHEMA = {ROW: pl.UInt32, "field": pl.Utf8, "reason": pl.Utf8}
+DATE_SLACK = timedelta(days=1)
+"""A date may be at most this far after the run's own day (time zones), never further."""
 
 QUARANTINE_SCHEMA: dict[str, pl.DataType | DataTypeClass] = {
     "table_name": pl.Utf8,
@@ -55,6 +63,59 @@ def count_records(quarantined: pl.DataFrame) -> int:
     return quarantined.select(record.n_unique()).item()
 
 
+def _problem_failures(staged: pl.DataFrame) -> pl.DataFrame:
+    """Rows that staging already found wrong (see `PROBLEM_COLUMN`)."""
+    return staged.filter(pl.col(PROBLEM_COLUMN).is_not_null()).select(
+        ROW,
+        pl.col(PROBLEM_FIELD_COLUMN).fill_null("record").alias("field"),
+        pl.col(PROBLEM_COLUMN).alias("reason"),
+    )
+
+
+def _as_date(column: pl.Series) -> pl.Series:
+    if column.dtype == pl.Date:
+        return column
+    if isinstance(column.dtype, pl.Datetime):
+        return column.dt.date()
+    text = column.cast(pl.Utf8).str.slice(0, 10)
+    month_only = text.str.len_chars() == 7  # `2025-06`: read as its first day
+    return text.zip_with(month_only.fill_null(False).not_(), text + "-01").str.to_date(
+        "%Y-%m-%d", strict=False
+    )
+
+
+def _bound_failures(spec: TableSpec, typed: pl.DataFrame, today: date | None) -> pl.DataFrame:
+    """Values no check of pandera's catches: NaN and infinities (polars orders NaN above every
+    number, so `ge(0)` passes it), and dates after the run's day plus `DATE_SLACK`."""
+    parts = []
+    for name, dtype in spec.columns.items():
+        column = typed.get_column(name)
+        if dtype in (pl.Float64, pl.Float32):
+            bad = column.is_not_null() & ~column.is_finite()
+            parts.append(
+                typed.filter(bad).select(
+                    ROW,
+                    pl.lit(name).alias("field"),
+                    pl.format("not a finite number: {}", pl.col(name)).alias("reason"),
+                )
+            )
+        if today is not None and name in spec.dates:
+            latest = today + DATE_SLACK
+            bad = (_as_date(column) > latest).fill_null(False)
+            parts.append(
+                typed.filter(bad).select(
+                    ROW,
+                    pl.lit(name).alias("field"),
+                    pl.format(
+                        "dated {}, after the run's day plus one ({})",
+                        pl.col(name).cast(pl.Utf8),
+                        pl.lit(latest.isoformat()),
+                    ).alias("reason"),
+                )
+            )
+    return pl.concat(parts) if parts else pl.DataFrame(schema=FAILURE_SCHEMA)
+
+
 def _check_columns(spec: TableSpec, staged: pl.DataFrame) -> None:
     missing = [name for name in spec.columns if name not in staged.columns]
     if missing:
@@ -85,16 +146,12 @@ def _cast_failures(spec: TableSpec, staged: pl.DataFrame, typed: pl.DataFrame) -
                 ).alias("reason"),
             )
         )
-    return (
-        pl.concat(parts)
-        if parts
-        else pl.DataFrame(schema={ROW: pl.UInt32, "field": pl.Utf8, "reason": pl.Utf8})
-    )
+    return pl.concat(parts) if parts else pl.DataFrame(schema=FAILURE_SCHEMA)
 
 
 def _check_failures(spec: TableSpec, typed: pl.DataFrame) -> pl.DataFrame:
     """Run pandera's value checks lazily so that every failing record is reported."""
-    empty = pl.DataFrame(schema={ROW: pl.UInt32, "field": pl.Utf8, "reason": pl.Utf8})
+    empty = pl.DataFrame(schema=FAILURE_SCHEMA)
     if typed.is_empty():
         return empty
     try:
@@ -144,33 +201,47 @@ def cast_column(column: pl.Series, dtype: pl.DataType | DataTypeClass) -> pl.Ser
     return column.cast(dtype, strict=False)
 
 
-def validate_records(spec: TableSpec, staged: pl.DataFrame) -> ValidationResult:
-    """Split staged records into valid typed rows and quarantined ones (never dropped silently)."""
+def validate_records(
+    spec: TableSpec, staged: pl.DataFrame, today: date | None = None
+) -> ValidationResult:
+    """Split staged records into valid typed rows and quarantined ones (never dropped silently).
+
+    `today` is the run's day: dates after it (plus `DATE_SLACK`) are quarantined.
+    """
     _check_columns(spec, staged)
     staged = staged.with_row_index(ROW)
-    if FILE_COLUMN not in staged.columns:
-        staged = staged.with_columns(pl.lit(None, pl.Utf8).alias(FILE_COLUMN))
+    for name in (FILE_COLUMN, PROBLEM_COLUMN, PROBLEM_FIELD_COLUMN):
+        if name not in staged.columns:
+            staged = staged.with_columns(pl.lit(None, pl.Utf8).alias(name))
     if RECORD_COLUMN not in staged.columns:
         staged = staged.with_columns(pl.col(ROW).cast(pl.Int64).alias(RECORD_COLUMN))
     typed = pl.DataFrame(
         [staged.get_column(ROW)]
         + [cast_column(staged.get_column(name), dtype) for name, dtype in spec.columns.items()]
     )
-    bad_casts = _cast_failures(spec, staged, typed)
-    typed = typed.filter(~pl.col(ROW).is_in(bad_casts.get_column(ROW).implode()))
-    bad_checks = _check_failures(spec, typed)
-    typed = typed.filter(~pl.col(ROW).is_in(bad_checks.get_column(ROW).implode()))
-    bad_keys = _duplicate_failures(spec, typed)
-    failures = pl.concat([bad_casts, bad_checks, bad_keys])
-    valid = typed.filter(~pl.col(ROW).is_in(failures.get_column(ROW).implode())).drop(ROW)
-    return ValidationResult(valid=valid, quarantined=_quarantine_rows(spec, staged, failures))
+    failures = [_problem_failures(staged)]
+    for find in (
+        lambda rows: _cast_failures(
+            spec, staged.filter(pl.col(ROW).is_in(rows[ROW].implode())), rows
+        ),
+        lambda rows: _bound_failures(spec, rows, today),
+        lambda rows: _check_failures(spec, rows),
+        lambda rows: _duplicate_failures(spec, rows),
+    ):
+        failed = pl.concat(failures).get_column(ROW).implode()
+        typed = typed.filter(~pl.col(ROW).is_in(failed))
+        failures.append(find(typed))
+    failed_rows = pl.concat(failures)
+    valid = typed.filter(~pl.col(ROW).is_in(failed_rows.get_column(ROW).implode())).drop(ROW)
+    return ValidationResult(valid=valid, quarantined=_quarantine_rows(spec, staged, failed_rows))
 
 
 def _quarantine_rows(spec: TableSpec, staged: pl.DataFrame, failures: pl.DataFrame) -> pl.DataFrame:
     if failures.is_empty():
         return pl.DataFrame(schema=QUARANTINE_SCHEMA)
     records = staged.filter(pl.col(ROW).is_in(failures.get_column(ROW).implode()))
-    data_columns = [c for c in staged.columns if c not in (ROW, FILE_COLUMN, RECORD_COLUMN)]
+    internal = (ROW, FILE_COLUMN, RECORD_COLUMN, PROBLEM_COLUMN, PROBLEM_FIELD_COLUMN)
+    data_columns = [c for c in staged.columns if c not in internal]
     records = records.select(
         ROW,
         pl.col(FILE_COLUMN).alias("file_name"),

@@ -9,21 +9,28 @@ hash, which is what `reproduces` and `rerun_of` in other submissions refer to.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 
-from bench_pipeline.core.files import sha256_file
 from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.providers.base import Usage
 from bench_pipeline.runs.costing import Rates, cost_of_all, rate_in_effect
-from bench_pipeline.runs.submissions import Rejection, Submission, load_submission
+from bench_pipeline.runs.submissions import (
+    MAX_SUBMISSION_BYTES,
+    Rejection,
+    Submission,
+    load_submission,
+)
 from bench_pipeline.taskbank import TaskBank
 
 SUBMITTED_COLUMNS = (
@@ -44,38 +51,107 @@ def submission_run_id(sha256: str) -> str:
     return f"sub-{sha256[:16]}"
 
 
+MAX_INBOX_BYTES = MAX_SUBMISSION_BYTES
+"""The largest inbox file read (8 MiB; a real submission or review is a few KiB). A larger
+file is recorded as rejected without being read."""
+
+_KINDS = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+class InboxFile(NamedTuple):
+    """One inbox entry: its content hash, or (when it must not be read) why not, with a
+    stand-in hash naming the entry so it is recorded once."""
+
+    path: Path
+    sha256: str
+    refusal: str | None = None
+
+
 def inbox_files(inbox: Path) -> list[Path]:
-    """The `*.json` files in the inbox, by name (other files and folders are ignored)."""
+    """The `*.json` entries of the inbox, by name (other names are ignored)."""
     if not inbox.is_dir():
         return []
     return sorted(p for p in inbox.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
 
 
-def file_sha256(path: Path) -> str | None:
-    """The file's SHA-256 read in chunks (an oversized file too), None if unreadable."""
+def _stand_in(path: Path, what: str) -> str:
+    return hashlib.sha256(f"refused\0{path.name}\0{what}".encode()).hexdigest()
+
+
+def inbox_entry(path: Path, max_bytes: int = MAX_INBOX_BYTES) -> InboxFile | None:
+    """Hash one inbox entry, never opening anything but a regular file within `max_bytes`
+    (a FIFO would block the reader for ever, a link to /dev/zero never ends). None when it
+    vanished or cannot be read now (left for a later look)."""
     try:
-        return sha256_file(path)
+        info = os.lstat(path)
     except OSError:
         return None
+    for test, kind in _KINDS:
+        if test(info.st_mode):
+            return InboxFile(
+                path, _stand_in(path, kind), f"{kind}, not a regular file; never opened"
+            )
+    if not stat.S_ISREG(info.st_mode):
+        return InboxFile(path, _stand_in(path, "special"), "not a regular file; never opened")
+    if info.st_size > max_bytes:
+        what = f"{info.st_size}:{info.st_mtime_ns}"
+        return InboxFile(
+            path,
+            _stand_in(path, what),
+            f"{info.st_size} bytes, over the inbox limit of {max_bytes} bytes; not read",
+        )
+    digest = hashlib.sha256()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped between lstat and open
+            return InboxFile(path, _stand_in(path, "swapped"), "not a regular file; never read")
+        read = 0
+        while chunk := handle.read(1 << 20):
+            read += len(chunk)
+            if read > max_bytes:  # grew after the size check
+                return InboxFile(
+                    path,
+                    _stand_in(path, f"grew:{info.st_mtime_ns}"),
+                    f"over the inbox limit of {max_bytes} bytes; not read",
+                )
+            digest.update(chunk)
+    return InboxFile(path, digest.hexdigest())
+
+
+def file_sha256(path: Path) -> str | None:
+    """The entry's hash as `inbox_entry` gives it (a stand-in for one it must not read)."""
+    entry = inbox_entry(path)
+    return entry.sha256 if entry else None
 
 
 def unseen_files(
     conn: duckdb.DuckDBPyConnection, inbox: Path, table: str
-) -> tuple[list[tuple[Path, str]], int]:
-    """The inbox files whose content `table` (with a `sha256` column) has not recorded, with
-    their hashes, and how many were seen before. A file unreadable now is left for later."""
+) -> tuple[list[InboxFile], int]:
+    """The inbox entries whose hash `table` (with a `sha256` column) has not recorded, and how
+    many were seen before. An entry unreadable now is left for later; a refused one (not a
+    regular file, too large) comes with its refusal, for the caller to record as rejected."""
     seen = {s for (s,) in conn.execute(f"SELECT sha256 FROM {table}").fetchall()}
-    unseen: list[tuple[Path, str]] = []
+    unseen: list[InboxFile] = []
     seen_before = 0
     for path in inbox_files(inbox):
-        sha256 = file_sha256(path)
-        if sha256 is None:
+        entry = inbox_entry(path)
+        if entry is None:
             continue
-        if sha256 in seen:
+        if entry.sha256 in seen:
             seen_before += 1
             continue
-        seen.add(sha256)
-        unseen.append((path, sha256))
+        seen.add(entry.sha256)
+        unseen.append(entry)
     return unseen, seen_before
 
 
@@ -154,8 +230,14 @@ def ingest_inbox(
     files: list[list[Any]] = []
     runs: list[dict[str, Any]] = []
     stamp = now.replace(tzinfo=None)
-    for path, sha256 in unseen:
-        result = load_submission(path, bank=bank, now=now)
+    for path, sha256, refusal in unseen:
+        result: Submission | Rejection
+        if refusal is not None:
+            result = Rejection(
+                reason=refusal, field=None, problems=((None, refusal),), source=str(path)
+            )
+        else:
+            result = load_submission(path, bank=bank, now=now)
         if isinstance(result, Rejection):
             report.rejected.append(result)
             files.append([sha256, path.name, "rejected", result.field, result.reason, None, stamp])

@@ -49,7 +49,7 @@ METHODOLOGY_ORDER = (
     "model-matching",
     "releases",
 )
-GENERATED_DIRS = ("models", "methodology", "releases", "static")
+GENERATED_DIRS = ("models", "methodology", "releases", "static", "item-boards")
 
 
 @dataclass(frozen=True)
@@ -211,15 +211,16 @@ class SiteBuilder:
                     **views.navigator_view(release))  # fmt: skip
         self.render("usecase-rank.html", "usecase_rank.html", ("usecase_runs",),
                     **views.usecase_view(release))  # fmt: skip
-        render_item_boards(self, release.rows("item_boards"), release.rows("item_board_pairs"))
+        if "item_boards" in release.tables:  # the home page links them only then
+            render_item_boards(self, release.rows("item_boards"), release.rows("item_board_pairs"))
         self.render(
             "about.html", "about.html", ("source_runs",),
             runs=views.last_runs(release, self.sources),
             failures=release.rows("pipeline_failures"),
         )  # fmt: skip
         publishers: dict[str, list[Row]] = defaultdict(list)
-        for source in release.rows("sources"):
-            publishers[str(source.get("publisher"))].append(source)
+        for listed in release.rows("sources"):
+            publishers[str(listed.get("publisher"))].append(listed)
         self.render("attribution.html", "attribution.html", publishers=sorted(publishers.items()))
         self.render("downloads.html", "downloads.html", tables=self.downloads(), older=older)
         self.render(

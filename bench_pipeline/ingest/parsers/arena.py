@@ -18,6 +18,7 @@ from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
     load_json,
+    obj,
     read_csv,
     staged_frame,
 )
@@ -40,7 +41,7 @@ def _catalogue_rows(raw: RawFile, board: str) -> list[tuple[str, int, dict]]:
             raise PayloadError(f"{raw.name}: category {category!r} is not an object")
         for model_key, entry in models.items():
             number += 1
-            entry = entry if isinstance(entry, dict) else {}
+            entry = obj(entry)
             rows.append(
                 (
                     raw.name,

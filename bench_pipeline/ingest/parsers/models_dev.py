@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import polars as pl
 
-from bench_pipeline.ingest.payload import PayloadError, RawFile, load_json, staged_frame
+from bench_pipeline.ingest.payload import (
+    PayloadError,
+    RawFile,
+    isolated,
+    load_json,
+    obj,
+    staged_frame,
+)
 from bench_pipeline.ingest.tables import MODELSDEV_MODELS
 
 
 def _model_row(provider_id: str, provider: Mapping[str, Any], model_id: str, model: Any) -> dict:
     model = model if isinstance(model, dict) else {}
-    cost = model.get("cost") or {}
-    limit = model.get("limit") or {}
+    cost = obj(model.get("cost"))
+    limit = obj(model.get("limit"))
     return {
         "provider_id": provider_id,
         "model_id": model.get("id", model_id),
@@ -48,5 +56,10 @@ def parse(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
             models = provider["models"] if isinstance(provider["models"], dict) else {}
             for model_id, model in models.items():
                 number += 1
-                rows.append((raw.name, number, _model_row(provider_id, provider, model_id, model)))
+                row = isolated(
+                    partial(_model_row, provider_id, provider, model_id),
+                    model,
+                    {"provider_id": provider_id, "model_id": model_id},
+                )
+                rows.append((raw.name, number, row))
     return {MODELSDEV_MODELS.name: staged_frame(list(MODELSDEV_MODELS.columns), rows)}

@@ -1,7 +1,9 @@
 """OpenRouter: `GET /api/v1/models` and `GET /api/v1/models/{author}/{slug}/endpoints`.
 
 Prices arrive as USD per token in decimal strings; they are staged as USD per million tokens,
-computed exactly. A negative price ("-1") marks a router whose price varies per request.
+computed exactly. OpenRouter documents exactly `-1` as "variable pricing" (a router whose
+price varies per request): that is no price, not a negative one. Any other negative price is
+staged as it is, so validation quarantines the record.
 """
 
 from __future__ import annotations
@@ -17,32 +19,50 @@ from bench_pipeline.core.money import per_token_to_per_million
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
+    isolated,
     load_json,
+    obj,
     require_keys,
     staged_frame,
 )
 from bench_pipeline.ingest.tables import OPENROUTER_ENDPOINTS, OPENROUTER_MODELS
 
+VARIABLE_PRICE = Decimal(-1)
+
+
+def _decimal(value: Any) -> Decimal | None:
+    try:
+        return Decimal(str(value).strip())
+    except InvalidOperation:
+        return None
+
 
 def per_million(value: Any) -> Any:
-    """USD per token → USD per 1M tokens as text; unreadable values pass through to validation."""
+    """USD per token → USD per 1M tokens as text; `-1` (variable pricing) is no price;
+    unreadable or other negative values pass through to validation, which quarantines them."""
     if value is None or value == "":
         return None
+    amount = _decimal(value)
+    if amount is None or not amount.is_finite():
+        return value
+    if amount == VARIABLE_PRICE:
+        return None
+    if amount < 0:
+        return str(amount.scaleb(6))
     try:
-        converted = per_token_to_per_million(str(value))
-    except (InvalidOperation, ValueError):
+        converted = per_token_to_per_million(str(value).strip())
+    except (InvalidOperation, ValueError, TypeError):
         return value
     return None if converted is None else str(converted)
 
 
 def is_variable_price(value: Any) -> bool:
-    try:
-        return value is not None and Decimal(str(value)) < 0
-    except InvalidOperation:
-        return False
+    """Only OpenRouter's documented `-1` means variable pricing."""
+    return value is not None and _decimal(value) == VARIABLE_PRICE
 
 
 def _timestamp(value: Any) -> Any:
+    """Unix seconds → ISO text; out of any calendar's range raises (the record is isolated)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%dT%H:%M:%S")
     return value
@@ -55,10 +75,10 @@ def _joined(values: Any) -> Any:
 
 
 def _model_row(model: Mapping[str, Any]) -> dict[str, Any]:
-    pricing = model.get("pricing") or {}
-    architecture = model.get("architecture") or {}
-    reasoning = model.get("reasoning") or {}
-    alias = model.get("alias_target") or {}
+    pricing = obj(model.get("pricing"))
+    architecture = obj(model.get("architecture"))
+    reasoning = obj(model.get("reasoning"))
+    alias = obj(model.get("alias_target"))
     return {
         "model_id": model.get("id"),
         "canonical_slug": model.get("canonical_slug"),
@@ -99,7 +119,10 @@ def parse_models(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
             raise PayloadError(f"{raw.name}: 'data' is not a list of models")
         models = [m if isinstance(m, dict) else {} for m in models]
         require_keys(raw, models, ("id", "name", "pricing"))
-        rows.extend((raw.name, n, _model_row(m)) for n, m in enumerate(models, start=1))
+        rows.extend(
+            (raw.name, n, isolated(_model_row, m, {"model_id": m.get("id")}))
+            for n, m in enumerate(models, start=1)
+        )
     return {OPENROUTER_MODELS.name: staged_frame(list(OPENROUTER_MODELS.columns), rows)}
 
 
@@ -108,7 +131,7 @@ def _p50(stats: Any) -> Any:
 
 
 def _endpoint_row(endpoint: Mapping[str, Any]) -> dict[str, Any]:
-    pricing = endpoint.get("pricing") or {}
+    pricing = obj(endpoint.get("pricing"))
     return {
         "model_id": endpoint.get("model_id"),
         "tag": endpoint.get("tag"),
@@ -139,5 +162,8 @@ def parse_endpoints(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
             raise PayloadError(f"{raw.name}: 'data.endpoints' is not a list")
         endpoints = [e if isinstance(e, dict) else {} for e in endpoints]
         require_keys(raw, endpoints, ("model_id", "tag", "pricing"))
-        rows.extend((raw.name, n, _endpoint_row(e)) for n, e in enumerate(endpoints, start=1))
+        rows.extend(
+            (raw.name, n, isolated(_endpoint_row, e, {"model_id": e.get("model_id")}))
+            for n, e in enumerate(endpoints, start=1)
+        )
     return {OPENROUTER_ENDPOINTS.name: staged_frame(list(OPENROUTER_ENDPOINTS.columns), rows)}

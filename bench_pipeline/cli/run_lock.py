@@ -1,0 +1,119 @@
+"""One `bench run` per BENCH_HOME, and what a dead one left behind.
+
+`bench run` holds an exclusive `flock` on `build/bench-run.lock` for as long as it runs; the
+kernel drops it when the process dies, however it dies, so a crashed run never blocks the next.
+A second `bench run` refuses at once, naming the first (its pid, host and start, written into
+the lock file). Every Dagster run a `bench run` starts is tagged with its pid and host, so the
+next one can tell which unfinished runs belong to a process that no longer exists and mark
+them failed: schedules then stop skipping their ticks for a run that will never end.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+PID_TAG = "bench/pid"
+HOST_TAG = "bench/host"
+
+
+class RunLockedError(RuntimeError):
+    """Another `bench run` holds this BENCH_HOME."""
+
+
+def lock_path(home: Path) -> Path:
+    return home / "build" / "bench-run.lock"
+
+
+@contextmanager
+def exclusive_run(home: Path) -> Iterator[dict[str, Any]]:
+    """Hold the BENCH_HOME's run lock; yields what it records about this process.
+
+    Raises:
+        RunLockedError: Another live process holds it (the message names that process).
+    """
+    path = lock_path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(path, "a+")  # never truncate: the holder's details must stay readable
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            raise RunLockedError(_busy_message(home, path, handle.read())) from None
+        holder = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps(holder) + "\n")
+        handle.flush()
+        yield holder
+    finally:
+        handle.close()  # releases the lock
+
+
+def _busy_message(home: Path, path: Path, content: str) -> str:
+    try:
+        holder = json.loads(content)
+        who = f"pid {holder['pid']} on {holder['host']}, started {holder['started_at']}"
+    except (ValueError, KeyError, TypeError):
+        who = "a process that has not yet written its details"
+    return (
+        f"another `bench run` is already running on BENCH_HOME={home} ({who}; lock {path}). "
+        "Two runs would write the same warehouse and site; wait for it to finish."
+    )
+
+
+def run_tags(holder: dict[str, Any]) -> dict[str, str]:
+    return {PID_TAG: str(holder["pid"]), HOST_TAG: str(holder["host"])}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def dead_runs(instance) -> list:
+    """Unfinished Dagster runs started by a `bench run` on this host whose process is gone."""
+    import dagster as dg
+
+    from bench_pipeline.sensors.schedules import IN_PROGRESS
+
+    host, found = socket.gethostname(), []
+    for record in instance.get_run_records(dg.RunsFilter(statuses=list(IN_PROGRESS))):
+        run = record.dagster_run
+        pid = run.tags.get(PID_TAG)
+        if run.tags.get(HOST_TAG) != host or not (pid or "").isdigit():
+            continue
+        if int(pid) != os.getpid() and not _alive(int(pid)):
+            found.append(run)
+    return found
+
+
+def fail_dead_runs(instance, record_failure) -> list[str]:
+    """Mark every run of `dead_runs` failed (and `record_failure(run_id, job, message)` it)."""
+    failed = []
+    for run in dead_runs(instance):
+        message = (
+            f"marked failed by a later `bench run`: the process that ran it (pid "
+            f"{run.tags[PID_TAG]}) is gone"
+        )
+        instance.report_run_failed(run, message=message)
+        record_failure(run.run_id, run.job_name, message)
+        failed.append(run.run_id)
+    return failed

@@ -1,0 +1,291 @@
+"""Source contracts: what a payload must hold, declared beside each source's definition.
+
+A contract (the `[contract]` table of `sources/definitions/<source>.toml`) names the files a
+payload must contain, where the records sit in each file, the fields every record carries
+(nested paths such as `pricing.prompt`) with their JSON types, and the staged columns whose
+row counts are compared with the last accepted run (per file, per evaluation, per arena
+table). Checking it gives three things:
+
+- payload problems (a required file missing or empty): the run is rejected;
+- record problems (a field of the wrong type, a NaN, a record nested too deep): that record
+  is quarantined with its file, number, field and reason, and the others go on;
+- measurements (null share per field): the sanity check compares them with the last
+  accepted run, so a renamed field (null everywhere) rejects the run instead of publishing
+  nulls.
+
+Record numbers count from 1 per file in document order, as the parsers number them, so a
+record problem lands on the staged row the parser made from the same record.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_DEPTH = 32
+"""How deeply a record may nest (objects and arrays); deeper records are quarantined. The real
+payloads nest at most 5 levels inside a record."""
+
+TOO_DEEP = "\x00bench:nested-too-deep\x00"
+"""What `payload.load_json` puts where a value nested past `MAX_DEPTH` stood (see there)."""
+
+JsonType = Literal["string", "number", "integer", "boolean", "object", "array"]
+
+
+class RecordSpec(BaseModel):
+    """Where the records of some files sit, and the fields each record carries."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    files: str = Field(description="A file-name pattern (fnmatch), e.g. `*.json`.")
+    records: str = Field(
+        default="[]",
+        description="Path to the records: `data[]` (the list under data), `*.models.*` (every "
+        "value of every `models` object), `csv` (the rows of a CSV file).",
+    )
+    fields: dict[str, str] = Field(
+        default_factory=dict,
+        description="Nested path → JSON type (`string`, `number`, `integer`, `boolean`, "
+        "`object`, `array`, or several joined by `|`). A null or absent value is allowed here "
+        "and counted for the null-share check; a type ending in `?` marks a field that is "
+        "often absent by nature (only its type is checked).",
+    )
+
+
+class Contract(BaseModel):
+    """One source's contract (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    files: list[str] = Field(
+        default_factory=list, description="File-name patterns that must each match a file."
+    )
+    records: list[RecordSpec] = Field(default_factory=list)
+    group_by: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Table → staged columns whose row counts per value are compared with the "
+        "last accepted run (`_file` is the file a record came from).",
+    )
+    null_share_slack: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="How much a field's share of null records may rise over the last accepted "
+        "run (0.1: ten percentage points).",
+    )
+
+
+@dataclass(frozen=True)
+class RecordProblem:
+    """Why one record is quarantined."""
+
+    file_name: str
+    record_number: int
+    field: str
+    reason: str
+
+
+@dataclass
+class ContractReport:
+    """What checking a payload against its contract found."""
+
+    missing: list[str] = field(default_factory=list)
+    problems: list[RecordProblem] = field(default_factory=list)
+    fields: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """`<file pattern>:<path>` → (records, records where the field is null or absent)."""
+
+
+_ABSENT = object()
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return type(value).__name__
+
+
+def _fits(value: Any, declared: str) -> bool:
+    kind = _json_type(value)
+    allowed = set(declared.rstrip("?").split("|"))
+    return kind in allowed or (kind == "integer" and "number" in allowed)
+
+
+def describe_value(value: Any) -> str:
+    """A short, safe rendering of a value for a quarantine reason."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def lookup(record: Any, path: str) -> tuple[Any, str | None]:
+    """The value at a dotted path, or `_ABSENT`; with the name of a step that was not an object
+    (`pricing` when the record has `"pricing": "free"`), else None."""
+    value = record
+    walked: list[str] = []
+    for step in path.split("."):
+        if not isinstance(value, dict):
+            return _ABSENT, ".".join(walked) or "record"
+        walked.append(step)
+        if step not in value:
+            return _ABSENT, None
+        value = value[step]
+    return value, None
+
+
+def depth(value: Any) -> int:
+    """Nesting depth (a scalar is 0, `{}` and `[]` are 1), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+            deepest = max(deepest, level + 1)
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+            deepest = max(deepest, level + 1)
+        elif item == TOO_DEEP:
+            return MAX_DEPTH + 1
+    return deepest
+
+
+def non_finite(value: Any) -> str | None:
+    """The path of the first NaN or infinite number inside `value`, or None."""
+    stack = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return path or "record"
+        if isinstance(item, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
+    return None
+
+
+def walk(document: Any, records_path: str) -> Iterator[Any]:
+    """The records under `records_path` in document order (see `RecordSpec.records`); a step
+    that does not fit (a list where an object was expected) yields nothing there."""
+    steps = [s for s in records_path.split(".") if s] if records_path != "[]" else ["[]"]
+
+    def descend(value: Any, remaining: Sequence[str]) -> Iterator[Any]:
+        if not remaining:
+            yield value
+            return
+        step, rest = remaining[0], remaining[1:]
+        if step == "*":
+            if isinstance(value, dict):
+                for item in value.values():
+                    yield from descend(item, rest)
+            return
+        key, listed = (step[:-2], True) if step.endswith("[]") else (step, False)
+        if key:
+            if not isinstance(value, dict) or key not in value:
+                return
+            value = value[key]
+        if listed:
+            if isinstance(value, list):
+                for item in value:
+                    yield from descend(item, rest)
+            return
+        yield from descend(value, rest)
+
+    yield from descend(document, steps)
+
+
+def check_record(record: Any, spec: RecordSpec) -> tuple[str, str] | None:
+    """(field, reason) when the record breaks the contract, else None."""
+    if depth(record) > MAX_DEPTH:
+        return "record", f"nested deeper than {MAX_DEPTH} levels"
+    if spec.records != "csv" and not isinstance(record, dict):
+        return "record", f"expected an object, got {_json_type(record)}"
+    bad_number = non_finite(record)
+    if bad_number is not None:
+        return bad_number, "not a finite number (NaN or Infinity)"
+    for path, declared in spec.fields.items():
+        value, broken = lookup(record, path)
+        if broken is not None:
+            parent, _ = lookup(record, broken) if broken != "record" else (record, None)
+            return path, f"{broken} is {_json_type(parent)}, not an object"
+        if value is _ABSENT or value is None:
+            continue
+        if spec.records == "csv":
+            if declared.rstrip("?") == "number" and not _csv_number(value):
+                return path, f"expected a number, got {describe_value(value)}"
+        elif not _fits(value, declared):
+            expected = declared.rstrip("?")
+            return path, f"expected {expected}, got {_json_type(value)} {describe_value(value)}"
+    return None
+
+
+def _csv_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def missing_files(contract: Contract, names: Sequence[str], sizes: dict[str, int]) -> list[str]:
+    """Required patterns that no non-empty file matches, each with why."""
+    missing = []
+    for pattern in contract.files:
+        matched = [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+        if not matched:
+            missing.append(f"{pattern}: no such file")
+        elif not any(sizes.get(n, 0) for n in matched):
+            missing.append(f"{pattern}: empty file")
+    return missing
+
+
+def check_document(contract: Contract, name: str, document: Any, report: ContractReport) -> None:
+    """Check one parsed file's records (a CSV file's rows are a list of dicts)."""
+    for spec in contract.records:
+        if not fnmatch.fnmatchcase(name, spec.files):
+            continue
+        records = document if spec.records == "csv" else list(walk(document, spec.records))
+        for number, record in enumerate(records, start=1):
+            problem = check_record(record, spec)
+            if problem is not None:
+                report.problems.append(RecordProblem(name, number, *problem))
+            for path, declared in spec.fields.items():
+                if declared.endswith("?"):
+                    continue
+                key = f"{spec.files}:{path}"
+                total, nulls = report.fields.get(key, (0, 0))
+                value, _ = lookup(record, path)
+                empty = value is _ABSENT or value is None or value == ""
+                report.fields[key] = (total + 1, nulls + empty)
+        return  # one record spec per file: the first that matches
+
+
+def null_share_problems(
+    contract: Contract,
+    now: dict[str, tuple[int, int]],
+    before: dict[str, tuple[int, int]],
+) -> list[str]:
+    """Fields whose share of null records rose by more than the slack since the baseline."""
+    problems = []
+    for key, (records, nulls) in sorted(now.items()):
+        if key not in before or not records or not before[key][0]:
+            continue
+        share, was = nulls / records, before[key][1] / before[key][0]
+        if share > was + contract.null_share_slack:
+            pattern, path = key.split(":", 1)
+            problems.append(
+                f"{pattern}: field {path} is null in {share:.0%} of {records} records, "
+                f"{was:.0%} in the last accepted run (allowed: +{contract.null_share_slack:.0%})"
+            )
+    return problems
