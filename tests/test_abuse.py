@@ -7,6 +7,7 @@ import json
 import multiprocessing
 import random
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -82,8 +83,9 @@ def test_a_thousand_malformed_files_never_crash_the_intake(values, seed, tmp_pat
 
     with connect(database) as conn:
         migrate(conn, bench_settings.migrations_dir())
-        taken = ingest_inbox(conn, submissions, bank, {}, now=NOW)
-        read = ingest_review_files(conn, reviews, bank, NOW)
+    taken = ingest_inbox(partial(connect, database), submissions, bank, {}, now=NOW)
+    read = ingest_review_files(partial(connect, database), reviews, bank, NOW)
+    with connect(database) as conn:
         files = conn.execute(
             "SELECT status, count(*), count(*) FILTER (WHERE reason IS NULL OR reason = '') "
             "FROM (SELECT status, reason FROM submission_files "

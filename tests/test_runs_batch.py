@@ -95,7 +95,7 @@ def test_a_round_grades_what_waits_and_the_next_finds_nothing(warehouse, tmp_pat
     with warehouse.connection() as conn:
         cycles = conn.execute("SELECT cycle_id FROM grading_cycles").fetchall()
         grades = conn.execute("SELECT count(*) FROM grades").fetchall()[0][0]
-        reviewed = review_round(conn, tmp_path / "inbox", bank, NOW)
+    reviewed = review_round(warehouse.connection, tmp_path / "inbox", bank, NOW)
     assert cycles == [(graded.cycle_id,)] and grades == len(graded.result.grades) > 0
     assert grade().cycle_id is None  # nothing waits: nothing graded, nothing stored
     assert reviewed.simulated_reviews == len(keys)  # the labelled reviewer, simulated runs

@@ -340,13 +340,20 @@ def test_an_oversized_missing_or_odd_file_is_rejected_without_raising(tmp_path):
     big = tmp_path / "big.json"
     big.write_bytes(encode(valid(output="x" * 5000)))
     result = load_submission(big, max_bytes=1000)
-    assert isinstance(result, Rejection) and "limit is 1000" in result.reason
+    assert isinstance(result, Rejection)
+    assert (
+        result.reason == f"{big.stat().st_size} bytes, over the inbox limit of 1000 bytes; not read"
+    )
     assert result.size == big.stat().st_size and result.sha256 is None
     assert isinstance(load_submission(big), Submission)  # under the default limit
     missing = load_submission(tmp_path / "nowhere.json")
     assert isinstance(missing, Rejection) and "cannot read" in missing.reason
     folder = load_submission(tmp_path)
     assert isinstance(folder, Rejection) and "not a regular file" in folder.reason
+    link = tmp_path / "link.json"
+    link.symlink_to(big)  # read as an inbox file: a link is never followed
+    linked = load_submission(link)
+    assert isinstance(linked, Rejection) and linked.reason.startswith("a symbolic link, not a")
 
 
 def test_checked_against_the_bank(tmp_path, bank):

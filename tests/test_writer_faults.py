@@ -13,19 +13,21 @@ import subprocess
 import sys
 import textwrap
 import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
 from faults_pipeline import Built, Pipeline, build_recorded, count_faults, listing
 
 from bench_pipeline.core import settings
+from bench_pipeline.core.inbox import MAX_INBOX_BYTES
 from bench_pipeline.core.warehouse import connect, migrate, table_checksum
 from bench_pipeline.grading.review_store import ingest_review_files
 from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.ingest.sources import PARSERS
 from bench_pipeline.release.build import read_latest
-from bench_pipeline.runs.intake import MAX_INBOX_BYTES, ingest_inbox
+from bench_pipeline.runs.intake import ingest_inbox
 from bench_pipeline.sensors.inbox import new_files
 from bench_pipeline.taskbank import load_bank
 
@@ -213,13 +215,14 @@ def test_inboxes_record_fifos_links_and_oversized_files_as_rejected_unopened(
         found, _cursor = _within(10, lambda f=folder: new_files(f, None))
         assert {p.name for p, _ in found} == set(expected)
 
+    warehouse = partial(connect, database)
+    report = _within(30, lambda: ingest_inbox(warehouse, submissions, bank, {}))
+    review_report = _within(30, lambda: ingest_review_files(warehouse, reviews, bank))
     with connect(database) as conn:
-        report = _within(30, lambda: ingest_inbox(conn, submissions, bank, {}))
-        review_report = _within(30, lambda: ingest_review_files(conn, reviews, bank))
         files = conn.execute("SELECT file_name, status, reason FROM submission_files").fetchall()
         review_files = conn.execute("SELECT file_name, status, reason FROM review_files").fetchall()
         after = {t: table_checksum(conn, t) for t in ("submitted_runs", "reviews")}
-        again = ingest_inbox(conn, submissions, bank, {})
+    again = ingest_inbox(warehouse, submissions, bank, {})
 
     assert report.accepted == [] and review_report.accepted == []
     for recorded in (files, review_files):

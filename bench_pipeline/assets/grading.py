@@ -96,8 +96,10 @@ def grades(
 )
 @timed
 def reviews(warehouse: WarehouseResource) -> dg.MaterializeResult:
+    done = review_round(
+        warehouse.connection, settings.reviews_inbox(), load_bank(), datetime.now(UTC)
+    )
     with warehouse.connection() as conn:
-        done = review_round(conn, settings.reviews_inbox(), load_bank(), datetime.now(UTC))
         metadata = table_metadata(conn, "reviews") | table_metadata(conn, "calibration")
     return dg.MaterializeResult(
         metadata=metadata

@@ -20,7 +20,7 @@ from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.runs.execute import BatchReport
 from bench_pipeline.runs.intake import ingest_inbox
 from bench_pipeline.runs.plan import planned_partitions
-from bench_pipeline.runs.rates import rates_by_api_id, refresh_model_rates
+from bench_pipeline.runs.rates import refresh_model_rates
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups
 
@@ -184,15 +184,14 @@ def model_runs(
     description=(
         "Use-case runs submitted as JSON files in $BENCH_HOME/inbox/submissions/: valid ones "
         "kept (costed from our dated rates), each rejected file recorded with its field and "
-        "reason. Files are never moved; a file already seen is not read again."
+        "reason. Files are never moved; a file already recorded is not recorded again; every "
+        "file is read before the warehouse is opened."
     ),
 )
 @timed
 def submitted_runs(warehouse: WarehouseResource) -> dg.MaterializeResult:
+    report = ingest_inbox(warehouse.connection, settings.submissions_inbox(), load_bank())
     with warehouse.connection() as conn:
-        report = ingest_inbox(
-            conn, settings.submissions_inbox(), load_bank(), rates_by_api_id(conn)
-        )
         metadata = table_metadata(conn, "submitted_runs")
     rejected = {r.source or "?": r.reason for r in report.rejected}
     return dg.MaterializeResult(

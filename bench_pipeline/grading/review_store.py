@@ -15,21 +15,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 from pydantic import ValidationError
 
+from bench_pipeline.core.inbox import read_inbox, unseen
 from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.grading.blinding import blind_copy
 from bench_pipeline.grading.review_model import Review
 from bench_pipeline.providers.simulated import simulated_quality
-from bench_pipeline.runs.intake import MAX_INBOX_BYTES, unseen_files
+from bench_pipeline.runs.batch import Connect
 from bench_pipeline.taskbank import Case, TaskBank
 from bench_pipeline.taskbank.errors import validation_problems
 
@@ -37,6 +38,9 @@ SIMULATED_REVIEWER = "simulated reviewer (not a person)"
 REVIEW_COLUMNS = (
     "review_id", "run_id", "reviewer", "score", "understood", "missed", "decisive_reason",
     "critical_failure", "simulated", "origin", "submitted_at",
+)  # fmt: skip
+REVIEW_FILE_COLUMNS = (
+    "sha256", "file_name", "status", "field", "reason", "review_id", "received_at",
 )  # fmt: skip
 
 
@@ -180,27 +184,44 @@ def parse_review_file(data: bytes) -> Review | ReviewRefused:
         return ReviewRefused(field or "file", message)
 
 
-def _read(path: Path) -> bytes:
-    """A regular file `inbox_entry` just hashed (within the inbox limit), not following links."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return b""
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read(MAX_INBOX_BYTES + 1)
+class ReadReview(NamedTuple):
+    """One review file, read and parsed: its hash and the review or why not."""
+
+    path: Path
+    sha256: str
+    result: Review | ReviewRefused
 
 
-def ingest_review_files(
-    conn: duckdb.DuckDBPyConnection, inbox: Path, bank: TaskBank, now: datetime | None = None
+def read_review_files(inbox: Path) -> list[ReadReview]:
+    """Every file of the inbox read (`core.inbox`) and parsed, with no warehouse open."""
+    return [
+        ReadReview(
+            entry.path,
+            entry.sha256,
+            ReviewRefused("file", entry.refusal or "not read")
+            if entry.data is None
+            else parse_review_file(entry.data),
+        )
+        for entry in read_inbox(inbox)
+    ]
+
+
+def store_review_files(
+    conn: duckdb.DuckDBPyConnection,
+    read: Sequence[ReadReview],
+    bank: TaskBank,
+    now: datetime,
 ) -> ReviewIntake:
-    """Take every review file of the inbox not seen before; record each file's fate."""
-    now = now or _now()
+    """Record the files read whose hash `review_files` does not hold yet, each review checked
+    against the warehouse (`check_review`, which sees the ones stored before it), in one
+    transaction."""
     stamp = now.replace(tzinfo=None)
-    unseen, seen_before = unseen_files(conn, inbox, "review_files")
-    report = ReviewIntake([], [], seen_before)
     with transaction(conn):
-        for path, sha256, refusal in unseen:
-            result = ReviewRefused("file", refusal) if refusal else parse_review_file(_read(path))
+        recorded = {s for (s,) in conn.execute("SELECT sha256 FROM review_files").fetchall()}
+        new, seen_before = unseen(read, recorded)
+        report = ReviewIntake([], [], seen_before)
+        for path, sha256, parsed in new:
+            result = parsed
             if isinstance(result, Review):
                 try:
                     check_review(conn, result, bank)
@@ -215,12 +236,25 @@ def ingest_review_files(
                 insert_rows(conn, "reviews", REVIEW_COLUMNS, [_row(result, origin, False, now)])
                 report.accepted.append(result.review_id)
                 row = [sha256, path.name, "accepted", None, None, result.review_id, stamp]
-            insert_rows(
-                conn, "review_files",
-                ("sha256", "file_name", "status", "field", "reason", "review_id", "received_at"),
-                [row],
-            )  # fmt: skip
+            insert_rows(conn, "review_files", REVIEW_FILE_COLUMNS, [row])
     return report
+
+
+def ingest_review_files(
+    connect: Connect, inbox: Path, bank: TaskBank, now: datetime | None = None
+) -> ReviewIntake:
+    """Take every review file of the inbox not seen before; record each file's fate. Every
+    file is read and parsed first; only then is the warehouse opened.
+
+    Args:
+        connect: Opens a warehouse connection (held only after every file is read).
+        inbox: The folder of `*.json` review files.
+        bank: The task bank (critical-failure ids are checked against it).
+        now: The intake's time (default: now).
+    """
+    read = read_review_files(inbox)
+    with connect() as conn:
+        return store_review_files(conn, read, bank, now or _now())
 
 
 def simulated_reviews(conn: duckdb.DuckDBPyConnection, now: datetime | None = None) -> int:

@@ -2,9 +2,9 @@
 `grading/grades` and `grading/reviews` assets are these functions wired to their resources,
 and tests call the same functions.
 
-The warehouse is reached through `Connect` and not held while judges answer (other writers,
-such as model runs on another worker, carry on); a cycle that ran alongside this one is
-caught when it is stored (`store_cycle` refuses the second).
+The warehouse is reached through `Connect` and not held while judges answer or review files
+are read (other writers, such as model runs on another worker, carry on); a cycle that ran
+alongside this one is caught when it is stored (`store_cycle` refuses the second).
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
-
-import duckdb
 
 from bench_pipeline.grading.browser import PrototypeInspector
 from bench_pipeline.grading.cycle import CycleResult, RunToGrade, grade_runs
@@ -135,16 +133,16 @@ class ReviewRound:
     agreement: float | None
 
 
-def review_round(
-    conn: duckdb.DuckDBPyConnection, inbox: Path, bank: TaskBank, now: datetime
-) -> ReviewRound:
-    """Take in review files from `inbox`, review simulated runs with the labelled simulated
-    reviewer, queue score-gap second looks, and store judge-person calibration."""
-    intake = ingest_review_files(conn, inbox, bank, now)
-    simulated = simulated_reviews(conn, now)
-    gaps = add_score_gaps(conn, now)
-    pairs = calibration_pairs(conn, bank)
-    agreement = store_calibration(conn, pairs, now)
+def review_round(connect: Connect, inbox: Path, bank: TaskBank, now: datetime) -> ReviewRound:
+    """Take in review files from `inbox` (read before the warehouse is opened), review
+    simulated runs with the labelled simulated reviewer, queue score-gap second looks, and
+    store judge-person calibration."""
+    intake = ingest_review_files(connect, inbox, bank, now)
+    with connect() as conn:
+        simulated = simulated_reviews(conn, now)
+        gaps = add_score_gaps(conn, now)
+        pairs = calibration_pairs(conn, bank)
+        agreement = store_calibration(conn, pairs, now)
     return ReviewRound(
         accepted_reviews=list(intake.accepted),
         rejected_files={name: reason for name, _field, reason in intake.rejected},

@@ -1,11 +1,12 @@
 """Submitted runs: agent runs of a use case done elsewhere, sent in as one JSON file each.
 
 `Submission` is the published format (`submission_json_schema()`, `write_schema(path)`).
-`load_submission(path)` reads one file and returns a `Submission` or a `Rejection` (reason
-and field): it never raises on malformed input (unreadable bytes, bad JSON, NaN, duplicate
-keys, wrong types, missing or unknown fields, a file over `MAX_SUBMISSION_BYTES`), and it
-never moves, changes or deletes the file: a rejection carries the file's path, size and
-sha256 so it can be traced and the file kept for review.
+`load_submission(path)` reads one file (`check_submission` one already read) and returns a
+`Submission` or a `Rejection` (reason and field): it never raises on malformed input
+(unreadable bytes, bad JSON, NaN, duplicate keys, wrong types, missing or unknown fields, a
+file over `core.inbox.MAX_INBOX_BYTES`, not a regular file), and it never moves, changes or
+deletes the file: a rejection carries the file's path, size and sha256 so it can be traced
+and the file kept for review.
 
 Validation is strict (JSON types as the schema says: `"5"` is not an integer) and only about
 the shape and internal consistency of the record. What the methodology treats as a hard
@@ -23,9 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -46,6 +45,7 @@ from pydantic import (
 )
 
 from bench_pipeline.core.files import write_text
+from bench_pipeline.core.inbox import MAX_INBOX_BYTES, InboxFile, read_inbox_file
 from bench_pipeline.core.text import normalise, skeleton
 from bench_pipeline.grading.outcomes import Outcome, RunOutcome
 from bench_pipeline.providers.base import Usage
@@ -54,8 +54,6 @@ from bench_pipeline.taskbank.errors import rule_error, validation_problems
 from bench_pipeline.taskbank.models import Slug
 
 SCHEMA_VERSION = 1
-MAX_SUBMISSION_BYTES = 8 * 1024 * 1024
-"""A larger file is rejected unread (an evidence log is text; 8 MiB is plenty)."""
 MAX_TOKENS = 10**12
 """Any one token count above this is refused as nonsense (it would also overflow storage)."""
 COST_PATTERN = r"^[0-9]+(\.[0-9]+)?$"
@@ -405,39 +403,46 @@ def parse_submission(data: bytes, source: str | None = None) -> Submission | Rej
 def load_submission(
     path: Path,
     *,
-    max_bytes: int = MAX_SUBMISSION_BYTES,
+    max_bytes: int = MAX_INBOX_BYTES,
     bank: TaskBank | None = None,
     now: datetime | None = None,
 ) -> Submission | Rejection:
     """Read one submitted file: a `Submission`, or a `Rejection` saying why (never raises on a
-    missing, unreadable, oversized or malformed file; never moves or changes it).
+    missing, unreadable, oversized, odd or malformed file; never moves or changes it).
 
     Args:
-        path: The JSON file.
+        path: The JSON file, read as an inbox file is (`core.inbox.read_inbox_file`).
         max_bytes: Larger files are rejected without being read.
         bank: When given, the submission is also checked against it (`check_against_bank`).
         now: When given, a run said to start after it is rejected (`check_not_future`).
     """
-    source = str(path)
-    try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            return _reject([(None, "not a regular file")], source, None)
-        if info.st_size > max_bytes:
-            return _too_large(info.st_size, max_bytes, source)
-        with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        return _reject([(None, f"cannot read the file: {exc.strerror or exc}")], source, None)
-    if len(data) > max_bytes:  # grew after the size check
-        return _too_large(len(data), max_bytes, source)
-    result = parse_submission(data, source)
+    entry = read_inbox_file(path, max_bytes)
+    if entry is None:
+        return _reject([(None, "cannot read the file now")], str(path), None)
+    return check_submission(entry, bank=bank, now=now)
+
+
+def check_submission(
+    entry: InboxFile, *, bank: TaskBank | None = None, now: datetime | None = None
+) -> Submission | Rejection:
+    """The submission in an inbox file already read, or why not (its refusal, if it was not
+    read). No file is opened here, so an intake can do this with no warehouse open.
+
+    Args:
+        entry: The file as `core.inbox.read_inbox_file` read it.
+        bank: When given, the submission is also checked against it (`check_against_bank`).
+        now: When given, a run said to start after it is rejected (`check_not_future`).
+    """
+    source = str(entry.path)
+    if entry.data is None:
+        return _reject([(None, entry.refusal or "not read")], source, None, size=entry.size)
+    result = parse_submission(entry.data, source)
     if isinstance(result, Submission):
         problem = (check_against_bank(result, bank) if bank is not None else None) or (
             check_not_future(result, now) if now is not None else None
         )
         if problem is not None:
-            return _reject([problem], source, data)
+            return _reject([problem], source, entry.data)
     return result
 
 
@@ -450,11 +455,6 @@ def check_not_future(submission: Submission, now: datetime) -> tuple[str, str] |
     if submission.started_at > now + CLOCK_SKEW:
         return "started_at", f"{submission.started_at.isoformat()} is in the future"
     return None
-
-
-def _too_large(size: int, max_bytes: int, source: str) -> Rejection:
-    message = f"the file is {size} bytes; the limit is {max_bytes}"
-    return _reject([(None, message)], source, None, size=size)
 
 
 def check_against_bank(submission: Submission, bank: TaskBank) -> tuple[str, str] | None:

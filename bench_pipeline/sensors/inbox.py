@@ -17,7 +17,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from bench_pipeline.runs.intake import file_sha256, inbox_files
+from bench_pipeline.core.inbox import inbox_files, inbox_sha256
 
 DIGITS = 16
 
@@ -35,7 +35,7 @@ def new_files(folder: Path, cursor: str | None) -> tuple[list[tuple[Path, str]],
     seen = _seen(cursor)
     new: list[tuple[Path, str]] = []
     for path in inbox_files(folder):
-        digest = file_sha256(path)
+        digest = inbox_sha256(path)
         if digest is None or digest[:DIGITS] in seen:
             continue
         seen.add(digest[:DIGITS])
