@@ -249,8 +249,8 @@ AREAS = (  # (area, path under BENCH_HOME it holds), most specific first
     ("warehouse", "warehouse"),
     ("analyst copy", "build/warehouse"),
     ("releases", "build/releases"),
-    ("downloads", "build/site/data"),
-    ("site", "build/site"),
+    ("downloads", "build/site-versions/*/data"),  # build/site is a link to the newest
+    ("site", "build/site-versions"),
     ("raw payloads", "build/raw"),
     ("response cache", "cache/responses"),
     ("inbox", "inbox"),

@@ -69,7 +69,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypedDict, Unpack
 
 from bench_pipeline.grading.outcomes import ResultOutcome
 from bench_pipeline.taskbank.models import BrowserCheck
@@ -154,6 +154,16 @@ class BrowserReport:
     grader: str = GRADER
 
 
+class PageFacts(TypedDict):
+    """What a report says about the page whatever the outcome (`BrowserReport`'s fields)."""
+
+    measures: PageMeasures | None
+    screenshot_path: Path | None
+    blocked_requests: tuple[str, ...]
+    page_errors: tuple[str, ...]
+    elapsed_seconds: float
+
+
 class PrototypeInspector(Protocol):
     """Opens one prototype and reports on it; grading is handed one (a Dagster resource)."""
 
@@ -226,36 +236,35 @@ def assemble_report(
         else:
             goals.append(GoalResult(check.id, "inconclusive", f"not tried: {failure}"))
 
-    last = next((e for e in reversed(events) if "blocked" in e), {})
+    last: dict[str, Any] = next((e for e in reversed(events) if "blocked" in e), {})
     shots = by_kind.get("screenshot", [])
     measures = measures_from_event(by_kind["measures"][0]) if "measures" in by_kind else None
-    common = {
-        "measures": measures,
-        "screenshot_path": Path(shots[0]["path"]) if shots else None,
-        "blocked_requests": tuple(last.get("blocked", ())),
-        "page_errors": tuple(last.get("page_errors", ())),
-        "elapsed_seconds": elapsed,
-    }
+    facts = PageFacts(
+        measures=measures,
+        screenshot_path=Path(shots[0]["path"]) if shots else None,
+        blocked_requests=tuple(last.get("blocked", ())),
+        page_errors=tuple(last.get("page_errors", ())),
+        elapsed_seconds=elapsed,
+    )
     if failure is not None:
-        return BrowserReport("inconclusive", failure, True, goals=tuple(goals), **common)
-    return decide(goals, **common)
+        return BrowserReport("inconclusive", failure, True, goals=tuple(goals), **facts)
+    return decide(goals, **facts)
 
 
-def decide(goals: Sequence[GoalResult], **common: Any) -> BrowserReport:
+def decide(goals: Sequence[GoalResult], **facts: Unpack[PageFacts]) -> BrowserReport:
     """The outcome of a page that loaded: that of its decided goals (module docstring)."""
     decided = [g for g in goals if g.outcome != "inconclusive"]
     undecided = len(goals) - len(decided)
     needs_person = undecided > 0
-    common = {"goals": tuple(goals), **common}
     if not decided:
         reason = "no goal can be decided from the page" if goals else "no goals to check"
-        return BrowserReport("inconclusive", reason, needs_person, **common)
+        return BrowserReport("inconclusive", reason, needs_person, goals=tuple(goals), **facts)
     passed = sum(g.outcome == "pass" for g in decided)
-    outcome = "pass" if passed == len(decided) else "partial" if passed else "fail"
+    outcome: ResultOutcome = "pass" if passed == len(decided) else "partial" if passed else "fail"
     reason = f"{passed} of {len(decided)} decidable goals pass"
     if undecided:
         reason += f"; {undecided} left to a person"
-    return BrowserReport(outcome, reason, needs_person, **common)
+    return BrowserReport(outcome, reason, needs_person, goals=tuple(goals), **facts)
 
 
 def report_to_json(report: BrowserReport) -> str:

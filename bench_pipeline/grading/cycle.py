@@ -91,7 +91,13 @@ def _judge_cost(
 class _Rows:
     """Builds `grades` rows for one cycle."""
 
-    def __init__(self, cycle_id: str, now: datetime, rates, simulated: bool) -> None:
+    def __init__(
+        self,
+        cycle_id: str,
+        now: datetime,
+        rates: Mapping[str, Sequence[Rates]],
+        simulated: bool,
+    ) -> None:
         self.cycle_id, self.now, self.rates, self.simulated = cycle_id, now, rates, simulated
         self.rows: list[dict[str, Any]] = []
 
@@ -137,7 +143,7 @@ def _is_html(text: str) -> bool:
 
 def _browser(
     item: RunToGrade, screenshots: Path, inspector: PrototypeInspector
-) -> tuple[CheckResult, dict]:
+) -> tuple[CheckResult, dict[str, Any]]:
     """The prototype opened by the inspector; an output with no HTML document fails without
     it."""
     if not _is_html(item.blind_output):
@@ -197,13 +203,13 @@ async def grade_runs(
         case = item.case
         async with gate:
             if case.suite == "navigator":
-                check = next(i.check for i in case.inputs if i.id == item.input_id)
-                if not isinstance(check, JudgeCheck):
+                spec = next(i.check for i in case.inputs if i.id == item.input_id)
+                if not isinstance(spec, JudgeCheck):
                     output = item.blind_output
                     checked = (
                         simulated_check(f"{case.key}:{item.input_id}", output)
                         if is_simulated(output)
-                        else run_check(check, output, sandbox=sandbox)
+                        else run_check(spec, output, sandbox=sandbox)
                     )
                     rows.check(item, checked, "script", "check")
                     if checked.outcome == "inconclusive":
@@ -215,23 +221,24 @@ async def grade_runs(
                 judges = assign_judges("navigator", item.company, pool, benchmarked_companies)
                 for judge in judges:
                     use(judge, case)
-                verdict = await navigator_judge(
+                judgement = await navigator_judge(
                     provider, judges, case, item.input_id, item.blind_output
                 )
-                for pair in verdict.criteria:
+                for pair in judgement.criteria:
                     for grade in pair.grades:
                         rows.judged(item.run_id, case, grade)
-                result.second_look.extend(second_look(item.run_id, navigator=verdict))
+                result.second_look.extend(second_look(item.run_id, navigator=judgement))
                 return
             (judge,) = assign_judges("pm", item.company, pool, benchmarked_companies)[:1]
             use(judge, case)
+            browser: dict[str, CheckResult] | None
             if case.prototype:
                 grades = await grade_rubric(provider, judge, case, item.blind_output)
-                check, details = await asyncio.to_thread(_browser, item, screenshots, inspector)
-                rows.check(item, check, "browser", "browser")
-                result.browser.append({"run_id": item.run_id, "outcome": check.outcome,
-                                       "reason": check.reason, **details})  # fmt: skip
-                browser = {"browser": check}
+                page, details = await asyncio.to_thread(_browser, item, screenshots, inspector)
+                rows.check(item, page, "browser", "browser")
+                result.browser.append({"run_id": item.run_id, "outcome": page.outcome,
+                                       "reason": page.reason, **details})  # fmt: skip
+                browser = {"browser": page}
             else:
                 verdict = await pm_judge(provider, judge, case, item.blind_output)
                 grades = verdict.criteria

@@ -199,9 +199,10 @@ def reading(rows: list[Row], pairs: list[Row]) -> list[str]:
             f"The top {count} are statistically tied ({lead}): the data cannot order them."
         )
     significant = sum(1 for p in pairs if p["significant"])
+    single = sum(1 for r in ranked if not r["tied"])
     sentences.append(
         f"{significant} of {len(pairs)} pairs differ significantly after Holm's correction "
-        f"at 5%; {sum(1 for r in ranked if not r['tied'])} of {len(ranked)} entries have a "
+        f"at 5%; {single} of {len(ranked)} entries {'has' if single == 1 else 'have'} a "
         "single possible rank."
     )
     dominated = [r for r in ranked if not missing(r.get("dominated_by"))]
