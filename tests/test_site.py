@@ -203,6 +203,8 @@ def test_market_page_shows_the_price_flag_and_model_pages_the_hosts(built: Built
     hosts = [r for r in built.table("provider_prices") if r["model_id"] == flagged["model_id"]]
     page = model_page(built, flagged["model_id"])
     assert hosts and all(f"<td>{h['provider_name']}" in page for h in hosts)
+    # Each row names its listing, so two listings of one host are told apart.
+    assert all(f"<td><code>{h['tag']}</code></td>" in page for h in hosts)
     assert '<svg class="chart"' in page and "Where these numbers came from" in page
     assert "Epoch AI" in page  # the publisher of the evaluation scores
 
