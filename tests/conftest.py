@@ -32,22 +32,12 @@ from bench_pipeline.core.warehouse import connect, migrate, table_checksum
 from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.ingest.sources import PARSERS
+from bench_pipeline.ingest.tables import TABLES
 from bench_pipeline.resources.sources import RecordedSnapshotClient
 
 REPO_SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
 
-# Every live source table created by warehouse/migrations/ (0001_ingestion, 0011_swebench).
-LIVE_TABLES = (
-    "openrouter_models",
-    "openrouter_endpoints",
-    "modelsdev_models",
-    "arena_ratings",
-    "arena_models",
-    "evaluation_rows",
-    "epoch_models",
-    "swebench_entries",
-    "swebench_item_results",
-)
+LIVE_TABLES = tuple(TABLES)  # every live source table the ingest chain writes
 
 SEED_MODELS = 50
 

@@ -20,21 +20,14 @@ from bench_pipeline.core.warehouse import connect, table_checksum
 from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.ingest.sources import PARSERS
+from bench_pipeline.ingest.tables import TABLES
 from bench_pipeline.release.build import build_release, read_latest, sha256_file
 from bench_pipeline.release.published import METHODOLOGY_VERSIONS
 from bench_pipeline.release.verify import verify_release
 from bench_pipeline.resources.sources import RecordedSnapshotClient
 
 REPO_SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
-LIVE_TABLES = (
-    "openrouter_models",
-    "openrouter_endpoints",
-    "modelsdev_models",
-    "arena_ratings",
-    "arena_models",
-    "evaluation_rows",
-    "epoch_models",
-)
+LIVE_TABLES = tuple(TABLES)  # every live source table the ingest chain writes
 
 
 @dataclass

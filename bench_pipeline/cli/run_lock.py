@@ -20,6 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench_pipeline.core.processes import pid_alive
+
 PID_TAG = "bench/pid"
 HOST_TAG = "bench/host"
 
@@ -78,16 +80,6 @@ def run_tags(holder: dict[str, Any]) -> dict[str, str]:
     return {PID_TAG: str(holder["pid"]), HOST_TAG: str(holder["host"])}
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def dead_runs(instance) -> list:
     """Unfinished Dagster runs started by a `bench run` on this host whose process is gone."""
     import dagster as dg
@@ -100,7 +92,7 @@ def dead_runs(instance) -> list:
         pid = run.tags.get(PID_TAG)
         if run.tags.get(HOST_TAG) != host or not (pid or "").isdigit():
             continue
-        if int(pid) != os.getpid() and not _alive(int(pid)):
+        if int(pid) != os.getpid() and not pid_alive(int(pid)):
             found.append(run)
     return found
 

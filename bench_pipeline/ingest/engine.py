@@ -30,6 +30,7 @@ import polars as pl
 from bench_pipeline.core.clock import now_utc
 from bench_pipeline.core.files import write_bytes
 from bench_pipeline.core.http import FetchError
+from bench_pipeline.core.processes import pid_alive
 from bench_pipeline.core.warehouse import fetch_frame, transaction
 from bench_pipeline.core.writer import insert_rows, write_frame
 from bench_pipeline.ingest import contract as contracts
@@ -189,16 +190,6 @@ def _new_run(
     )
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def close_abandoned(conn: duckdb.DuckDBPyConnection, source: str) -> list[str]:
     """Record a rejected `source_runs` row for every claimed run of `source` whose process died
     (on this host) or that is older than `ABANDONED_AFTER`; returns their ids."""
@@ -209,7 +200,7 @@ def close_abandoned(conn: duckdb.DuckDBPyConnection, source: str) -> list[str]:
     ).fetchall()
     host, now, closed = socket.gethostname(), now_utc(), []
     for run_id, claimed_on, pid, claimed_at in claims:
-        dead = claimed_on == host and pid != os.getpid() and not _alive(pid)
+        dead = claimed_on == host and pid != os.getpid() and not pid_alive(pid)
         if not dead and now - claimed_at < ABANDONED_AFTER:
             continue
         digest = conn.execute(

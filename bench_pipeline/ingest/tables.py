@@ -240,18 +240,6 @@ EPOCH_MODELS = TableSpec(
     dates=("release_date",),
 )
 
-TABLES: dict[str, TableSpec] = {
-    spec.name: spec
-    for spec in (
-        OPENROUTER_MODELS,
-        OPENROUTER_ENDPOINTS,
-        MODELSDEV_MODELS,
-        ARENA_RATINGS,
-        ARENA_MODELS,
-        EVALUATION_ROWS,
-        EPOCH_MODELS,
-    )
-}
 
 # SWE-bench publishes costs with up to 20 decimal places; 38 digits keep them and their sums.
 COST = pl.Decimal(38, 20)
@@ -304,5 +292,18 @@ SWEBENCH_ITEM_RESULTS = TableSpec(
     checks={"cost_usd": _non_negative(), "api_calls": _non_negative()},
 )
 
-TABLES[SWEBENCH_ENTRIES.name] = SWEBENCH_ENTRIES
-TABLES[SWEBENCH_ITEM_RESULTS.name] = SWEBENCH_ITEM_RESULTS
+# Every live source table: the one list of them (tests checksum exactly these).
+TABLES: dict[str, TableSpec] = {
+    spec.name: spec
+    for spec in (
+        OPENROUTER_MODELS,
+        OPENROUTER_ENDPOINTS,
+        MODELSDEV_MODELS,
+        ARENA_RATINGS,
+        ARENA_MODELS,
+        EVALUATION_ROWS,
+        EPOCH_MODELS,
+        SWEBENCH_ENTRIES,
+        SWEBENCH_ITEM_RESULTS,
+    )
+}
