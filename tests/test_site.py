@@ -344,7 +344,7 @@ def test_markdown_escapes_and_refuses_script_links() -> None:
 
 
 def test_price_chart_and_formatting() -> None:
-    assert usd("3.437500") == "$3.4375" and usd(None) == "—" and usd("20") == "$20"
+    assert usd("3.437500") == "$3.44" and usd(None) == "—" and usd("20") == "$20.00"
     point = {"observed_at": "2025-01-01T00:00:00", "input_usd_per_1m": "1"}
     svg = str(price_history_svg([point | {"output_usd_per_1m": None}], "<x>"))
     assert svg.startswith("<svg") and "&lt;x&gt;" in svg and "<circle" in svg
