@@ -14,6 +14,8 @@
    and 100,000 rows of 30 text columns (`benchmarks.row_writer`; `--repeat` applies).
 8. bradley: the Bradley–Terry fit at 150 groups against a plain scipy fit
    (`benchmarks.bradley_terry`; `--repeat` applies).
+9. cache: the response cache at 50,000 entries (about 1 GB): a reader process's peak memory
+   against a process that only imports the provider layer (`benchmarks.response_cache`).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (1 for ingest, 5 for indices).
@@ -32,11 +34,12 @@ from benchmarks import (
     ingest_swap,
     model_calls,
     pairs,
+    response_cache,
     row_writer,
     site_build,
 )
 
-BENCHMARKS = ("ingest", "indices", "site", "pairs", "exact", "calls", "writer", "bradley")
+BENCHMARKS = ("ingest", "indices", "site", "pairs", "exact", "calls", "writer", "bradley", "cache")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,13 +77,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     index_options_given = (args.models, args.seed) != (index_family.MODELS, index_family.SEED)
-    if args.only in ("site", "writer", "bradley") and (ingest_argv or index_options_given):
+    if args.only in ("site", "writer", "bradley", "cache") and (ingest_argv or index_options_given):
         parser.error(f"the {args.only} benchmark takes only --repeat")
     if args.only == "indices" and ingest_argv:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
     if args.only == "ingest" and index_options_given:
         parser.error("--models and --seed apply to the indices benchmark only")
-    if args.only in ("pairs", "exact", "calls") and (
+    if args.only in ("pairs", "exact", "calls", "cache") and (
         ingest_argv or index_options_given or args.repeat is not None or args.profile
     ):
         parser.error(f"the {args.only} benchmark takes no options here (see its module)")
@@ -102,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "calls": lambda: model_calls.main([]),
         "writer": lambda: row_writer.main(shared),
         "bradley": lambda: bradley_terry.main(shared),
+        "cache": lambda: response_cache.main([]),
     }
     # Every benchmark runs even when an earlier one misses its goal (the exit status still
     # says so), so one slow figure never hides the others.
