@@ -9,7 +9,8 @@
    0/1 outcomes against a plain Python count, the SWE-bench board end to end, and
    Navigator-size real-valued tests against a plain numpy meet in the middle.
 6. calls: 2,000 model calls at concurrency 32 against a 50 ms loopback server, as a ratio of
-   the ideal rate (`benchmarks.model_calls`; options through `python -m benchmarks.model_calls`).
+   bare httpx with the same connection split, beside raw asyncio streams and the ideal rate
+   (`benchmarks.model_calls`; options through `python -m benchmarks.model_calls`).
 7. writer: the warehouse row writer (`core.writer.insert_rows`) against `executemany` at 1,000
    and 100,000 rows of 30 text columns (`benchmarks.row_writer`; `--repeat` applies).
 8. bradley: the Bradley–Terry fit at 150 groups against a plain scipy fit

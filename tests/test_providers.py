@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import json
 import multiprocessing
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -600,6 +601,22 @@ def test_the_index_reads_the_journal_in_chunks_across_entry_boundaries(
         _answer(r, "z" * (n * 37)) for n, r in enumerate(requests)
     ]
     assert len(reader) == 25
+
+
+def test_a_writer_finds_its_own_entries_and_indexes_them_in_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache_module, "PENDING_LIMIT", 3)
+    cache = ResponseCache(tmp_path)
+    requests = [_request(f"own {n}") for n in range(7)]
+    for n, request in enumerate(requests):
+        cache.put(request, _answer(request))
+        assert cache.get(request.request_hash()) == _answer(request)
+        # Every third entry sends the batch to the index file; the rest wait in memory.
+        assert len(cache._pending) == (n + 1) % 3
+    with sqlite3.connect(tmp_path / cache_module.INDEX) as db:
+        assert db.execute("SELECT count(*) FROM entries").fetchone()[0] == 6
+    assert len(ResponseCache(tmp_path)) == 7
 
 
 def test_a_lost_or_corrupt_index_is_rebuilt_from_the_journal(tmp_path: Path) -> None:

@@ -50,6 +50,8 @@ JOURNAL = "responses.jsonl"
 INDEX = "responses.index.sqlite"
 CHUNK = 4 << 20
 """Journal bytes read at a time while indexing: a reader's memory stays bounded by this."""
+PENDING_LIMIT = 1_024
+"""A writer's own entries kept in memory before it indexes them."""
 _HASH = re.compile(rb"[0-9a-f]{64}")
 _HEAD = b'{"hash":"'
 
@@ -73,6 +75,11 @@ class ResponseCache:
         self._appender: int | None = None
         self._db: sqlite3.Connection | None = None
         self._db_pid = 0  # a connection never crosses a fork
+        # This process's own entries not yet in the index (hash → offset, length), and the
+        # journal size it can account for: a miss consults the index file again only when
+        # the journal grew by more than this process wrote (another process answered).
+        self._pending: dict[str, tuple[int, int]] = {}
+        self._known_size = -1
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.root)!r})"
@@ -124,6 +131,13 @@ class ResponseCache:
             written = os.write(self._appender, entry)
             if written != len(entry):
                 raise OSError(f"{self.journal}: wrote {written} of {len(entry)} bytes")
+            # With O_APPEND the file position is now the end of this entry, whoever else wrote.
+            end = os.lseek(self._appender, 0, os.SEEK_CUR)
+            self._pending[request_hash] = (end - len(entry) + 1, len(entry) - 2)
+            if self._known_size >= 0:
+                self._known_size += len(entry)
+            if len(self._pending) >= PENDING_LIMIT:
+                self._catch_up()  # index them, so this process's memory stays bounded
 
     def hashes(self) -> Iterator[str]:
         """Every request hash stored, in order."""
@@ -146,9 +160,9 @@ class ResponseCache:
 
     def _from_journal(self, request_hash: str) -> ChatResponse | None:
         with self._lock:
-            place = self._lookup(request_hash)
-            if place is None and self._catch_up():  # another process may have answered it
-                place = self._lookup(request_hash)
+            place = self._pending.get(request_hash) or self._lookup(request_hash)
+            if place is None and self._journal_grew() and self._catch_up():
+                place = self._lookup(request_hash)  # another process may have answered it
         if place is None:
             return None
         offset, length = place
@@ -197,6 +211,13 @@ class ResponseCache:
         )
         return None if row is None else (row[0], row[1])
 
+    def _journal_grew(self) -> bool:
+        """Whether the journal holds bytes this process has not accounted for."""
+        try:
+            return self.journal.stat().st_size != self._known_size
+        except FileNotFoundError:
+            return False
+
     def _catch_up(self) -> bool:
         """Index the entries appended since the index's high-water mark (holding `_lock`).
 
@@ -209,7 +230,9 @@ class ResponseCache:
             return False
         db = self._connection()
         (indexed_to,) = db.execute("SELECT indexed_to FROM progress").fetchone()
-        if size == indexed_to:
+        if size == indexed_to:  # another process indexed it all already
+            self._known_size = size
+            self._pending = {h: place for h, place in self._pending.items() if place[0] >= size}
             return False
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -221,7 +244,9 @@ class ResponseCache:
             with self.journal.open("rb") as handle:
                 handle.seek(indexed_to)
                 position, carry = indexed_to, b""
+                read = indexed_to
                 while chunk := handle.read(CHUNK):
+                    read += len(chunk)
                     lines = (carry + chunk).split(b"\n")
                     carry = lines.pop()  # only complete lines: a writer may be mid-entry
                     entries = []
@@ -243,6 +268,8 @@ class ResponseCache:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        self._known_size = read
+        self._pending = {h: place for h, place in self._pending.items() if place[0] >= position}
         return found > 0 or position != indexed_to
 
 
