@@ -108,3 +108,11 @@ def test_downloads_say_which_tables_hold_simulated_rows() -> None:
     assert simulated_label("navigator_pairs", tables).startswith(
         "1 of 2 rows compare simulated navigator_models rows"
     )
+
+
+def test_row_level_changes_show_six_figures_not_a_floats_sixteen() -> None:
+    from bench_pipeline.site.views import brief
+
+    assert brief(29.349999999999998) == "29.35"
+    assert brief(0.000123456789) == "0.000123457"
+    assert brief(1200) == "1200" and brief("1.50") == "1.50"

@@ -89,7 +89,7 @@ def price_history_svg(points: Sequence[dict[str, Any]], label: str) -> Markup:
 # tool) can compare a chart with the published table without measuring pixels.
 
 BAR_ROW, BAR_LABEL, BAR_PANEL, BAR_NOTE = 20, 190, 300, 150
-WHISKER_ROW, WHISKER_LABEL, WHISKER_PANEL, RANK_PANEL, PANEL_GAP, PAD = 20, 220, 300, 200, 28, 26
+WHISKER_ROW, WHISKER_LABEL, WHISKER_PANEL, RANK_PANEL, PANEL_GAP, PAD = 20, 270, 300, 200, 28, 26
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,7 @@ def bars_svg(bars: Sequence[Bar], label: str, top: float = 100.0) -> Markup:
     return Markup("".join(parts))
 
 
-def _short(text: str, limit: int = 30) -> str:
+def _short(text: str, limit: int = 28) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -238,7 +238,7 @@ def intervals_chart(
             f'data-high="{_attr(point.high)}" data-rank-best="{_attr(point.rank_best)}" '
             f'data-rank-worst="{_attr(point.rank_worst)}"><title>{escape(tip)}</title>'
             f'<text class="label" x="{WHISKER_LABEL - 6}" y="{y + 4:.1f}" text-anchor="end">'
-            f"{escape(_short(point.label, 34))}</text>"
+            f"{escape(_short(point.label, 44))}</text>"
         )
         if point.low is not None and point.high is not None:
             parts.append(

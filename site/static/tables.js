@@ -5,7 +5,7 @@
 // table opts out with class "static". Plain JavaScript over the page itself; nothing fetched.
 (function () {
   "use strict";
-  var FILTER_FROM = 9; // body rows from which a table gets a filter box
+  var FILTER_FROM = 12; // body rows from which a table gets a filter box (fewer read at a glance)
   var MISSING = "\u2014";
   var collator = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
 
@@ -95,30 +95,37 @@
     return { input: input, apply: apply };
   }
 
-  // A visible cue whenever a table is wider than its box: how many columns are off-screen.
-  function cue(table, wrapper) {
+  // A visible cue whenever a table (or a chart) is wider than its box: for a table, how many
+  // columns are off-screen on each side.
+  function cue(wrapper, table) {
     var note = document.createElement("p");
     note.className = "scroll-cue";
     note.setAttribute("aria-live", "polite");
     wrapper.parentNode.insertBefore(note, wrapper);
     function update() {
-      var head = table.tHead ? table.tHead.rows[table.tHead.rows.length - 1] : table.rows[0];
-      if (!head || wrapper.scrollWidth <= wrapper.clientWidth + 1) {
+      if (wrapper.scrollWidth <= wrapper.clientWidth + 1) {
         note.hidden = true;
         wrapper.classList.remove("overflowing");
         return;
       }
-      var box = wrapper.getBoundingClientRect();
-      var right = 0, left = 0;
-      Array.prototype.forEach.call(head.cells, function (c) {
-        var r = c.getBoundingClientRect();
-        if (r.right > box.right + 1) right += 1;
-        if (r.left < box.left - 1) left += 1;
-      });
       var parts = [];
-      if (left) parts.push("\u2190 " + left + " column" + (left === 1 ? "" : "s") + " to the left");
-      if (right) parts.push(right + " more column" + (right === 1 ? "" : "s") + " to the right \u2192");
-      note.textContent = "Scroll the table sideways: " + (parts.join(", ") || "it is wider than the page");
+      var head = table && (table.tHead ? table.tHead.rows[table.tHead.rows.length - 1] : table.rows[0]);
+      if (head) {
+        var box = wrapper.getBoundingClientRect();
+        var right = 0, left = 0;
+        Array.prototype.forEach.call(head.cells, function (c) {
+          var r = c.getBoundingClientRect();
+          if (r.right > box.right + 1) right += 1;
+          if (r.left < box.left - 1) left += 1;
+        });
+        if (left) parts.push("\u2190 " + left + " column" + (left === 1 ? "" : "s") + " to the left");
+        if (right) parts.push(right + " more column" + (right === 1 ? "" : "s") + " to the right \u2192");
+        note.textContent = "Scroll the table sideways: " + (parts.join(", ") || "it is wider than the page");
+      } else {
+        var end = wrapper.scrollLeft + wrapper.clientWidth >= wrapper.scrollWidth - 1;
+        note.textContent = end ? "\u2190 Scroll the chart back for its start"
+          : "Scroll the chart sideways: more to the right \u2192";
+      }
       note.hidden = false;
       wrapper.classList.add("overflowing");
     }
@@ -143,7 +150,8 @@
     if (!table.classList.contains("matrix")) sortable(table);
     var filter = filterable(table, wrapper);
     if (filter) filters.set(table, filter);
-    cue(table, wrapper);
+    cue(wrapper, table);
   });
+  document.querySelectorAll(".chart-box").forEach(function (box) { cue(box, null); });
   search(filters);
 })();
