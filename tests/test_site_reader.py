@@ -183,8 +183,9 @@ OVERFLOW = """() => [...document.querySelectorAll('table, .chart-box > svg')].ma
   const shown = cue && cue.classList.contains('scroll-cue') && !cue.hidden
     && cue.getBoundingClientRect().height > 0;
   const inDetails = !!t.closest('details:not([open])');
-  return {id: t.id || t.getAttribute('class') || '(table)', wide: box.scrollWidth > box.clientWidth + 1,
-          shown: !!shown, cue: shown ? cue.textContent : '', inDetails};
+  return {id: t.id || t.getAttribute('class') || '(table)',
+          wide: box.scrollWidth > box.clientWidth + 1, shown: !!shown,
+          cue: shown ? cue.textContent : '', inDetails};
 })"""
 
 
@@ -445,3 +446,17 @@ def test_screenshots_of_the_main_pages_at_both_widths(served: Served, browser: B
             page.screenshot(path=str(target), full_page=True)
             assert target.stat().st_size > 10_000, target
         assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_the_home_page_lists_every_board_and_about_tells_the_truth(
+    served: Served, browser: Browser
+) -> None:
+    page = open_page(browser, 1280)
+    page.goto(f"{served.url}/index.html")
+    nav = set(page.eval_on_selector_all("header.site nav a", "links => links.map(a => a.href)"))
+    listed = set(page.eval_on_selector_all("ul.sections a", "links => links.map(a => a.href)"))
+    assert nav <= listed, nav - listed
+    page.goto(f"{served.url}/about.html")
+    lead = page.locator("p.lead").inner_text()
+    assert "no evaluations of its own" not in lead
+    assert "runs evaluations of its own" in lead

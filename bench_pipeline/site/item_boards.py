@@ -58,7 +58,8 @@ def intervals_svg(rows: list[Row], label: str) -> Markup:
 
     parts = [
         f'<svg class="chart item-intervals" viewBox="0 0 {width} {height}" role="img" '
-        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" font-size="11">',
+        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" font-size="11" '
+        f'style="max-width: {width}px">',
         f"<title>{escape(label)}</title>",
         f'<text x="{score_x0}" y="14" fill="{MUTED}">score, 95% interval (0–100)</text>',
         f'<text x="{rank_x0}" y="14" fill="{MUTED}">rank range (1–{n})</text>',
@@ -122,7 +123,8 @@ def scatter_svg(rows: list[Row], label: str) -> Markup:
 
     parts = [
         f'<svg class="chart item-scatter" viewBox="0 0 {SCATTER_W} {SCATTER_H}" role="img" '
-        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" font-size="11">',
+        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" font-size="11" '
+        f'style="max-width: {SCATTER_W}px">',
         f"<title>{escape(label)}</title>",
         f'<line x1="{S_LEFT}" y1="{S_TOP + span_y}" x2="{SCATTER_W - S_RIGHT}" '
         f'y2="{S_TOP + span_y}" stroke="{LINE}"/>',
