@@ -88,7 +88,7 @@ def price_history_svg(points: Sequence[dict[str, Any]], label: str) -> Markup:
 # `data-low`, ...), written with Python's round-trip float spelling, so a test (or a reader's
 # tool) can compare a chart with the published table without measuring pixels.
 
-BAR_ROW, BAR_LABEL, BAR_PANEL, BAR_NOTE = 20, 190, 300, 150
+BAR_ROW, BAR_LABEL, BAR_PANEL, BAR_NOTE = 20, 170, 220, 100
 WHISKER_ROW, WHISKER_LABEL, WHISKER_PANEL, RANK_PANEL, PANEL_GAP, PAD = 20, 270, 300, 200, 28, 26
 
 
@@ -177,7 +177,7 @@ def bars_svg(bars: Sequence[Bar], label: str, top: float = 100.0) -> Markup:
             f'<g class="bar" data-label="{escape(bar.label)}" data-value="{_attr(bar.value)}" '
             f'data-note="{escape(bar.note)}"><title>{escape(tip)}</title>'
             f'<text class="label" x="{BAR_LABEL - 6}" y="{y + 14}" text-anchor="end">'
-            f"{escape(_short(bar.label))}</text>"
+            f"{escape(_short(bar.label, 26))}</text>"
             f'<rect x="{BAR_LABEL}" y="{y + 3}" width="{length:.1f}" height="{BAR_ROW - 6}"/>'
             f'<text class="value" x="{BAR_LABEL + length + 4:.1f}" y="{y + 14}">'
             f'{bar.value:.1f}<tspan class="note"> · {escape(bar.note)}</tspan></text></g>'
