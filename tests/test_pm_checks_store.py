@@ -5,11 +5,14 @@ holds counts and gaps only, never a private case's id or score."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from pathlib import Path
 
 import duckdb
+import polars as pl
 import pytest
+from synthetic import RELEASE_ID, synthetic_tables, write_release
 
 from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import migrate
@@ -17,6 +20,7 @@ from bench_pipeline.release.published import PUBLISHED_BY_NAME
 from bench_pipeline.scores.load import store_frames
 from bench_pipeline.scores.pm import PmRun, pm_tables
 from bench_pipeline.scores.pm_checks_store import PM_CHECK_TABLES, pm_check_frames
+from bench_pipeline.site import build_site
 from bench_pipeline.taskbank import STANDARD_CRITERIA
 
 pytestmark = pytest.mark.store
@@ -82,7 +86,7 @@ def test_what_is_published_names_no_private_case(conn: duckdb.DuckDBPyConnection
     text = json.dumps(
         [PUBLISHED_BY_NAME[t].frame(conn).to_dicts() for t in PM_CHECK_TABLES], default=str
     )
-    assert "held" not in text  # no private case id
+    assert "-held" not in text  # no private case id
     assert "65.0" not in text and "100.0" not in text  # no private score, only gaps
 
 
@@ -92,3 +96,39 @@ def test_every_task_is_judged_for_admission(conn: duckdb.DuckDBPyConnection) -> 
     assert [r["task"] for r in rows] == [f"task-{i}" for i in range(TASKS)]
     # Two setups: one pair per task, too few to admit anything.
     assert all(r["setups"] == 2 and r["pairs"] == 1 and not r["separates"] for r in rows)
+
+
+def test_the_site_flags_the_leaky_setup_on_the_board_and_lists_the_checks(
+    conn: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    store_frames(conn, pm_check_frames(conn))
+    setups = pm_tables(bank_runs()).pm_setups.with_columns(pl.col("setup_id").alias("setup"))
+    store_frames(conn, {"pm_setups": setups})
+    boards = {
+        name: PUBLISHED_BY_NAME[name].frame(conn).to_dicts()
+        for name in ("pm_setups", *PM_CHECK_TABLES)
+    }
+    releases, site = tmp_path / "releases", tmp_path / "site"
+    release = write_release(
+        releases, RELEASE_ID, synthetic_tables(6) | boards, created_at="2026-12-01T06:00:00Z"
+    )
+    build_site(release, site, releases)
+    board = (site / "pm-suite.html").read_text("utf-8")
+    rows = {name: row_of(board, name) for name in ("leaky", "honest")}
+    assert "⚑ contamination check" in rows["leaky"]
+    assert "⚑" not in rows["honest"]
+    checks = (site / "pm-checks.html").read_text("utf-8")
+    assert "⚑ flagged: far better on published cases" in row_of(checks, "leaky")
+    assert "no significant gap" in row_of(checks, "honest")
+    assert "0 of 8 tasks do now" in checks
+    assert "-held" not in checks  # no private case id (they end in -held)
+    method = (site / "methodology" / "pm-suite.html").read_text("utf-8")
+    assert 'id="checks-on-the-suite"' in method and "../pm-checks.html" in method
+
+
+def row_of(html: str, label: str) -> str:
+    """The table row with a cell that starts with `label`."""
+    rows = re.findall(r"<tr>.*?</tr>", html, flags=re.S)
+    match = next((r for r in rows if re.search(rf"<td>{re.escape(label)}\b", r)), None)
+    assert match, f"no row for {label}"
+    return match
