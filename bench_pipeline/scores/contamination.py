@@ -83,33 +83,34 @@ class ContaminationRow:
         return self.matched_by_task + self.matched_by_category
 
 
-def _exact(value: float | Fraction) -> Fraction | float:
+def _exact(value: float | Fraction) -> Fraction:
+    """A score as the fraction it is made of (`as_rational`), else the float's exact value."""
     rational = as_rational(value)
-    return value if rational is None else rational
+    return Fraction(value) if rational is None else rational
 
 
-def _mean(values: Sequence[Fraction | float]) -> Fraction | float:
-    total: Fraction | float = sum(values, Fraction(0))
+def _mean(values: Sequence[Fraction]) -> Fraction:
+    total: Fraction = sum(values, Fraction(0))
     return total / len(values)
 
 
-def _case_means(scores: Iterable[CaseScore]) -> dict[str, dict[str, Fraction | float]]:
+def _case_means(scores: Iterable[CaseScore]) -> dict[str, dict[str, Fraction]]:
     """Per setup: each case's mean score."""
-    runs: dict[tuple[str, str], list[Fraction | float]] = defaultdict(list)
+    runs: dict[tuple[str, str], list[Fraction]] = defaultdict(list)
     for row in scores:
         runs[(row.setup_id, row.case_id)].append(_exact(row.score))
-    out: dict[str, dict[str, Fraction | float]] = defaultdict(dict)
+    out: dict[str, dict[str, Fraction]] = defaultdict(dict)
     for (setup_id, case_id), values in runs.items():
         out[setup_id][case_id] = _mean(values)
     return out
 
 
 def _setup_row(
-    setup_id: str, means: dict[str, Fraction | float], cases: dict[str, CaseScore]
+    setup_id: str, means: dict[str, Fraction], cases: dict[str, CaseScore]
 ) -> ContaminationRow:
     public = [c for c in means if not cases[c].private]
     counts = [0, 0, 0]  # matched by task, by category, unmatched
-    gaps: list[Fraction | float] = []
+    gaps: list[Fraction] = []
     for case_id in sorted(c for c in means if cases[c].private):
         case = cases[case_id]
         peers = [p for p in public if cases[p].task == case.task]
