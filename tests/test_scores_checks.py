@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from scipy.stats import kendalltau
 
 from bench_pipeline.scores.admission import (
     TaskScore,
@@ -148,3 +149,22 @@ def test_three_setups_are_too_few_to_admit_and_a_lone_setup_is_not_judged() -> N
     assert [(r.task, r.setups, r.p_value) for r in solo] == [("t1", 1, None), ("t2", 1, None)]
     with pytest.raises(ValueError, match="two scores on task t1"):
         admission_rows([TaskScore("A", "t1", 1), TaskScore("A", "t1", 2)])
+
+
+def with_inversions(n: int, inversions: int) -> list[int]:
+    """An order of range(n) with exactly that many inversions (built from its Lehmer code)."""
+    left, order, items = inversions, [], list(range(n))
+    for position in range(n):
+        take = min(left, n - 1 - position)
+        order.append(items.pop(take))
+        left -= take
+    return order
+
+
+@pytest.mark.parametrize("n", [4, 7, 9])
+def test_concordance_pvalue_is_kendalls_exact_test(n: int) -> None:
+    pairs = n * (n - 1) // 2
+    for inversions in range(pairs + 1):
+        order = with_inversions(n, inversions)
+        exact = kendalltau(range(n), order, method="exact", alternative="greater").pvalue
+        assert concordance_pvalue(n, pairs - inversions) == pytest.approx(exact, rel=1e-12)
