@@ -98,7 +98,7 @@ def render_receipts(builder: Builder) -> None:
         builder.render(
             path,
             "receipt.html",
-            simulated=["the run on this receipt"] if receipt.get("simulated") else [],
+            simulated=["Receipts"] if receipt.get("simulated") else [],
             r=receipt,
             scores=scores.get(str(receipt["run_id"]), []),
             suite_title=SUITES.get(str(receipt["suite"]), receipt["suite"]),
