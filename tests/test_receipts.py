@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from receipts_stage import Stage, build_stage
+from receipts_stage import SUBMITTED, Stage, build_stage
 
 from bench_pipeline.release.receipts import ReceiptLeak, refuse_secrets
 from bench_pipeline.site.disclosures import SECTIONS, DisclosuresError, load_disclosures
@@ -77,6 +77,27 @@ def test_navigator_receipts_are_the_runs_the_board_scored(stage: Stage) -> None:
     assert all(len(r["judge_models"].split(", ")) == 2 for r in judged)  # two companies
 
 
+def test_a_submitted_run_has_a_receipt_with_its_own_criteria_and_the_held_out_one_none(
+    stage: Stage,
+) -> None:
+    board = dict(stage.query("SELECT run_id, use_case FROM usecase_runs"))
+    assert set(board.values()) == set(SUBMITTED)  # both counted on the board
+    receipts = [r for r in _receipts(stage).values() if r["suite"] == "usecase"]
+    (receipt,) = receipts
+    assert board[receipt["run_id"]] == "uc-csv-dedupe" and receipt["reviewer"] == "tester"
+    assert receipt["input"] == load_bank().get("usecase", "uc-csv-dedupe").brief
+    assert receipt["judge_cost_usd"] is None and receipt["total_cost_usd"] is None
+    claimed = {
+        s["criterion"]: s["outcome"]
+        for s in _json(stage, "receipt_scores")
+        if s["run_id"] == receipt["run_id"]
+    }
+    assert claimed == SUBMITTED["uc-csv-dedupe"]
+    held_out = next(r for r, case in board.items() if case == "uc-holdout-01")
+    assert not (stage.site / "receipts" / f"{held_out}.html").exists()
+    assert held_out not in (stage.site / "receipts" / "index.html").read_text(encoding="utf-8")
+
+
 def test_scores_per_criterion_and_graders_are_the_stored_grades(stage: Stage) -> None:
     receipts = _receipts(stage)
     scores = _json(stage, "receipt_scores")
@@ -109,7 +130,12 @@ def test_costs_are_the_seeds_three_figures(stage: Stage) -> None:
             "AND judge_cost_usd IS NOT NULL GROUP BY 1"
         )
     )
-    candidate = dict(stage.query("SELECT run_id, cost_usd FROM model_runs"))
+    candidate = dict(
+        stage.query(
+            "SELECT run_id, cost_usd FROM model_runs "
+            "UNION ALL SELECT run_id, cost_usd FROM submitted_runs"
+        )
+    )
     totals = 0
     for run_id, receipt in _receipts(stage).items():
         assert Decimal(receipt["candidate_cost_usd"]) == candidate[run_id]
