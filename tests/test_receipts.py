@@ -20,6 +20,7 @@ from bench_pipeline.release.receipts import ReceiptLeak, refuse_secrets
 from bench_pipeline.site.disclosures import SECTIONS, DisclosuresError, load_disclosures
 from bench_pipeline.taskbank import load_bank, private_texts
 from bench_pipeline.taskbank.privacy import secret_texts
+from bench_pipeline.taskbank.setups import load_setups
 
 pytestmark = pytest.mark.store
 
@@ -119,6 +120,22 @@ def test_scores_per_criterion_and_graders_are_the_stored_grades(stage: Stage) ->
     assert {s["rubric_version"] for s in pm_rows} == set(pm["rubric_versions"].split(", "))
     (reviewer,) = stage.query("SELECT reviewer FROM reviews WHERE run_id = ?", [pm["run_id"]])[0]
     assert pm["reviewer"] == reviewer
+    setups = load_setups()
+    sent = {run: (h, m) for run, h, m in stage.query(
+        "SELECT run_id, request_hash, max_tokens FROM model_runs")}  # fmt: skip
+    for run_id, receipt in receipts.items():
+        if run_id in sent:  # the receipt's input is exactly what the run was sent
+            request = setups.get(receipt["setup_id"]).chat_request(
+                receipt["input"], sent[run_id][1]
+            )
+            if receipt["repeat"]:  # a repeat carries its number as the seed (runs/plan.py)
+                request = request.model_copy(
+                    update={"extra": {**request.extra, "seed": receipt["repeat"]}}
+                )
+            assert request.request_hash() == sent[run_id][0], run_id
+            system = [m.content for m in request.messages if m.role == "system"]
+            assert system == ([receipt["system_instructions"]] if system else []), run_id
+    assert any(r["system_instructions"] for r in receipts.values())
     scored = stage.query("SELECT run_id, pm_score FROM pm_runs WHERE published")
     assert all(receipts[r]["score"] == s for r, s in scored if r in receipts)
 

@@ -35,6 +35,7 @@ from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.load import _input_score
 from bench_pipeline.taskbank import Case, TaskBank, load_bank
 from bench_pipeline.taskbank.privacy import secret_texts
+from bench_pipeline.taskbank.setups import SetupCatalog, load_setups
 
 Row = dict[str, Any]
 
@@ -69,6 +70,11 @@ RECEIPT_COLUMNS = (
     _c("review_score", "number", "PM: blind human review score, 0-100."),
     _c("capped", "boolean", "PM: capped at 40 by a critical failure."),
     _c("outcome", "string", "Use case: success, partial or fail."),
+    _c(
+        "system_instructions",
+        "string",
+        "The harness's system instructions, sent before the prompt (null: none, or unknown).",
+    ),
     _c("input", "string", "The prompt the run was sent, verbatim."),
     _c("output", "string", "The run's output, verbatim."),
     _c("judge_models", "string", "Judge model ids that graded it (comma-separated)."),
@@ -323,8 +329,14 @@ def _usecase(conn: duckdb.DuckDBPyConnection, bank: TaskBank) -> tuple[list[Row]
     return receipts, scores
 
 
-def assemble(conn: duckdb.DuckDBPyConnection, bank: TaskBank) -> tuple[list[Row], list[Row]]:
+def assemble(
+    conn: duckdb.DuckDBPyConnection, bank: TaskBank, setups: SetupCatalog | None = None
+) -> tuple[list[Row], list[Row]]:
     """Every receipt and score row, checked for secrets (see the module docstring).
+
+    `setups` gives each executed run its harness's system instructions (a setup id is a hash
+    of the harness, instructions included, so the catalog's are the ones the run was sent);
+    without it, or for a setup no longer in the files, they are null.
 
     Raises:
         ReceiptLeak: A field other than the output holds a secret text of the bank.
@@ -332,10 +344,21 @@ def assemble(conn: duckdb.DuckDBPyConnection, bank: TaskBank) -> tuple[list[Row]
     receipts, scores = [], []
     for part in (_pm, _navigator, _usecase):
         found, graded = part(conn, bank)
+        for receipt in found:
+            receipt["system_instructions"] = _instructions(setups, receipt.get("setup_id"))
         receipts += found
         scores += graded
     refuse_secrets([*receipts, *scores], secret_texts(bank))
     return receipts, scores
+
+
+def _instructions(setups: SetupCatalog | None, setup_id: str | None) -> str | None:
+    if setups is None or setup_id is None:
+        return None
+    try:
+        return setups.get(setup_id).harness.system_instructions or None
+    except KeyError:
+        return None
 
 
 def refuse_secrets(rows: Iterable[Mapping[str, Any]], secrets: list[str]) -> None:
@@ -360,15 +383,15 @@ def refuse_secrets(rows: Iterable[Mapping[str, Any]], secrets: list[str]) -> Non
 
 def receipts_frame(conn: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The `receipts` table (the task bank is `BENCH_TASKS`, as for the release's privacy
-    check)."""
-    receipts, _ = assemble(conn, load_bank())
+    check, and the setups `BENCH_SETUPS`)."""
+    receipts, _ = assemble(conn, load_bank(), load_setups())
     order = sorted(receipts, key=lambda r: (r["suite"], str(r.get("setup")), r["run_id"]))
     return _frame(order, RECEIPT_COLUMNS)
 
 
 def receipt_scores_frame(conn: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The `receipt_scores` table."""
-    _, scores = assemble(conn, load_bank())
+    _, scores = assemble(conn, load_bank(), load_setups())
     order = sorted(scores, key=lambda r: (r["run_id"], r["criterion"], r["grader"]))
     return _frame(order, SCORE_COLUMNS)
 
