@@ -314,7 +314,7 @@ def _usecase(conn: duckdb.DuckDBPyConnection, bank: TaskBank) -> tuple[list[Row]
         receipts.append(
             _case_fields(case) | _costs(cost, [])
             | {"run_id": run_id, "suite": "usecase", "setup": group, "harness": harness,
-               "case_id": case.id, "case_version": version, "input_id": "main", "repeat": 1,
+               "case_id": case.id, "case_version": version, "input_id": "main", "repeat": 0,
                "run_date": started.date(), "score": score, "outcome": outcome,
                "input": case.brief if case.version == version else None, "output": output,
                "reviewer": submitter, "simulated": False}
