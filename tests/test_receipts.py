@@ -17,7 +17,9 @@ import pytest
 from receipts_stage import SUBMITTED, Stage, build_stage
 
 from bench_pipeline.release.receipts import ReceiptLeak, refuse_secrets
+from bench_pipeline.site import build_site, disclosures
 from bench_pipeline.site.disclosures import SECTIONS, DisclosuresError, load_disclosures
+from bench_pipeline.site.swap import publish_site
 from bench_pipeline.taskbank import load_bank, private_texts
 from bench_pipeline.taskbank.privacy import secret_texts
 from bench_pipeline.taskbank.setups import load_setups
@@ -351,3 +353,21 @@ def test_a_malformed_or_missing_disclosures_file_is_refused_by_name(tmp_path: Pa
     missing = tmp_path / "nowhere.toml"
     with pytest.raises(DisclosuresError, match=rf"{re.escape(str(missing))}: missing"):
         load_disclosures(missing)
+
+
+def test_a_broken_disclosures_file_stops_the_site_and_leaves_the_published_one(
+    stage: Stage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    releases = stage.release.parent
+
+    def build(folder: Path):
+        return build_site(stage.release, folder, releases)
+
+    publish_site(site, build)
+    before = {p.relative_to(site): p.read_bytes() for p in site.rglob("*.html")}
+    broken = _write(tmp_path, GOOD.replace("who_pays =", "who_pays_for_runs ="))
+    monkeypatch.setattr(disclosures, "DISCLOSURES", broken)
+    with pytest.raises(DisclosuresError, match=rf"{re.escape(str(broken))}: field `who_pays`"):
+        publish_site(site, build)
+    assert {p.relative_to(site): p.read_bytes() for p in site.rglob("*.html")} == before

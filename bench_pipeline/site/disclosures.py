@@ -52,7 +52,7 @@ class Disclosures(BaseModel):
         return [(heading, getattr(self, name)) for name, heading in SECTIONS]
 
 
-def load_disclosures(path: Path = DISCLOSURES) -> Disclosures:
+def load_disclosures(path: Path) -> Disclosures:
     """The checked disclosures (see the module docstring).
 
     Raises:
@@ -80,7 +80,8 @@ class Renderer(Protocol):
     def render(self, path: str, template: str, shows: Any = (), **context: Any) -> None: ...
 
 
-def render_disclosures(builder: Renderer, path: Path = DISCLOSURES) -> None:
-    """`disclosures.html`, from the checked file (a bad file raises before anything is
-    written)."""
-    builder.render("disclosures.html", "disclosures.html", disclosures=load_disclosures(path))
+def render_disclosures(builder: Renderer, path: Path | None = None) -> None:
+    """`disclosures.html`, from the checked file (default `DISCLOSURES`; a bad file raises
+    before the page is written, and the site build with it)."""
+    checked = load_disclosures(DISCLOSURES if path is None else path)
+    builder.render("disclosures.html", "disclosures.html", disclosures=checked)
