@@ -26,6 +26,7 @@ from bench_pipeline.indices.rules import (
     KNOWN_GOOD_REQUIREMENTS,
 )
 from bench_pipeline.ingest.catalog import evaluations, source_definitions
+from bench_pipeline.release.pm_checks_tables import PM_CHECKS_PUBLISHED
 from bench_pipeline.release.receipts import RECEIPT_TABLES
 from bench_pipeline.release.schema import (
     SCHEMA_VERSION,
@@ -52,6 +53,7 @@ METHODOLOGY_VERSIONS: dict[str, str] = {
     "navigator_index": "1",
     "item_boards": "1",
     "receipts": "1",
+    "pm_checks": "1",
 }
 
 ARENA_SQL = """
@@ -602,6 +604,7 @@ PUBLISHED: tuple[PublishedTable, ...] = (
       ("board", "entry_key_a", "entry_key_b"), "item_boards", ITEM_BOARD_PAIRS_COLUMNS),
     *RECEIPT_TABLES,
     TASKS_TABLE,
+    *PM_CHECKS_PUBLISHED,
 )  # fmt: skip
 PUBLISHED_BY_NAME = {table.name: table for table in PUBLISHED}
 
