@@ -56,15 +56,15 @@ def number(value: Any, places: int = 2) -> str:
     return f"{float(value):,.{places}f}"
 
 
-MONEY_PLACES, MONEY_CENTS_FROM, MONEY_SMALL_DIGITS = 2, Decimal("0.1"), 2
+MONEY_PLACES, MONEY_CENTS_FROM, MONEY_SMALL_DIGITS = 2, Decimal("0.1"), 6
 
 
 def usd(value: Any) -> str:
-    """The site's one money formatter: a dollar sign, thousands separated and two decimals;
-    a figure below ten cents keeps two significant digits instead, so a small price never
-    reads as $0.00. `"3.437500"` → `$3.44`, `"20"` → `$20.00`, `"0.022245"` → `$0.022`,
-    `"0.00000015"` → `$0.00000015`. The downloads keep every published digit; an em dash
-    when missing.
+    """The site's one money formatter: a dollar sign, thousands separated and two decimals
+    from ten cents up; a smaller figure (a per-run or per-task cost) keeps its published
+    digits, up to six significant, so it never reads as $0.00. `"3.437500"` → `$3.44`,
+    `"20"` → `$20.00`, `"0.05"` → `$0.05`, `"0.01392"` → `$0.01392`, `"0.022245325444"` →
+    `$0.0222453`. The downloads keep every published digit; an em dash when missing.
     """
     if missing(value):
         return MISSING
@@ -76,7 +76,9 @@ def usd(value: Any) -> str:
         return str(value)
     places = MONEY_PLACES
     if not exact.is_zero() and abs(exact) < MONEY_CENTS_FROM:
-        places = max(MONEY_PLACES, -exact.adjusted() - 1 + MONEY_SMALL_DIGITS)
+        published = -int(exact.normalize().as_tuple().exponent)
+        significant = -exact.adjusted() - 1 + MONEY_SMALL_DIGITS
+        places = max(MONEY_PLACES, min(published, significant))
     rounded = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN)
     sign = "-" if rounded < 0 else ""
     return f"{sign}${abs(rounded):,.{places}f}"

@@ -2,7 +2,9 @@
 // page reads in full (rows in published order, every column reachable by scrolling, headers
 // sticky by CSS); with it a reader can also sort by any column, filter long tables, and see
 // how many columns lie off-screen. Generic on purpose: any table with a <thead> gets it, a
-// table opts out with class "static". Plain JavaScript over the page itself; nothing fetched.
+// table opts out with class "static". The filter box and the cue go inside the table's own
+// box (held at its left edge), so the page's structure around the box stays as rendered.
+// Plain JavaScript over the page itself; nothing fetched.
 (function () {
   "use strict";
   var FILTER_FROM = 12; // body rows from which a table gets a filter box (fewer read at a glance)
@@ -79,7 +81,7 @@
     shown.setAttribute("aria-live", "polite");
     label.appendChild(input);
     label.appendChild(shown);
-    wrapper.parentNode.insertBefore(label, wrapper);
+    wrapper.insertBefore(label, wrapper.firstChild);
     var texts = rows.map(function (r) { return r.textContent.toLowerCase(); });
     function apply() {
       var terms = input.value.toLowerCase().split(/\s+/).filter(Boolean);
@@ -101,7 +103,7 @@
     var note = document.createElement("p");
     note.className = "scroll-cue";
     note.setAttribute("aria-live", "polite");
-    wrapper.parentNode.insertBefore(note, wrapper);
+    wrapper.insertBefore(note, table && table.parentNode === wrapper ? table : wrapper.firstChild);
     function update() {
       if (wrapper.scrollWidth <= wrapper.clientWidth + 1) {
         note.hidden = true;
