@@ -448,6 +448,7 @@ NAVIGATOR_MODELS_COLUMNS = (
     c("dominated_by", "string", "Models better and cheaper."),
     c("dominates", "string", "Models it is better and cheaper than."),
     SIMULATED,
+    c("pending_runs", "integer", "Runs waiting for a person to decide a judge split."),
 )
 NAVIGATOR_PAIRS_COLUMNS = (
     c("model_a", "string", "One model."),

@@ -23,6 +23,8 @@ import polars as pl
 from bench_pipeline.core.warehouse import replace_tables
 from bench_pipeline.grading.navigator_v1 import completeness, display_overall
 from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, Outcome
+from bench_pipeline.grading.split_decisions import Decisions, is_split
+from bench_pipeline.grading.split_decisions import decisions as split_decisions
 from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.runs.submissions import content_key
 from bench_pipeline.scores.navigator import (
@@ -224,24 +226,38 @@ def _drops(
 # --- Navigator --------------------------------------------------------------------------------
 
 
-def _input_score(grades: Iterable[tuple]) -> float | None:
+def _input_score(grades: Iterable[tuple], decided: Decisions | None = None) -> float | None:
     """0–1 for one Navigator run: the scripted check's credit, or the mean over criteria of
-    both judges' credit; None while undecided (an ungraded answer, a pass/fail split)."""
+    both judges' credit, where a person's decision (`grading.split_decisions`) stands for a
+    pass/fail split; None while undecided (an ungraded answer, a split nobody decided)."""
     grades = list(grades)
+    decided = decided or {}
     script = [outcome for _i, _q, kind, _g, outcome, _s in grades if kind == "script"]
     if script:
         return OUTCOME_CREDIT.get(script[0])
-    by_question: dict[str, list[str]] = defaultdict(list)
-    for _i, question, _kind, _grader, outcome, _s in grades:
-        by_question[question].append(outcome)
+    by_question: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for input_id, question, _kind, _grader, outcome, _s in grades:
+        by_question[(input_id, question)].append(outcome)
     if not by_question:
         return None
     values = []
-    for outcomes in by_question.values():
-        if len(outcomes) != 2 or "ungraded" in outcomes or set(outcomes) == {"pass", "fail"}:
+    for key, outcomes in by_question.items():
+        if len(outcomes) == 2 and is_split(outcomes) and key in decided:
+            values.append(OUTCOME_CREDIT[decided[key]])
+            continue
+        if len(outcomes) != 2 or "ungraded" in outcomes or is_split(outcomes):
             return None
         values.append(sum(OUTCOME_CREDIT[o] for o in outcomes) / 2)
     return sum(values) / len(values)
+
+
+def _waits_for_a_person(grades: Iterable[tuple], decided: Decisions) -> bool:
+    """True when a judge split of the run has no person's decision yet."""
+    by_question: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for input_id, question, kind, _grader, outcome, _s in grades:
+        if kind == "judge":
+            by_question[(input_id, question)].append(outcome)
+    return any(is_split(o) and key not in decided for key, o in by_question.items())
 
 
 def navigator_frames(
@@ -249,11 +265,15 @@ def navigator_frames(
 ) -> dict[str, pl.DataFrame]:
     """`navigator_models`, `navigator_pairs` and `navigator_v1_fit`."""
     grades = _grades(conn, "navigator", as_of)
+    decided = split_decisions(conn, as_of)
     cases = {c.id: c for c in bank.suite("navigator")}
     runs, calls = [], []
+    pending: dict[str, int] = defaultdict(int)
     for run in _runs(conn, bank, "navigator", as_of):
-        score = _input_score(grades.get(run.run_id, []))
+        run_grades = grades.get(run.run_id, [])
+        score = _input_score(run_grades, decided.get(run.run_id))
         if score is None:
+            pending[run.label] += _waits_for_a_person(run_grades, decided.get(run.run_id, {}))
             continue
         case = cases[run.case_id]
         runs.append(
@@ -282,7 +302,11 @@ def navigator_frames(
               "calls": pl.Int64, "mean_cost_per_call_usd": pl.String,
               "monthly_cost_usd": pl.String}  # fmt: skip
     frames = {
-        "navigator_models": board.navigator_models,
+        "navigator_models": board.navigator_models.with_columns(
+            pl.col("model")
+            .replace_strict(pending, default=0, return_dtype=pl.Int64)
+            .alias("pending_runs")
+        ),
         "navigator_pairs": board.navigator_pairs,
         "navigator_v1_fit": pl.DataFrame(fits, schema=schema, orient="row"),
     }
