@@ -16,6 +16,7 @@ from bench_pipeline.assets.grading import REVIEWS_KEY
 from bench_pipeline.assets.item_boards import item_boards
 from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.assets.navigator_v1 import NAVIGATOR_V1_KEY
+from bench_pipeline.assets.pm_checks import pm_checks
 from bench_pipeline.assets.runs import SUBMITTED_KEY
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.scores.load import navigator_frames, pm_frames, store_frames, usecase_frames
@@ -65,5 +66,5 @@ navigator_board_asset = _board(
     "Holm, rank ranges, ties, dominance, runs waiting on a judge split; and classic v1: "
     "results with the display rule, the fit ranking, the library.",
 )  # fmt: skip
-SCORE_ASSETS = [pm_board, usecase_board_asset, navigator_board_asset, item_boards]
+SCORE_ASSETS = [pm_board, usecase_board_asset, navigator_board_asset, item_boards, pm_checks]
 SCORE_KEYS = [a.key for a in SCORE_ASSETS]
