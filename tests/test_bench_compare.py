@@ -188,3 +188,36 @@ def test_bench_compare_runs_on_the_requesters_key_only_and_leaves_no_trace(
     assert _warehouse_leaks(database, secrets) == []
     output = "\n".join(printed)
     assert not any(secret_pattern(s).search(output) for s in secrets)
+
+
+def test_a_refused_key_or_a_failed_call_stores_nothing_and_prints_no_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that rejects the key, echoing it in its error body: the comparison stops
+    with the reason (the key scrubbed from it), and nothing is stored or written."""
+    import io
+
+    from bench_pipeline.cli.compare import compare
+
+    monkeypatch.setenv("BENCH_HOME", str(tmp_path))
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    echo = json.dumps({"error": {"message": f"invalid key {CANARY}", "code": 401}})
+    with LoopbackServer({"/v1/chat/completions": [Reply(401, body=echo)]}) as server:
+        out = io.StringIO()
+        code = compare(TASK.id, 1000, "10", ["openai/gpt-5.4"], None, server.url + "/v1", out,
+                       ask=lambda _prompt: CANARY)  # fmt: skip
+    assert code == 2 and "not run: " in out.getvalue() and "nothing was stored" in out.getvalue()
+    assert "HTTP 401" in out.getvalue() and CANARY not in out.getvalue()
+    database = tmp_path / "warehouse" / "bench.duckdb"
+    with duckdb.connect(str(database), read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM v1_comparisons").fetchall() == [(0,)]
+    assert not (tmp_path / "build" / "v1-compare").exists()
+    for bad in ("", "two words"):
+        out = io.StringIO()
+        assert compare(TASK.id, 1000, "10", ["m"], None, "http://127.0.0.1:9/v1", out,
+                       ask=lambda _prompt, bad=bad: bad) == 2  # fmt: skip
+        assert "key (prompt): empty, or not a single line" in out.getvalue()
+    out = io.StringIO()
+    assert compare("v1-nope", 1000, "10", ["m"], None, "http://127.0.0.1:9/v1", out) == 2
+    assert "task: no v1 task 'v1-nope'" in out.getvalue()
+    assert _leaks(tmp_path, [CANARY]) == []
