@@ -173,7 +173,7 @@ def _print_fit(out: TextIO, fits, result, volume: int, budget: Decimal) -> None:
     print(f"fit ranking at {volume:,} calls a month within ${budget}:", file=out)
     if not fits:
         print("  (no model fits)", file=out)
-    labels = {}
+    labels: dict[str, set[str]] = {}
     for r in result.results:
         if r.display is not None:
             labels.setdefault(r.candidate.label, set()).add(r.display.label)
