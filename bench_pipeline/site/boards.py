@@ -86,7 +86,8 @@ def price_index_chart(points: list[Point]) -> Markup:
 def market_rows(rows: Iterable[Row], models: Mapping[str, Any]) -> dict[str, list[Any]]:
     """The market split into priced rows, by Known Good Index (highest first, models without
     one after) then blended price (cheapest first), and rows without a price, by name."""
-    priced, unpriced = [], []
+    priced: list[tuple[Row, Any, float | None]] = []
+    unpriced: list[tuple[Row, Any, float | None]] = []
     for row in rows:
         model = models[row["model_id"]]
         price = figure(row.get("blended_price_usd_per_1m"))
@@ -226,8 +227,8 @@ def board_chart(
         rank_worst = row.get(worst) if worst in row else row.get("rank")
         points.append(
             Interval(str(row.get(name) or "?"), score, lo, hi,
-                     None if markup.missing(rank_best) else int(rank_best),
-                     None if markup.missing(rank_worst) else int(rank_worst))
+                     None if rank_best is None or markup.missing(rank_best) else int(rank_best),
+                     None if rank_worst is None or markup.missing(rank_worst) else int(rank_worst))
         )  # fmt: skip
     return intervals_chart(points, label, scale)
 
@@ -253,7 +254,8 @@ def change_summary(release_diff: Mapping[str, Any] | None, models: Mapping[str, 
             return " · ".join(str(v) for v in key.values())
         return str(key)
 
-    moves, prices = [], []
+    moves: list[Any] = []
+    prices: list[Any] = []
     for table, found in (diff.get("tables") or {}).items():
         for move in found.get("rank_moves") or []:
             old, new = move.get("old_rank"), move.get("new_rank")

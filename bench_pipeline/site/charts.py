@@ -298,9 +298,9 @@ def scatter_chart(points: Sequence[Point], label: str, x_title: str, y_title: st
             f'y2="{S_TOP + span_y}"/><text x="{x(10.0**power):.1f}" y="{S_TOP + span_y + 16}" '
             f'text-anchor="middle">{escape(tick)}</text>'
         )
-    for tick in (y_low, (y_low + y_high) / 2, y_high):
+    for level in (y_low, (y_low + y_high) / 2, y_high):
         parts.append(
-            f'<text x="{S_LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:g}</text>'
+            f'<text x="{S_LEFT - 6}" y="{y(level) + 4:.1f}" text-anchor="end">{level:g}</text>'
         )
     for point in drawn:
         tip = f"{point.label}: {y_title} {point.y:.1f}, {x_title} {usd(repr(point.x))}"
