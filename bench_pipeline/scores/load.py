@@ -256,15 +256,16 @@ def navigator_frames(
         if score is None:
             continue
         case = cases[run.case_id]
+        # A task is scored over all its runs: every input, every case of it, every repeat.
         runs.append(
-            NavigatorRun(run.run_id, run.label, case.id, case.category, score, run.cost_usd)
+            NavigatorRun(run.run_id, run.label, case.task, case.category, score, run.cost_usd)
         )
         done = completeness(run.output, run.finish_reason, run.max_tokens, run.completion_tokens)
         dimensions = {q: 5 * OUTCOME_CREDIT.get(o, 0.0)
                       for _i, q, _k, _g, o, _s in grades[run.run_id]}  # fmt: skip
         shown = display_overall(5 * score, dimensions, done.output_incomplete)
-        calls.append(V1Call(run.label, case.id, shown.displayed_overall, run.cost_usd))
-    categories = {c.id: c.category for c in cases.values()}
+        calls.append(V1Call(run.label, case.task, shown.displayed_overall, run.cost_usd))
+    categories = {c.task: c.category for c in cases.values()}  # the bank checks they agree
     board = navigator_board(runs, task_categories=categories)
     fits = [
         {
