@@ -16,6 +16,7 @@ Throughout, a higher score means a better model.
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -161,9 +162,11 @@ def _meet_in_the_middle(
     lengths = stop - start
     total = int(lengths.sum())
     if total:
-        run = np.repeat(start - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
-        keys = threshold - (np.repeat(partial, lengths) + rest[run])
-        count += _at_least(keys, low, margin)
+        run = np.arange(total)
+        run += np.repeat(start - (np.cumsum(lengths) - lengths), lengths)
+        keys = np.repeat(partial, lengths)
+        keys += rest[run]
+        count += _at_least(np.subtract(threshold, keys, out=keys), low, margin)
     return 2 * count
 
 
@@ -191,10 +194,22 @@ def _at_least(keys: Sums, low: Sums, margin: float | int) -> int:
     above = blocks - reach >= largest
     count = int(np.count_nonzero(above)) * rest.size * keys.size
     relevant = blocks[(blocks + reach >= smallest) & ~above]
-    merged = np.empty(keys.size + relevant.size * rest.size, dtype=keys.dtype)
+    merged = _workspace(keys.size + relevant.size * rest.size, keys.dtype)
     merged[: keys.size] = keys
     np.add(relevant[:, None], rest[None, :], out=merged[keys.size :].reshape(-1, rest.size))
     return count + _pairs_at_least(merged, keys.size)
+
+
+_WORKSPACE = threading.local()
+
+
+def _workspace(size: int, dtype: np.dtype) -> Sums:
+    """An uninitialised array of ``size`` items, reusing this thread's buffer (the merge runs
+    at every test, and a fresh allocation of that size costs page faults each time)."""
+    buffer = getattr(_WORKSPACE, "buffer", None)
+    if buffer is None or buffer.size < size:
+        buffer = _WORKSPACE.buffer = np.empty(size, dtype=np.int64)
+    return buffer[:size].view(dtype)
 
 
 def _at_least_by_key(
