@@ -471,6 +471,7 @@ NAVIGATOR_PAIRS_COLUMNS = (
     c("p_value", "number", "Exact sign-flip p-value."),
     c("rejected", "boolean", "Significant at 5% after Holm."),
     c("better", "string", "The better model, when significant."),
+    SIMULATED,
 )
 NAVIGATOR_FIT_COLUMNS = (
     c("task", "string", "The task."),
