@@ -80,7 +80,7 @@ def _tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def _unit(*parts: object) -> float:
+def unit_hash(*parts: object) -> float:
     """A deterministic number in [0, 1) from `parts` (SHA-256, not Python's salted hash)."""
     digest = hashlib.sha256("\0".join(map(str, parts)).encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
@@ -89,7 +89,7 @@ def _unit(*parts: object) -> float:
 def latent_skill(model: str, effort: str | None = None, seed: int = SIMULATION_SEED) -> float:
     """The simulated setup's skill in `SKILL_RANGE`: fixed by the seed, model and effort."""
     low, high = SKILL_RANGE
-    return low + (high - low) * _unit(seed, model, effort or "")
+    return low + (high - low) * unit_hash(seed, model, effort or "")
 
 
 def simulated_quality(text: str) -> float | None:
@@ -104,7 +104,7 @@ def simulated_outcome(
     """What an answer of `quality` earns on the item keyed `item` (a check, a criterion):
     pass at or above the item's difficulty (uniform in 0.1–0.9 from the key), partial within
     `PARTIAL_BAND` below it, else fail."""
-    difficulty = 0.1 + 0.8 * _unit(seed, "difficulty", item)
+    difficulty = 0.1 + 0.8 * unit_hash(seed, "difficulty", item)
     if quality >= difficulty:
         return "pass"
     return "partial" if quality >= difficulty - PARTIAL_BAND else "fail"
