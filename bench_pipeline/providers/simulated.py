@@ -14,7 +14,8 @@ each answer carries a quality (the skill plus request-level noise) in its first 
 `[simulated] quality 0.734.`. The offline graders read it back (`simulated_quality`) and
 grade an item pass, partial or fail by comparing it with the item's own difficulty
 (`simulated_outcome`), so better setups pass more items, and still everything is labelled
-simulated.
+simulated. A prompt asking for an HTML prototype gets a self-contained page after that first
+line (`simulated_pages`), so the browser grading opens real pages.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import re
 from typing import Literal
 
 from bench_pipeline.providers.base import ChatRequest, ChatResponse, Message, Provider, Usage
+from bench_pipeline.providers.simulated_pages import simulated_page, wants_prototype
 
 SIMULATED_MARKER = "[simulated]"
 CHARS_PER_TOKEN = 4
@@ -130,11 +132,14 @@ class SimulatedProvider(Provider):
             0.0, QUALITY_NOISE
         )
         quality = min(1.0, max(0.0, quality))
-        content = (
+        head = (
             f"{SIMULATED_MARKER} quality {quality:.3f}. Simulated answer from {request.model} "
-            f"(request {request_hash[:12]}) to: {topic!r}. "
-            f"{rng.choice(_OPENINGS)} " + " ".join(sentences)
+            f"(request {request_hash[:12]}) to: {topic!r}."
         )
+        if user_texts and wants_prototype(user_texts[-1]):
+            content = f"{head}\n{simulated_page(user_texts[-1], round(quality, 3), rng)}"
+        else:
+            content = f"{head} {rng.choice(_OPENINGS)} " + " ".join(sentences)
 
         prompt_tokens = 3 + sum(4 + _tokens(_text_of(m)) for m in request.messages)
         reasoning = 0
