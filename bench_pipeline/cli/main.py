@@ -213,10 +213,12 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
 
 
 def ui(host: str, port: int) -> int:
+    """Replace this process with `dagster dev` on the workspace, run by this interpreter (so
+    it works whether or not the virtualenv's `bin` is on PATH)."""
     prepare_dagster_home()
     os.chdir(settings.REPO_ROOT)
-    command = ["dagster", "dev", "-w", "workspace.yaml", "-h", host, "-p", str(port)]
-    os.execvp(command[0], command)
+    command = [sys.executable, "-m", "dagster", "dev", "-w", "workspace.yaml"]
+    os.execv(sys.executable, [*command, "-h", host, "-p", str(port)])
     return 0  # not reached
 
 
