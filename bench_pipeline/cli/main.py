@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bench_pipeline.cli.instance import prepare_dagster_home
-from bench_pipeline.cli.terminal import safe
+from bench_pipeline.cli.terminal import quiet_dagster, safe
 from bench_pipeline.core import settings
 
 
@@ -260,31 +260,38 @@ def review(reviewer: str, include_simulated: bool, out: TextIO = sys.stdout) -> 
     return 0
 
 
-def failing_checks(instance, definitions) -> list[str]:
-    """Every asset check whose latest evaluation failed, with its severity."""
-    keys = list(definitions.resolve_asset_graph().asset_check_keys)
-    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
-    failing = []
-    for key, record in sorted(latest.items(), key=lambda item: item[0].to_user_string()):
-        evaluation = record.evaluation
-        if evaluation is not None and not evaluation.passed:
-            failing.append(f"{key.to_user_string()} ({evaluation.severity.value})")
-    return failing
-
-
 def status(out: TextIO = sys.stdout) -> int:
-    """The last run of every source, model runs, grading, failures and failing checks."""
-    prepare_dagster_home()
+    """The report of `bench_pipeline.cli.status`; on an empty home, says so and creates
+    nothing."""
+    from bench_pipeline.cli.status import existing_dagster_home, nothing_yet
+
+    out = safe(out)  # names and reasons are untrusted text
+    empty = nothing_yet()
+    if empty:
+        print(empty, file=out)
+        return 0
     import dagster as dg
 
-    from bench_pipeline.cli.operations import print_status
+    from bench_pipeline.assets.sources import cadence_interval, warn_window
+    from bench_pipeline.cli.status import failing_checks, print_status
     from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.definitions import build_definitions
+    from bench_pipeline.ingest.catalog import source_definitions
 
-    failing = failing_checks(dg.DagsterInstance.get(), build_definitions())
+    failing = None
+    dagster_home = existing_dagster_home()
+    if dagster_home is not None:
+        os.environ["DAGSTER_HOME"] = str(dagster_home)
+        keys = list(build_definitions().resolve_asset_graph().asset_check_keys)
+        with dg.DagsterInstance.get() as instance:
+            failing = failing_checks(instance, keys)
+    definitions = source_definitions()
+    cadence = {
+        name: (cadence_interval(d.cadence_cron), warn_window(d)) for name, d in definitions.items()
+    }
     with connect(settings.warehouse_path()) as conn:
         migrate(conn, settings.migrations_dir())
-        print_status(conn, failing, safe(out))  # names and reasons are untrusted text
+        print_status(conn, failing, out, definitions=definitions, cadence=cadence)
     return 0
 
 
@@ -386,6 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     report_parser = registry_commands.add_parser("report", help="precision/recall on the gold")
     report_parser.add_argument("--gold", type=Path, help="the gold pairs (CSV)")
     args = parser.parse_args(argv)
+    if args.command in ("run", "status"):  # the commands that load the Dagster definitions
+        quiet_dagster()
     if args.command == "registry":
         from bench_pipeline.cli import registry
 
