@@ -11,9 +11,8 @@ import dagster as dg
 from bench_pipeline.assets.metadata import table_metadata, timed
 from bench_pipeline.assets.runs import MODEL_RUNS_KEY
 from bench_pipeline.core import settings
-from bench_pipeline.grading.calibration import RELEASE_AGREEMENT
+from bench_pipeline.grading.calibration import gate_verdict
 from bench_pipeline.grading.rounds import grade_pending, review_round
-from bench_pipeline.grading.store import MIN_CALIBRATION_PAIRS
 from bench_pipeline.resources.browser import BrowserResource
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.sandbox import SandboxResource
@@ -128,14 +127,10 @@ def calibration_gate(warehouse: WarehouseResource) -> dg.AssetCheckResult:
             "SELECT count(*) FROM model_runs r WHERE NOT simulated "
             "AND EXISTS (SELECT 1 FROM grades g WHERE g.run_id = r.run_id)"
         ).fetchall()[0][0]
-    if real == 0 and pairs == 0:
-        return dg.AssetCheckResult(
-            passed=True,
-            metadata={"note": "every graded run is simulated: nothing to calibrate"},
-        )
-    passed = pairs >= MIN_CALIBRATION_PAIRS and (agreement or 0) >= RELEASE_AGREEMENT
+    passed, reason = gate_verdict(pairs, agreement, real)
     return dg.AssetCheckResult(
         passed=passed,
+        description=reason,
         metadata={"pairs": pairs, "agreement": agreement, "graded real runs": real},
     )
 

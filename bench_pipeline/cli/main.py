@@ -10,11 +10,15 @@ import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from bench_pipeline.cli.boards import moment
 from bench_pipeline.cli.instance import prepare_dagster_home
 from bench_pipeline.cli.terminal import quiet_dagster, safe
 from bench_pipeline.core import settings
+
+if TYPE_CHECKING:
+    from bench_pipeline.cli.summary import Failure
 
 
 def _progress(
@@ -45,55 +49,6 @@ def _progress(
                 failed = record.event_log_entry.dagster_event.is_step_failure
                 print(f"  [{len(seen)}/{total}] {'FAILED ' if failed else ''}{step}", file=out)
                 out.flush()
-
-
-def _summary(started: datetime, out: TextIO) -> None:
-    from decimal import Decimal
-
-    from bench_pipeline.core.warehouse import connect
-    from bench_pipeline.runs.costing import format_usd
-
-    with connect(settings.warehouse_path()) as conn:
-        runs = conn.execute(
-            "SELECT source, status, rows_valid, rows_quarantined, reason FROM source_runs "
-            "WHERE started_at >= ? ORDER BY source",
-            [started.replace(tzinfo=None)],
-        ).fetchall()
-        names = conn.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' ORDER BY 1"
-        ).fetchall()
-        tables = [
-            (name, conn.execute(f'SELECT count(*) FROM "{name}"').fetchall()[0][0])
-            for (name,) in names
-        ]
-        model_runs = conn.execute(
-            "SELECT count(*), count(*) FILTER (WHERE simulated), sum(cost_usd), "
-            "count(*) FILTER (WHERE cost_usd IS NULL) FROM model_runs"
-        ).fetchall()[0]
-        failures = conn.execute("SELECT count(*) FROM run_failures").fetchall()[0][0]
-        inbox = conn.execute(
-            "SELECT status, count(*) FROM submission_files WHERE received_at >= ? GROUP BY 1",
-            [started.replace(tzinfo=None)],
-        ).fetchall()
-    print("\nSource runs:", file=out)
-    for source, status, valid, quarantined, reason in runs:
-        detail = f"{valid} rows, {quarantined} quarantined" if status == "accepted" else reason
-        print(f"  {source:<22} {status:<9} {detail}", file=out)
-    runs, simulated, cost, unpriced = model_runs
-    label = " (simulated: made-up answers, not real models)" if runs and simulated == runs else ""
-    print(f"\nModel runs: {runs} stored{label}, {failures} failed", file=out)
-    total = format_usd(cost or Decimal(0))
-    print(f"  cost of stored runs: ${total}; runs without a known cost: {unpriced}", file=out)
-    received = dict(inbox)
-    print(
-        f"Submissions this run: {received.get('accepted', 0)} accepted, "
-        f"{received.get('rejected', 0)} rejected",
-        file=out,
-    )
-    print("\nTables:", file=out)
-    for name, rows in tables:
-        print(f"  {name:<22} {rows} rows", file=out)
-    print(f"\nWarehouse: {settings.warehouse_path()}", file=out)
 
 
 # Dagster's documented run tags for a partition range (`execute_in_process` takes one key only,
@@ -134,16 +89,26 @@ def _log_failure(run_id: str, job: str, message: str) -> None:
         record_failure(conn, run_id, job, message, datetime.now(UTC))
 
 
-def _failure_message(result) -> str:
-    """Each failed step with the error that started it (Dagster wraps it in its own)."""
-    parts = []
-    for event in result.get_step_failure_events():
-        error = event.event_specific_data.error if event.event_specific_data else None
-        while error is not None and error.cause is not None:
-            error = error.cause
-        if error is not None:
-            parts.append(f"{event.step_key}: {error.message.strip()}")
-    return "; ".join(parts) or "failed"
+def _failure(job: str, run_id: str, result) -> Failure:
+    """The first failed step with the error that started it (Dagster wraps it in its own),
+    and the reason any blocking check gave for failing."""
+    from bench_pipeline.cli.summary import Failure
+
+    events = result.get_step_failure_events()
+    step, message = (events[0].step_key or "?", "failed") if events else ("?", "failed")
+    error = (
+        events[0].event_specific_data.error if events and events[0].event_specific_data else None
+    )
+    while error is not None and error.cause is not None:
+        error = error.cause
+    if error is not None:
+        message = error.message.strip()
+    reasons = [
+        f"{e.check_name}: {e.description}"
+        for e in result.get_asset_check_evaluations()
+        if not e.passed and e.description
+    ]
+    return Failure(job, run_id, step, "; ".join([message, *reasons]))
 
 
 def run(mode: str, out: TextIO = sys.stdout) -> int:
@@ -165,6 +130,7 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
     import dagster as dg
 
     from bench_pipeline.cli.run_lock import fail_dead_runs, run_tags
+    from bench_pipeline.cli.summary import print_summary
     from bench_pipeline.definitions import PIPELINE_JOBS, RUN_JOB, build_definitions
 
     definitions = build_definitions(mode)
@@ -176,15 +142,13 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
     steps = len(graph.get_all_asset_keys()) + len(list(graph.asset_check_keys))
     print(f"bench run: {steps} steps, sources {mode}, BENCH_HOME={settings.bench_home()}", file=out)
     seen: set[str] = set()
-    run_ids: list[str] = []
-    success = True
+    failure: Failure | None = None
     for name, _selection, _description in PIPELINE_JOBS:
         runs = declared_run_tags(instance, out) if name == RUN_JOB else [{}]
         if not runs:
             print(f"  ({name}: no model-run partitions, nothing to run)", file=out)
         for tags in runs:
             run_id = str(uuid.uuid4())
-            run_ids.append(run_id)
             done = threading.Event()
             watcher = threading.Thread(
                 target=_progress, args=(instance, run_id, steps, out, done, seen)
@@ -201,15 +165,14 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
             finally:
                 done.set()
                 watcher.join()
-            success = success and result.success
-            if not success:
-                _log_failure(run_id, name, _failure_message(result))
+            if not result.success:
+                failure = _failure(name, run_id, result)
+                _log_failure(run_id, name, f"{failure.step}: {failure.error}")
                 break
-        if not success:
+        if failure is not None:
             break
-    _summary(started, out)
-    print(f"\n{'OK' if success else 'FAILED'}: runs {', '.join(run_ids)}", file=out)
-    return 0 if success else 1
+    print_summary(started, failure, out)
+    return 0 if failure is None else 1
 
 
 def ui(host: str, port: int) -> int:
@@ -246,17 +209,26 @@ def review(reviewer: str, include_simulated: bool, out: TextIO = sys.stdout) -> 
     """A blind review session in the terminal (see `bench_pipeline.cli.review`)."""
     out = safe(out)
     from bench_pipeline.cli.review import review_session
+    from bench_pipeline.cli.status import nothing_yet
     from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.taskbank import load_bank
 
-    with connect(settings.warehouse_path()) as conn:
+    if empty := nothing_yet():
+        print(empty, file=out)
+        return 1
+    path = settings.warehouse_path()
+    with connect(path) as conn:
         migrate(conn, settings.migrations_dir())
-        try:
-            review_session(
-                conn, load_bank(), reviewer, out=out, include_simulated=include_simulated
-            )
-        except (EOFError, KeyboardInterrupt):
-            print("\nStopped; nothing unsubmitted was stored.", file=out)
+    try:
+        review_session(
+            lambda: connect(path),
+            load_bank(),
+            reviewer,
+            out=out,
+            include_simulated=include_simulated,
+        )
+    except (EOFError, KeyboardInterrupt):
+        print("\nStopped; nothing unsubmitted was stored.", file=out)
     return 0
 
 
@@ -326,25 +298,35 @@ def accept(run_id: str, by: str, reason: str, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-def scores_as_of(board: str, as_of: str, out: TextIO = sys.stdout) -> int:
-    """Print a board rebuilt from what existed at `as_of` (a date or an ISO time, UTC)."""
+def scores_as_of(board: str, as_of: datetime | None, runs: bool, out: TextIO = sys.stdout) -> int:
+    """Print a board's leaderboard rebuilt from what existed at `as_of` (default now); with
+    `runs`, also the run-level tables behind it."""
     import polars as pl
 
     out = safe(out)  # model names and groups come from submissions: untrusted text
+    from bench_pipeline.cli.boards import LEADERBOARD, leaderboard
     from bench_pipeline.cli.operations import board_as_of
+    from bench_pipeline.cli.status import nothing_yet
     from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.taskbank import load_bank
 
-    moment = datetime.fromisoformat(as_of)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
+    if empty := nothing_yet():
+        print(empty, file=out)
+        return 1
+    moment = as_of or datetime.now(UTC)
     with connect(settings.warehouse_path()) as conn:
         migrate(conn, settings.migrations_dir())
         frames = board_as_of(conn, load_bank(), board, moment)
-    with pl.Config(tbl_rows=40, tbl_cols=10, fmt_str_lengths=40):
-        for name, frame in frames.items():
-            print(f"{name} as of {moment.isoformat()}:", file=out)
-            print(frame, file=out)
+    print(leaderboard(board, frames, moment), file=out)
+    if runs:
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=40, float_precision=2):
+            for name, frame in frames.items():
+                if name != LEADERBOARD[board]:
+                    print(f"\n{name}:", file=out)
+                    print(frame, file=out)
+    else:
+        others = ", ".join(name for name in frames if name != LEADERBOARD[board])
+        print(f"\n(--runs adds the run-level tables: {others})", file=out)
     return 0
 
 
@@ -382,9 +364,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     accept_parser.add_argument("run_id")
     accept_parser.add_argument("--by", required=True, help="who accepts it")
     accept_parser.add_argument("--reason", required=True)
-    scores_parser = commands.add_parser("scores", help="a board as of a past date")
+    scores_parser = commands.add_parser("scores", help="a board's leaderboard, now or as of a date")
     scores_parser.add_argument("board", choices=("pm", "usecase", "navigator"))
-    scores_parser.add_argument("--as-of", required=True, help="YYYY-MM-DD or an ISO time (UTC)")
+    scores_parser.add_argument(
+        "--as-of", type=moment, help="YYYY-MM-DD or an ISO time (UTC); default now"
+    )
+    scores_parser.add_argument(
+        "--runs", action="store_true", help="also print the run-level tables behind the board"
+    )
     registry_parser = commands.add_parser("registry", help="the model registry's review queue")
     registry_commands = registry_parser.add_subparsers(dest="registry_command", required=True)
     unmatched_parser = registry_commands.add_parser("unmatched", help="print the review queue")
@@ -408,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "accept":
         return accept(args.run_id, args.by, args.reason)
     if args.command == "scores":
-        return scores_as_of(args.board, args.as_of)
+        return scores_as_of(args.board, args.as_of, args.runs)
     if args.command == "review":
         return review(args.reviewer, args.include_simulated)
     if args.command == "run":
