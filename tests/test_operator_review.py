@@ -144,8 +144,8 @@ def test_bench_review_leaves_the_warehouse_free_while_the_reviewer_thinks(
     )
     child.expect("outputs wait for a blind review")
     child.expect("Score 1-5")
-    assert "Practice: a simulated output" in child.before
     assert _writer_can_open(database), "bench review holds the warehouse while reading"
+    assert "Practice: a simulated output" in child.before
     child.sendline("4")
     child.expect("What did it understand")
     child.sendline("The launch slipped.\n.")

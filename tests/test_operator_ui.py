@@ -62,9 +62,17 @@ def test_make_ui_serves_graphql_on_the_port_given(tmp_path: Path) -> None:
         assert "registry/models" in keys and "grading/reviews" in keys
         assert "FileNotFoundError" not in output
     finally:
+        stop(process)
+
+
+def stop(process: subprocess.Popen) -> None:
+    """TERM to the process group (make, dagster dev, its servers), KILL if it lingers."""
+    try:
         os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    except ProcessLookupError:
+        return  # make and everything it started have exited
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
