@@ -33,6 +33,7 @@ def test_a_failed_run_is_logged_once(tmp_path: Path) -> None:
     assert rows == [("run-1", "step failed: boom")]
     text = out.getvalue()
     assert "prepare_inputs" in text and "calibration_gate (ERROR): needs pairs" in text
+    assert "0 reviews by people (and 0 practice reviews of simulated runs, kept apart)" in text
 
 
 def test_clearing_is_a_recorded_action_with_its_reasons(tmp_path: Path) -> None:

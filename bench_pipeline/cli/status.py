@@ -180,18 +180,20 @@ def activity_lines(conn: duckdb.DuckDBPyConnection) -> list[str]:
         "SELECT count(*), count(*) FILTER (WHERE simulated), (SELECT count(*) FROM run_failures) "
         "FROM model_runs"
     ).fetchall()[0]
-    cycles, grades, flagged, looks, people = conn.execute(
+    cycles, grades, flagged, looks, people, practice = conn.execute(
         "SELECT (SELECT count(*) FROM grading_cycles), (SELECT count(*) FROM grades), "
         "(SELECT count(DISTINCT judge) FROM sentinel_flags), "
         "(SELECT count(DISTINCT run_id) FROM second_look), "
-        "(SELECT count(*) FROM reviews WHERE NOT simulated)"
+        "(SELECT count(*) FROM reviews WHERE NOT simulated), "
+        "(SELECT count(*) FROM practice_reviews)"
     ).fetchall()[0]
     label = " (all simulated)" if runs and simulated == runs else ""
     lines = [
         f"Quarantined records in the sources' last runs: {held}",
         f"Model runs: {runs} stored{label}, {failed} failed",
         f"Grading: {cycles} cycles, {grades} grades, {flagged} judges flagged by sentinels, "
-        f"{looks} runs on the second-look list, {people} reviews by people",
+        f"{looks} runs on the second-look list, {people} reviews by people "
+        f"(and {practice} practice reviews of simulated runs, kept apart)",
         "Failed Dagster runs (last 5):",
     ]
     failures = conn.execute(
