@@ -94,6 +94,10 @@ MALFORMED = {
     "unknown-field.json": (valid(favourite_colour="blue"), "favourite_colour"),
     "bad-run-link.json": (valid(rerun_of="run-42"), "rerun_of"),
     "zero-turns.json": (valid(turns=0), "turns"),
+    "claims-simulated.json": (
+        valid(model={"name": "anthropic/claude-opus-4.6", "settings": {" Simulated": True}}),
+        "model.settings",
+    ),
     "bad-autonomy.json": (valid(autonomy="fully"), "autonomy"),
 }
 KEEP_VERSION = {"old-version.json"}

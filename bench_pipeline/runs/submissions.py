@@ -438,12 +438,26 @@ def check_submission(
         return _reject([(None, entry.refusal or "not read")], source, None, size=entry.size)
     result = parse_submission(entry.data, source)
     if isinstance(result, Submission):
-        problem = (check_against_bank(result, bank) if bank is not None else None) or (
-            check_not_future(result, now) if now is not None else None
+        problem = (
+            check_not_simulated(result)
+            or (check_against_bank(result, bank) if bank is not None else None)
+            or (check_not_future(result, now) if now is not None else None)
         )
         if problem is not None:
             return _reject([problem], source, entry.data)
     return result
+
+
+SIMULATED_SETTING = "simulated"
+"""The setting that marks the pipeline's own demo runs (`runs.demo_submissions`)."""
+
+
+def check_not_simulated(submission: Submission) -> tuple[str, str] | None:
+    """(field, message) when a submitted file claims the demo's `simulated` setting: a real
+    run dressed as a demo one would share its group name and board."""
+    if any(key.strip().lower() == SIMULATED_SETTING for key in submission.model.settings):
+        return "model.settings", "the 'simulated' setting is reserved for the pipeline's demo runs"
+    return None
 
 
 CLOCK_SKEW = timedelta(minutes=5)
