@@ -1,4 +1,4 @@
-"""`python -m benchmarks [--only ingest|indices|site|pairs|calls|writer] [options]`: benchmarks.
+"""`python -m benchmarks [--only ingest|indices|site|pairs|calls|writer|release] [options]`.
 
 1. ingest: the ingest swap (`benchmarks.ingest_swap`; `--rows N`, `--parser P`).
 2. indices: the index family (`benchmarks.index_family`; `--models N`, `--seed S`).
@@ -12,6 +12,9 @@
    the ideal rate (`benchmarks.model_calls`; options through `python -m benchmarks.model_calls`).
 7. writer: the warehouse row writer (`core.writer.insert_rows`) against `executemany` at 1,000
    and 100,000 rows of 30 text columns (`benchmarks.row_writer`; `--repeat` applies).
+8. release: release rendering (CSV and JSON) and the private-text check on a 50× release
+   (400,000 rows), each against the row loop it replaced (`benchmarks.release_checks`;
+   `--repeat` applies).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (1 for ingest, 5 for indices).
@@ -29,11 +32,12 @@ from benchmarks import (
     ingest_swap,
     model_calls,
     pairs,
+    release_checks,
     row_writer,
     site_build,
 )
 
-BENCHMARKS = ("ingest", "indices", "site", "pairs", "exact", "calls", "writer")
+BENCHMARKS = ("ingest", "indices", "site", "pairs", "exact", "calls", "writer", "release")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -71,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     index_options_given = (args.models, args.seed) != (index_family.MODELS, index_family.SEED)
-    if args.only in ("site", "writer") and (ingest_argv or index_options_given):
+    if args.only in ("site", "writer", "release") and (ingest_argv or index_options_given):
         parser.error(f"the {args.only} benchmark takes only --repeat")
     if args.only == "indices" and ingest_argv:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
@@ -98,6 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "exact": lambda: exact_pairs.main([]),
         "calls": lambda: model_calls.main([]),
         "writer": lambda: row_writer.main(shared),
+        "release": lambda: release_checks.main(shared),
     }
     # Every benchmark runs even when an earlier one misses its goal (the exit status still
     # says so), so one slow figure never hides the others.

@@ -131,7 +131,7 @@ def fetch_frame(
 def publish_read_only_copy(
     conn: duckdb.DuckDBPyConnection,
     target: Path,
-    describe: Callable[[duckdb.DuckDBPyConnection, str], None] | None = None,
+    describe: Callable[[duckdb.DuckDBPyConnection, str], object] | None = None,
 ) -> Path:
     """Copy every table of the open warehouse into a fresh file and move it over `target`.
 

@@ -12,7 +12,6 @@ number; JSON and Parquet keep the exact value.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import polars as pl
@@ -52,9 +51,11 @@ def published_values(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def json_bytes(frame: pl.DataFrame) -> bytes:
-    """The bytes of `<name>.json` for this frame: an array of objects, one per row."""
-    records = published_values(frame).to_dicts()
-    return (json.dumps(records, ensure_ascii=False, indent=1) + "\n").encode()
+    """The bytes of `<name>.json` for this frame: an array of objects, one row per line,
+    written by polars' own JSON writer (no Python object per value)."""
+    lines = published_values(frame).write_ndjson().split("\n")  # JSON text has no raw newline
+    body = ",\n".join(line for line in lines if line)
+    return ("[\n" + body + "\n]\n" if body else "[]\n").encode()
 
 
 FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")

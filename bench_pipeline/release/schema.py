@@ -211,12 +211,16 @@ class PublishedTable:
         return frame.select(self.column_names)
 
     def _check_rank(self, rule: RankRule, published: pl.Series, expected: pl.Series) -> None:
-        for index, (have, want) in enumerate(zip(published, expected, strict=True)):
-            if have != want:
-                raise ValueError(
-                    f"published table {self.name}, row {index + 1}: {rule.column} is {have} "
-                    f"but the rank rule ({rule.by}, competition ranking) gives {want}"
-                )
+        differs = pl.DataFrame({"have": published.cast(pl.Int64), "want": expected}).select(
+            pl.col("have").ne_missing(pl.col("want")).arg_true()
+        )["have"]  # one vectorised comparison; only the first disagreement is reported
+        if differs.len():
+            index = int(differs[0])
+            have, want = published[index], expected[index]
+            raise ValueError(
+                f"published table {self.name}, row {index + 1}: {rule.column} is {have} "
+                f"but the rank rule ({rule.by}, competition ranking) gives {want}"
+            )
 
     def document(self) -> dict[str, Any]:
         """The table as `schema.json` lists it."""
