@@ -8,6 +8,9 @@ CSV, JSON and Parquet per table and a `bench.duckdb` holding the tables.
   a time, rows handed to `json.dumps` at once) against the row loop it replaced (every value
   through a Python function, decimals through `map_elements`); both renderings must parse to
   the same records.
+* ranks: the release's rank columns (`RankRule.rank_series`, polars' `min` rank over the
+  boards) against `rank_rows` over the frame's rows as dicts, on the Known Good Index and
+  six capability indices of every model; the ranks must be equal.
 * privacy: `release.verify.private_text_findings` (one Aho-Corasick pass per column for every
   text at once) against the check it replaced (every string of every file against every
   text); the task bank's own private texts, one planted in a cell of each format, and the
@@ -37,6 +40,7 @@ import polars as pl
 
 from bench_pipeline.core.money import plain
 from bench_pipeline.release.downloads import neutralise_formulas, write_download
+from bench_pipeline.release.schema import RankRule
 from bench_pipeline.release.verify import private_text_findings, private_texts
 
 MODELS = 100_000
@@ -82,6 +86,18 @@ def synthetic_tables(models: int, secret: str, seed: int = SEED) -> dict[str, pl
             "uptime_last_30m": [rng.random() * 100 for _ in range(models)],
         }),
     }  # fmt: skip
+
+
+def _index_frame(models: int, seed: int = SEED) -> pl.DataFrame:
+    """An index score (0-100, two decimals, many ties, some missing) and six capability
+    indices per model."""
+    rng = random.Random(seed)
+    columns = ["known_good_index", *(f"capability_{i}" for i in range(6))]
+    return pl.DataFrame(
+        {"model_id": [f"m{i}" for i in range(models)]}
+        | {c: [None if rng.random() < 0.3 else round(rng.uniform(0, 100), 2)
+               for _ in range(models)] for c in columns}
+    )  # fmt: skip
 
 
 # ------------------------------------------------------------------ the replaced approaches
@@ -242,6 +258,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"  {'rendering (CSV, JSON)':<22}  {baseline:>8.2f}s  {measured:>8.2f}s  {ratio:>5.1f}×"
         )
+
+        scores = _index_frame(args.models)
+        rules = [RankRule(f"{c}_rank", c) for c in scores.columns if c != "model_id"]
+        baseline, expected = _best(
+            lambda: [rule.ranks(scores.to_dicts()) for rule in rules], args.repeat
+        )
+        measured, ranks = _best(lambda: [rule.rank_series(scores) for rule in rules], args.repeat)
+        if [r.to_list() for r in ranks] != expected:
+            raise RuntimeError("the two rankings differ")
+        ratio = baseline / measured
+        met = met and ratio >= GOAL
+        print(f"  {'rank columns':<22}  {baseline:>8.2f}s  {measured:>8.2f}s  {ratio:>5.1f}×")
 
         release = root / "release"
         _write_release(release, frames)

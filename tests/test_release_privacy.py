@@ -145,9 +145,11 @@ def test_a_text_hidden_by_escapes_is_found_in_the_cells(tmp_path: Path) -> None:
     """The raw text of these files does not show the texts; their cells do."""
     (tmp_path / "escaped.json").write_text(json.dumps([{"n": SECRETS[5]}]), encoding="utf-8")
     (tmp_path / "quoted.csv").write_text('n\n"say ""boiling point"", answer"\n', encoding="utf-8")
-    texts = [SECRETS[5], 'say "boiling', "answer"]
+    (tmp_path / "bare.csv").write_text('n\nsay "hi there\n', encoding="utf-8")  # unquoted
+    texts = [SECRETS[5], 'say "boiling', "answer", 'say "hi']
     found = private_text_findings(tmp_path, texts)
     assert found == _reference(tmp_path, texts)
     assert {"file": "escaped.json", "where": None, "text_number": 0} in found
     assert {"file": "quoted.csv", "where": None, "text_number": 1} in found
     assert {"file": "quoted.csv", "where": "bytes", "text_number": 1} not in found
+    assert {"file": "bare.csv", "where": None, "text_number": 3} in found

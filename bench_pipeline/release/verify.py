@@ -190,16 +190,22 @@ def found_texts(texts: Strings, patterns: Sequence[str]) -> set[str]:
     return set(hits.explode().drop_nulls().unique().to_list())
 
 
-def _hidden_in_text(suffix: str, raw: str, patterns: Sequence[str]) -> list[str]:
-    """The patterns a CSV or JSON cell could hold without the file's text showing them.
+def _csv_quoted(pattern: str) -> str:
+    """How a pattern with a quote shows in a quoted CSV cell: each quote doubled."""
+    return pattern.replace('"', '""')
 
-    A CSV cell is its text verbatim but for doubled quotes, so only a pattern with a `"` can
-    hide. A JSON string is its text verbatim unless it has an escape; a file without any
-    backslash has none, else any pattern can hide (`\\u0041` is `A`).
+
+def _hidden_in_text(suffix: str, raw: str, found: set[str], patterns: Sequence[str]) -> set[str]:
+    r"""The patterns a CSV or JSON cell may hold although the file's text does not show them
+    as they are (`found` holds every pattern and quoted form the text shows).
+
+    A CSV cell shows in the text verbatim, or quoted with its quotes doubled. A JSON string
+    shows verbatim unless it has an escape: a file without any backslash has none; in one
+    with a backslash any pattern can hide (`\u0041` is `A`).
     """
     if suffix == ".csv":
-        return [p for p in patterns if '"' in p]
-    return list(patterns) if "\\" in raw else []
+        return {p for p in patterns if '"' in p and _csv_quoted(p) in found}
+    return set(patterns) if "\\" in raw else set()
 
 
 def private_text_findings(release_dir: Path, texts: Sequence[str]) -> list[dict[str, Any]]:
@@ -217,16 +223,18 @@ def private_text_findings(release_dir: Path, texts: Sequence[str]) -> list[dict[
     if not numbers:
         return []
     patterns = list(numbers)
+    searched = list(dict.fromkeys([*patterns, *(_csv_quoted(p) for p in patterns if '"' in p)]))
     tabular_json = _scalar_safe(patterns)
     findings = []
     for path in sorted(p for p in release_dir.rglob("*") if p.is_file()):
         relative = path.relative_to(release_dir).as_posix()
         raw = path.read_bytes().decode("utf-8", errors="replace")
-        in_raw = found_texts([raw], patterns)
-        hits = {(i, "bytes") for text in in_raw for i in numbers[text]}
+        in_raw = found_texts([raw], searched)
+        hits = {(i, "bytes") for text in in_raw & numbers.keys() for i in numbers[text]}
         wanted = patterns
         if path.suffix in (".csv", ".json"):
-            wanted = sorted(in_raw | set(_hidden_in_text(path.suffix, raw, patterns)))
+            hidden = _hidden_in_text(path.suffix, raw, in_raw, patterns)
+            wanted = sorted((in_raw & numbers.keys()) | hidden)
         if wanted:
             hits |= {
                 (i, where)
