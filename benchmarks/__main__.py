@@ -1,4 +1,4 @@
-"""`python -m benchmarks [--only ingest|indices|site|pairs|calls|writer|release] [options]`.
+"""`python -m benchmarks [--only NAME] [options]`: benchmarks (NAME below).
 
 1. ingest: the ingest swap (`benchmarks.ingest_swap`; `--rows N`, `--parser P`).
 2. indices: the index family (`benchmarks.index_family`; `--models N`, `--seed S`).
@@ -9,12 +9,17 @@
    0/1 outcomes against a plain Python count, the SWE-bench board end to end, and
    Navigator-size real-valued tests against a plain numpy meet in the middle.
 6. calls: 2,000 model calls at concurrency 32 against a 50 ms loopback server, as a ratio of
-   the ideal rate (`benchmarks.model_calls`; options through `python -m benchmarks.model_calls`).
+   bare httpx with the same connection split, beside raw asyncio streams and the ideal rate
+   (`benchmarks.model_calls`; options through `python -m benchmarks.model_calls`).
 7. writer: the warehouse row writer (`core.writer.insert_rows`) against `executemany` at 1,000
    and 100,000 rows of 30 text columns (`benchmarks.row_writer`; `--repeat` applies).
-8. release: release rendering (CSV and JSON) and the private-text check on a 50× release
-   (400,000 rows), each against the row loop it replaced (`benchmarks.release_checks`;
-   `--repeat` applies).
+8. bradley: the Bradley–Terry fit at 150 groups against a plain scipy fit
+   (`benchmarks.bradley_terry`; `--repeat` applies).
+9. cache: the response cache at 50,000 entries (about 1 GB): a reader process's peak memory
+   against a process that only imports the provider layer (`benchmarks.response_cache`).
+10. release: release rendering (CSV and JSON), rank columns and the private-text check at 50×
+    (400,000 rows), each against the row loop it replaced (`benchmarks.release_checks`;
+    `--repeat` applies).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (1 for ingest, 5 for indices).
@@ -27,17 +32,22 @@ import sys
 from collections.abc import Sequence
 
 from benchmarks import (
+    bradley_terry,
     exact_pairs,
     index_family,
     ingest_swap,
     model_calls,
     pairs,
     release_checks,
+    response_cache,
     row_writer,
     site_build,
 )
 
-BENCHMARKS = ("ingest", "indices", "site", "pairs", "exact", "calls", "writer", "release")
+BENCHMARKS = (
+    "ingest", "indices", "site", "pairs", "exact", "calls", "writer", "bradley", "cache",
+    "release",
+)  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,13 +85,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     index_options_given = (args.models, args.seed) != (index_family.MODELS, index_family.SEED)
-    if args.only in ("site", "writer", "release") and (ingest_argv or index_options_given):
+    if args.only in ("site", "writer", "bradley", "cache", "release") and (
+        ingest_argv or index_options_given
+    ):
         parser.error(f"the {args.only} benchmark takes only --repeat")
     if args.only == "indices" and ingest_argv:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
     if args.only == "ingest" and index_options_given:
         parser.error("--models and --seed apply to the indices benchmark only")
-    if args.only in ("pairs", "exact", "calls") and (
+    if args.only in ("pairs", "exact", "calls", "cache") and (
         ingest_argv or index_options_given or args.repeat is not None or args.profile
     ):
         parser.error(f"the {args.only} benchmark takes no options here (see its module)")
@@ -102,6 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "exact": lambda: exact_pairs.main([]),
         "calls": lambda: model_calls.main([]),
         "writer": lambda: row_writer.main(shared),
+        "bradley": lambda: bradley_terry.main(shared),
+        "cache": lambda: response_cache.main([]),
         "release": lambda: release_checks.main(shared),
     }
     # Every benchmark runs even when an earlier one misses its goal (the exit status still

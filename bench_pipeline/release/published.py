@@ -26,6 +26,8 @@ from bench_pipeline.indices.rules import (
     KNOWN_GOOD_REQUIREMENTS,
 )
 from bench_pipeline.ingest.catalog import evaluations, source_definitions
+from bench_pipeline.release.pm_checks_tables import PM_CHECKS_PUBLISHED
+from bench_pipeline.release.receipts import RECEIPT_TABLES
 from bench_pipeline.release.schema import (
     SCHEMA_VERSION,
     Column,
@@ -33,6 +35,7 @@ from bench_pipeline.release.schema import (
     PublishedTable,
     RankRule,
 )
+from bench_pipeline.release.tasks import TASKS_TABLE
 from bench_pipeline.scores import usecase
 from bench_pipeline.taskbank import NAVIGATOR_CATEGORIES
 
@@ -49,6 +52,8 @@ METHODOLOGY_VERSIONS: dict[str, str] = {
     "usecase_rank": "1",
     "navigator_index": "1",
     "item_boards": "1",
+    "receipts": "1",
+    "pm_checks": "1",
 }
 
 ARENA_SQL = """
@@ -621,6 +626,9 @@ PUBLISHED: tuple[PublishedTable, ...] = (
     T("item_board_pairs", "Item boards: exact paired tests over shared items",
       "SELECT * FROM item_board_pairs ORDER BY board, entry_key_a, entry_key_b",
       ("board", "entry_key_a", "entry_key_b"), "item_boards", ITEM_BOARD_PAIRS_COLUMNS),
+    *RECEIPT_TABLES,
+    TASKS_TABLE,
+    *PM_CHECKS_PUBLISHED,
 )  # fmt: skip
 PUBLISHED_BY_NAME = {table.name: table for table in PUBLISHED}
 
