@@ -24,6 +24,7 @@ from bench_pipeline.core.warehouse import connect
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.release import build as build_module
 from bench_pipeline.release.build import build_release
+from bench_pipeline.release.database import VIEWS
 from bench_pipeline.release.prices import record_price_history
 from bench_pipeline.release.published import METHODOLOGY_VERSIONS, PUBLISHED
 from bench_pipeline.release.verify import private_text_findings, verify_latest, verify_release
@@ -69,7 +70,14 @@ def test_first_release_is_created_with_the_whole_layout(built: dict) -> None:
     assert outcome.path == built["root"] / "releases" / outcome.release_id
     names = {p.relative_to(outcome.path).as_posix() for p in outcome.path.rglob("*")}
     expected = {f"data/{t}.{fmt}" for t in TABLES for fmt in ("csv", "json", "parquet")}
-    assert names == expected | {"data", "manifest.json", "schema.json", "bench.duckdb", "diff.json"}
+    assert names == expected | {
+        "data",
+        "manifest.json",
+        "schema.json",
+        "bench.duckdb",
+        "diff.json",
+        "datapackage.json",
+    }
     manifest = json.loads((outcome.path / "manifest.json").read_text())
     assert list(manifest) == [
         "release_id",
@@ -236,7 +244,7 @@ def test_release_is_atomic_and_latest_is_written_last(
     root = tmp_path / "releases"
     rid = built["outcome"].release_id
     # a crash half-way through writing: nothing published, `latest` not moved
-    monkeypatch.setattr(build_module, "_write_database", _crash)
+    monkeypatch.setattr(build_module, "write_release_database", _crash)
     with pytest.raises(RuntimeError, match="crash"):
         release(built["database"], root)
     assert not (root / rid).exists() and not (root / "latest").exists()
@@ -283,7 +291,7 @@ def test_release_database_opens_read_only_while_the_warehouse_is_held(
         path = built["outcome"].path / "bench.duckdb"
         with duckdb.connect(str(path), read_only=True) as conn:
             tables = {r[0] for r in conn.execute("SHOW TABLES").fetchall()}
-            assert tables == set(TABLES)
+            assert tables == set(TABLES) | {view.name for view in VIEWS}
             top = conn.execute(
                 "SELECT model_id FROM known_good_index ORDER BY known_good_index DESC NULLS LAST "
                 "LIMIT 1"
