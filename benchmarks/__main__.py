@@ -1,4 +1,4 @@
-"""`python -m benchmarks [--only ingest|indices|site|pairs|calls|writer] [options]`: benchmarks.
+"""`python -m benchmarks [--only NAME] [options]`: the benchmarks, NAME one of those below.
 
 1. ingest: the ingest swap (`benchmarks.ingest_swap`; `--rows N`, `--parser P`).
 2. indices: the index family (`benchmarks.index_family`; `--models N`, `--seed S`).
@@ -12,6 +12,8 @@
    the ideal rate (`benchmarks.model_calls`; options through `python -m benchmarks.model_calls`).
 7. writer: the warehouse row writer (`core.writer.insert_rows`) against `executemany` at 1,000
    and 100,000 rows of 30 text columns (`benchmarks.row_writer`; `--repeat` applies).
+8. noop: a `bench run` that changes nothing against a fresh one on the recorded snapshots,
+   with the Dagster events of each (`benchmarks.noop_rerun`; `--repeat` reruns).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (1 for ingest, 5 for indices).
@@ -28,12 +30,13 @@ from benchmarks import (
     index_family,
     ingest_swap,
     model_calls,
+    noop_rerun,
     pairs,
     row_writer,
     site_build,
 )
 
-BENCHMARKS = ("ingest", "indices", "site", "pairs", "exact", "calls", "writer")
+BENCHMARKS = ("ingest", "indices", "site", "pairs", "exact", "calls", "writer", "noop")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -71,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     index_options_given = (args.models, args.seed) != (index_family.MODELS, index_family.SEED)
-    if args.only in ("site", "writer") and (ingest_argv or index_options_given):
+    if args.only in ("site", "writer", "noop") and (ingest_argv or index_options_given):
         parser.error(f"the {args.only} benchmark takes only --repeat")
     if args.only == "indices" and ingest_argv:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
@@ -98,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "exact": lambda: exact_pairs.main([]),
         "calls": lambda: model_calls.main([]),
         "writer": lambda: row_writer.main(shared),
+        "noop": lambda: noop_rerun.main(shared),
     }
     # Every benchmark runs even when an earlier one misses its goal (the exit status still
     # says so), so one slow figure never hides the others.

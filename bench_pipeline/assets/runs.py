@@ -10,8 +10,9 @@ import time
 
 import dagster as dg
 
-from bench_pipeline.assets.metadata import table_metadata, timed
+from bench_pipeline.assets.metadata import table_asset_metadata, table_metadata, timed
 from bench_pipeline.assets.sources import live_key
+from bench_pipeline.assets.versions import outside_metadata, tables_version
 from bench_pipeline.core import settings
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
@@ -81,16 +82,21 @@ def current_partitions() -> list[str]:
 @timed
 def task_bank(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     with warehouse.connection() as conn:
+        outside = outside_metadata(TASK_BANK_KEY, conn)
         stored = store_task_bank(conn, load_bank(), load_setups())
         new = register_partitions(context.instance, stored.partitions)
         metadata = table_metadata(conn, "task_cases") | table_metadata(conn, "setups")
+        metadata |= table_asset_metadata(conn, "task_cases")
+        version = tables_version(conn, ["task_cases", "setups"])
     return dg.MaterializeResult(
+        data_version=version,
         metadata=metadata
+        | outside
         | {
             "new partitions": len(new),
             "proposed setups": len(stored.catalog.proposed),
             **stored.counts,
-        }
+        },
     )
 
 
@@ -108,9 +114,13 @@ def task_bank(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
 @timed
 def model_rates(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
+        outside = outside_metadata(RATES_KEY, conn)
         rows = refresh_model_rates(conn)
-        metadata = table_metadata(conn, "model_rates")
-    return dg.MaterializeResult(metadata=metadata | {"rate rows": rows})
+        metadata = table_metadata(conn, "model_rates") | table_asset_metadata(conn, "model_rates")
+        version = tables_version(conn, ["model_rates"])
+    return dg.MaterializeResult(
+        metadata=metadata | outside | {"rate rows": rows}, data_version=version
+    )
 
 
 @dg.asset(
@@ -150,7 +160,7 @@ def model_runs(
         progress=progress,
     )
     with warehouse.connection() as conn:
-        metadata = table_metadata(conn, "model_runs")
+        metadata = table_metadata(conn, "model_runs") | table_asset_metadata(conn, "model_runs")
     summary: dict[str, int | float | str] = {
         "partitions": len(keys),
         "runs planned": report.planned,
@@ -190,18 +200,24 @@ def model_runs(
 )
 @timed
 def submitted_runs(warehouse: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse.connection() as conn:
+        outside = outside_metadata(SUBMITTED_KEY, conn)
     report = ingest_inbox(warehouse.connection, settings.submissions_inbox(), load_bank())
     with warehouse.connection() as conn:
         metadata = table_metadata(conn, "submitted_runs")
+        metadata |= table_asset_metadata(conn, "submitted_runs")
+        version = tables_version(conn, ["submitted_runs", "submission_files"])
     rejected = {r.source or "?": r.reason for r in report.rejected}
     return dg.MaterializeResult(
+        data_version=version,
         metadata=metadata
+        | outside
         | {
             "accepted": len(report.accepted),
             "rejected": len(report.rejected),
             "seen before": report.seen_before,
             "rejections": dg.MetadataValue.json(rejected),
-        }
+        },
     )
 
 

@@ -14,6 +14,7 @@ from datetime import timedelta
 
 import dagster as dg
 
+from bench_pipeline.assets.sources import source_group
 from bench_pipeline.ingest.catalog import SourceDefinition
 
 IN_PROGRESS = (
@@ -30,8 +31,7 @@ STALE_AFTER = timedelta(hours=6)
 def source_job(definition: SourceDefinition):
     return dg.define_asset_job(
         name=f"refresh_{definition.name}",
-        selection=dg.AssetSelection.groups("ingestion").required_multi_asset_neighbors()
-        & dg.AssetSelection.tag("source", definition.name),
+        selection=dg.AssetSelection.groups(source_group(definition.name)),
         description=f"Fetch, validate and publish {definition.title}.",
     )
 
