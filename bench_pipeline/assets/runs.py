@@ -1,14 +1,17 @@
 """Task bank, setups, dated rates, executed model runs (partitioned) and submitted runs.
 
-`model_runs` is partitioned by setup × case version (dynamic partitions, registered by
-`task_bank` as the bank and setups change). A backfill over many partitions runs as one
-Dagster run (single-run backfill policy): the calls of all its partitions share one
-concurrency limit instead of one process each.
+`model_runs` is partitioned by setup, each partition keyed by the setup's name
+(`<model record>@<harness>`, dynamic partitions registered by `task_bank` as the setups
+change), with every current PM and Navigator case version inside: Dagster's bookkeeping grows
+with the setups, not the bank. A backfill over many partitions runs as one Dagster run
+(single-run backfill policy): the calls of all its partitions share one concurrency limit
+instead of one process each.
 """
 
 import time
 
 import dagster as dg
+from pydantic import Field
 
 from bench_pipeline.assets.metadata import table_asset_metadata, table_metadata, timed
 from bench_pipeline.assets.sources import live_key
@@ -75,8 +78,8 @@ def current_partitions() -> list[str]:
     description=(
         "The task bank (tasks/) and the setups (setups/, plus those proposed for models new "
         "on OpenRouter, marked `proposed`) as loaded: every case version and setup ever "
-        "seen, which are current, and one model-run partition per executable setup × "
-        "PM/Navigator case version. Private cases' text is never stored."
+        "seen, which are current, and one model-run partition per executable setup, named "
+        "`<model record>@<harness>`. Private cases' text is never stored."
     ),
 )
 @timed
@@ -123,6 +126,16 @@ def model_rates(warehouse: WarehouseResource) -> dg.MaterializeResult:
     )
 
 
+class ModelRunsConfig(dg.Config):
+    """Launchpad options of a model-run backfill."""
+
+    cases: list[str] = Field(
+        default_factory=list,
+        description="Only these cases of each setup, as `<suite>:<case id>` (default: every "
+        "current PM and Navigator case version).",
+    )
+
+
 @dg.asset(
     key=MODEL_RUNS_KEY,
     deps=[TASK_BANK_KEY, RATES_KEY],
@@ -132,14 +145,18 @@ def model_rates(warehouse: WarehouseResource) -> dg.MaterializeResult:
     kinds={"duckdb"},
     owners=["team:runs"],
     description=(
-        "Each setup's answers to one case version (every input, three repeats for a noisy "
-        "case), costed at the rate in effect on the run date. Resumable: a stored run is "
-        "never run again and a cached response is never paid for twice."
+        "One setup's answers to every current PM and Navigator case version (every input, "
+        "three repeats for a noisy case), costed at the rate in effect on the run date. "
+        "Resumable: a stored run is never run again and a cached response is never paid for "
+        "twice; `bench run` launches only the partitions with runs to make."
     ),
 )
 @timed
 def model_runs(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource, models: ModelCallsResource
+    context: dg.AssetExecutionContext,
+    config: ModelRunsConfig,
+    warehouse: WarehouseResource,
+    models: ModelCallsResource,
 ) -> dg.MaterializeResult:
     keys = list(context.partition_keys)
     last = [0.0]
@@ -158,6 +175,7 @@ def model_runs(
         setups=load_setups(),
         concurrency=models.concurrency,
         progress=progress,
+        cases=config.cases,
     )
     with warehouse.connection() as conn:
         metadata = table_metadata(conn, "model_runs") | table_asset_metadata(conn, "model_runs")

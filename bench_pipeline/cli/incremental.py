@@ -99,15 +99,15 @@ def _reason(graph, key, entries, dirty, conn) -> str | None:
 def partitions_with_work(conn: duckdb.DuckDBPyConnection, keys: list[str]) -> set[str]:
     """The model-run partitions among `keys` with a planned run not stored yet: a batch of
     the others would only skip past stored runs, so `bench run` does not launch them."""
-    from bench_pipeline.runs.plan import by_partition, work_items
+    from bench_pipeline.runs.plan import setup_partition_key, work_items
     from bench_pipeline.runs.proposals import with_proposals
     from bench_pipeline.runs.store import stored_run_ids
     from bench_pipeline.taskbank import load_bank
     from bench_pipeline.taskbank.setups import load_setups
 
-    items = by_partition(work_items(keys, load_bank(), with_proposals(conn, load_setups())))
-    done = stored_run_ids(conn, keys)
-    return {key for key, planned in items.items() if any(i.run_id not in done for i in planned)}
+    items = work_items(keys, load_bank(), with_proposals(conn, load_setups()))
+    done = stored_run_ids(conn, {item.partition_key for item in items})
+    return {setup_partition_key(item.setup) for item in items if item.run_id not in done}
 
 
 def stretches(keys: list[str], wanted: Collection[str]) -> list[tuple[str, str]]:

@@ -112,17 +112,17 @@ def declared_run_tags(
     run's range as materialised."""
     from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS
     from bench_pipeline.cli.incremental import stretches
-    from bench_pipeline.runs.plan import parse_partition_key
+    from bench_pipeline.runs.plan import setups_by_partition
     from bench_pipeline.taskbank.setups import load_setups
 
     keys = instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)
-    declared = {s.setup_id for s in load_setups().setups}
-    wanted = {k for k in keys if parse_partition_key(k).setup_id in declared}
+    declared = set(setups_by_partition(load_setups()))
+    wanted = {k for k in keys if k in declared}
     if with_work is not None:
         wanted &= with_work(sorted(wanted))
     ranges = stretches(keys, wanted)
     if out is not None:
-        covered = sum(1 for k in keys if parse_partition_key(k).setup_id in declared)
+        covered = sum(1 for k in keys if k in declared)
         if len(keys) > covered:
             print(f"  ({len(keys) - covered} proposed model-run partitions left for an "
                   "operator to launch from the UI)", file=out)  # fmt: skip
