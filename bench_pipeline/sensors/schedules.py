@@ -63,7 +63,11 @@ def overlapping_runs(context: dg.ScheduleEvaluationContext, job_name: str) -> li
     return found
 
 
-def source_schedule(definition: SourceDefinition) -> dg.ScheduleDefinition:
+def source_schedule(
+    definition: SourceDefinition,
+    default_status: dg.DefaultScheduleStatus = dg.DefaultScheduleStatus.STOPPED,
+) -> dg.ScheduleDefinition:
+    """The source's refresh on its cadence (stopped until an operator starts it)."""
     job = source_job(definition)
 
     @dg.schedule(
@@ -71,7 +75,7 @@ def source_schedule(definition: SourceDefinition) -> dg.ScheduleDefinition:
         job=job,
         cron_schedule=definition.cadence_cron,
         execution_timezone="UTC",
-        default_status=dg.DefaultScheduleStatus.STOPPED,
+        default_status=default_status,
         description=(
             f"Refresh {definition.title} on its cadence ({definition.cadence_cron}); a tick "
             "is skipped while another run is writing the source's tables."
