@@ -1,6 +1,7 @@
 """What `bench run` has to recompute: the assets whose inputs changed since they last ran.
 
-An asset is out of date when it was never materialised, its last attempt failed, its code
+An asset is out of date when it was never materialised, its last attempt failed, a blocking
+check of it failed last time (so the check runs again before anything below it), its code
 version changed (`assets/versions.py`), a dependency's data version differs from the one
 Dagster recorded when it last ran, the files it reads outside the warehouse changed (their
 digest against the one it recorded), or a dependency is itself out of date. Raw fetches are
@@ -58,13 +59,26 @@ def out_of_date(
     }
     plan = Plan()
     pending = set(changed)
+    blocked = _failed_blocking_checks(graph, instance)
     for key in keys:
         if key not in candidates:
             continue
-        reason = _reason(graph, key, entries, pending | plan.keys, conn)
+        reason = blocked.get(key) or _reason(graph, key, entries, pending | plan.keys, conn)
         if reason:
             plan.reasons[key] = reason
     return plan
+
+
+def _failed_blocking_checks(graph, instance: dg.DagsterInstance) -> dict[dg.AssetKey, str]:
+    """Assets whose blocking check failed at its latest evaluation, with that check."""
+    keys = [k for k in graph.asset_check_keys if graph.get_check_spec(k).blocking]
+    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
+    found: dict[dg.AssetKey, str] = {}
+    for key, record in latest.items():
+        # a check planned but never evaluated (its run failed first) is "last attempt failed"
+        if getattr(record.evaluation, "passed", True) is False:
+            found.setdefault(key.asset_key, f"its blocking check {key.name} failed")
+    return found
 
 
 def _reason(graph, key, entries, dirty, conn) -> str | None:
@@ -72,8 +86,9 @@ def _reason(graph, key, entries, dirty, conn) -> str | None:
     mat = entry.last_materialization if entry is not None else None
     if mat is None:
         return "never materialised"
-    failed = entry.last_failed_to_materialize_storage_id
-    if failed is not None and failed > (entry.last_materialization_storage_id or 0):
+    # the latest run that planned it is not the one that materialised it: it failed or
+    # skipped it (local storage keeps no failure records, only that run's id)
+    if entry.last_run_id is not None and entry.last_run_id != mat.run_id:
         return "its last attempt failed"
     materialization = mat.asset_materialization
     node = graph.get(key)

@@ -258,7 +258,10 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
                 continue
             plan = _plan(definitions, instance, wave, {MODEL_RUNS_KEY} if launched else set())
             if not plan.keys:
-                print(f"  ({name}: {len(wave)} assets, nothing changed)", file=out)
+                what = (
+                    next(iter(wave)).to_user_string() if len(wave) == 1 else f"{len(wave)} assets"
+                )
+                print(f"  ({name}: {what}, nothing changed)", file=out)
                 continue
             print(f"  ({name}: {_reasons(plan)})", file=out)
             success = success and execute(name, {}, plan.keys)
