@@ -1,4 +1,4 @@
-"""`python -m benchmarks [--only NAME] [options]`: the benchmarks, NAME one of those below.
+"""`python -m benchmarks [--only NAME] [options]`: benchmarks (NAME below).
 
 1. ingest: the ingest swap (`benchmarks.ingest_swap`; `--rows N`, `--parser P`).
 2. indices: the index family (`benchmarks.index_family`; `--models N`, `--seed S`).
@@ -9,11 +9,16 @@
    0/1 outcomes against a plain Python count, the SWE-bench board end to end, and
    Navigator-size real-valued tests against a plain numpy meet in the middle.
 6. calls: 2,000 model calls at concurrency 32 against a 50 ms loopback server, as a ratio of
-   the ideal rate (`benchmarks.model_calls`; options through `python -m benchmarks.model_calls`).
+   bare httpx with the same connection split, beside raw asyncio streams and the ideal rate
+   (`benchmarks.model_calls`; options through `python -m benchmarks.model_calls`).
 7. writer: the warehouse row writer (`core.writer.insert_rows`) against `executemany` at 1,000
    and 100,000 rows of 30 text columns (`benchmarks.row_writer`; `--repeat` applies).
-8. noop: a `bench run` that changes nothing against a fresh one on the recorded snapshots,
-   with the Dagster events of each (`benchmarks.noop_rerun`; `--repeat` reruns).
+8. bradley: the Bradley–Terry fit at 150 groups against a plain scipy fit
+   (`benchmarks.bradley_terry`; `--repeat` applies).
+9. cache: the response cache at 50,000 entries (about 1 GB): a reader process's peak memory
+   against a process that only imports the provider layer (`benchmarks.response_cache`).
+10. noop: a `bench run` that changes nothing against a fresh one on the recorded snapshots,
+    with the Dagster events of each (`benchmarks.noop_rerun`; `--repeat` reruns).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (1 for ingest, 5 for indices).
@@ -26,17 +31,30 @@ import sys
 from collections.abc import Sequence
 
 from benchmarks import (
+    bradley_terry,
     exact_pairs,
     index_family,
     ingest_swap,
     model_calls,
     noop_rerun,
     pairs,
+    response_cache,
     row_writer,
     site_build,
 )
 
-BENCHMARKS = ("ingest", "indices", "site", "pairs", "exact", "calls", "writer", "noop")
+BENCHMARKS = (
+    "ingest",
+    "indices",
+    "site",
+    "pairs",
+    "exact",
+    "calls",
+    "writer",
+    "bradley",
+    "cache",
+    "noop",
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,13 +92,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     index_options_given = (args.models, args.seed) != (index_family.MODELS, index_family.SEED)
-    if args.only in ("site", "writer", "noop") and (ingest_argv or index_options_given):
+    if args.only in ("site", "writer", "bradley", "cache", "noop") and (
+        ingest_argv or index_options_given
+    ):
         parser.error(f"the {args.only} benchmark takes only --repeat")
     if args.only == "indices" and ingest_argv:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
     if args.only == "ingest" and index_options_given:
         parser.error("--models and --seed apply to the indices benchmark only")
-    if args.only in ("pairs", "exact", "calls") and (
+    if args.only in ("pairs", "exact", "calls", "cache") and (
         ingest_argv or index_options_given or args.repeat is not None or args.profile
     ):
         parser.error(f"the {args.only} benchmark takes no options here (see its module)")
@@ -101,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "exact": lambda: exact_pairs.main([]),
         "calls": lambda: model_calls.main([]),
         "writer": lambda: row_writer.main(shared),
+        "bradley": lambda: bradley_terry.main(shared),
+        "cache": lambda: response_cache.main([]),
         "noop": lambda: noop_rerun.main(shared),
     }
     # Every benchmark runs even when an earlier one misses its goal (the exit status still

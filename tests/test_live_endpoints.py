@@ -52,3 +52,30 @@ def test_every_model_failing_is_a_fetch_failure() -> None:
     }
     with LoopbackServer(routes) as server, pytest.raises(FetchError, match="every endpoint"):
         client(server).fetch(definition)
+
+
+def test_endpoint_requests_run_concurrently_under_the_limit_in_list_order() -> None:
+    definition = source_definitions()["openrouter_endpoints"]
+    slugs = [f"lab/model-{n:02d}" for n in range(12)]
+    routes: dict[str, list[Reply]] = {
+        "/api/v1/models": [Reply(200, json.dumps({"data": [{"id": s} for s in slugs]}).encode())]
+    }
+    for slug in slugs:  # every answer is held, so requests that overlap are seen overlapping
+        routes[f"/api/v1/models/{slug}/endpoints"] = [Reply(200, GPT4O, delay=0.3)]
+    routes["/api/v1/models/lab/model-05/endpoints"] = [Reply(404, b"gone", delay=0.3)]
+    with LoopbackServer(routes) as server:
+        live = LiveHttpClient(
+            base_url=server.url, max_retries=0, backoff_base_seconds=0.01, max_concurrency=4
+        )
+        files = live.fetch(definition)
+        arrivals = sorted(
+            r.at for s in slugs for r in server.requests(f"/api/v1/models/{s}/endpoints")
+        )
+    assert [f.name for f in files] == [
+        *(f"{s.replace('/', '__')}.json" for s in slugs if s != "lab/model-05"),
+        FETCH_FAILURES,
+    ]
+    assert files[-1].content.decode().startswith("lab/model-05\t")
+    # Most requests in any 0.3 s window: the limit, reached but never passed.
+    in_flight = max(sum(1 for b in arrivals if a <= b < a + 0.29) for a in arrivals)
+    assert in_flight == 4

@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import json
 import multiprocessing
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from bench_pipeline.providers import (
     parse_usage,
     run_all,
 )
+from bench_pipeline.providers import cache as cache_module
 
 pytestmark = [pytest.mark.unit, pytest.mark.timeout(60)]
 
@@ -583,6 +585,97 @@ def test_an_entry_another_process_wrote_later_is_found(tmp_path: Path) -> None:
     ResponseCache(tmp_path).put(request, _answer(request))
     assert reader.get(request.request_hash()) == _answer(request)
     assert request.request_hash() in reader
+
+
+def test_the_index_reads_the_journal_in_chunks_across_entry_boundaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tiny chunk splits every entry many times: each must still be indexed whole, once.
+    writer = ResponseCache(tmp_path)
+    requests = [_request(f"chunked {n}") for n in range(25)]
+    for n, request in enumerate(requests):
+        writer.put(request, _answer(request, "z" * (n * 37)))
+    monkeypatch.setattr(cache_module, "CHUNK", 7)
+    reader = ResponseCache(tmp_path)
+    assert [reader.get(r.request_hash()) for r in requests] == [
+        _answer(r, "z" * (n * 37)) for n, r in enumerate(requests)
+    ]
+    assert len(reader) == 25
+
+
+def test_a_writer_finds_its_own_entries_and_indexes_them_in_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache_module, "PENDING_LIMIT", 3)
+    cache = ResponseCache(tmp_path)
+    requests = [_request(f"own {n}") for n in range(7)]
+    for n, request in enumerate(requests):
+        cache.put(request, _answer(request))
+        assert cache.get(request.request_hash()) == _answer(request)
+        # Every third entry sends the batch to the index file; the rest wait in memory.
+        assert len(cache._pending) == (n + 1) % 3
+    with sqlite3.connect(tmp_path / cache_module.INDEX) as db:
+        assert db.execute("SELECT count(*) FROM entries").fetchone()[0] == 6
+    assert len(ResponseCache(tmp_path)) == 7
+
+
+def test_a_lost_or_corrupt_index_is_rebuilt_from_the_journal(tmp_path: Path) -> None:
+    requests = [_request(f"indexed {n}") for n in range(5)]
+    writer = ResponseCache(tmp_path)
+    for request in requests:
+        writer.put(request, _answer(request))
+    assert len(ResponseCache(tmp_path)) == 5  # builds the index
+    index = tmp_path / cache_module.INDEX
+    assert index.exists()
+    index.write_bytes(b"not a database at all" * 200)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{index}{suffix}").unlink(missing_ok=True)
+    assert all(ResponseCache(tmp_path).get(r.request_hash()) == _answer(r) for r in requests)
+    index.unlink()
+    assert all(ResponseCache(tmp_path).get(r.request_hash()) == _answer(r) for r in requests)
+
+
+def test_a_journal_replaced_by_a_shorter_one_is_indexed_again(tmp_path: Path) -> None:
+    old = [_request(f"old {n}") for n in range(3)]
+    writer = ResponseCache(tmp_path)
+    for request in old:
+        writer.put(request, _answer(request, "o" * 500))
+    assert len(ResponseCache(tmp_path)) == 3
+    journal = tmp_path / "responses.jsonl"
+    journal.unlink()
+    new = _request("new")
+    ResponseCache(tmp_path).put(new, _answer(new))
+    reader = ResponseCache(tmp_path)
+    assert reader.get(new.request_hash()) == _answer(new)
+    assert all(reader.get(r.request_hash()) is None for r in old)
+    assert set(reader.hashes()) == {new.request_hash()}
+
+
+def _read_until_found(root: str, labels: tuple[str, ...], count: int) -> None:
+    cache = ResponseCache(root)
+    missing = {f"{label} {n}" for label in labels for n in range(count)}
+    for _ in range(100_000):
+        missing = {m for m in missing if cache.get(_request(m).request_hash()) is None}
+        if not missing:
+            return
+    raise AssertionError(f"never found {len(missing)} entries")
+
+
+def test_a_reader_indexing_while_processes_append_finds_every_entry(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    workers = [
+        context.Process(target=_append_many, args=(str(tmp_path), label, 60))
+        for label in ("up", "down")
+    ]
+    workers.append(
+        context.Process(target=_read_until_found, args=(str(tmp_path), ("up", "down"), 60))
+    )
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=180)
+        assert worker.exitcode == 0
+    assert len(ResponseCache(tmp_path)) == 120
 
 
 def test_hand_kept_entry_files_are_read_and_checked(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import polars as pl
 from bench_pipeline.assets.grading import REVIEWS_KEY
 from bench_pipeline.assets.item_boards import item_boards
 from bench_pipeline.assets.metadata import table_asset_metadata, table_metadata, timed
+from bench_pipeline.assets.pm_checks import pm_checks
 from bench_pipeline.assets.runs import SUBMITTED_KEY
 from bench_pipeline.assets.versions import outside_metadata, tables_version
 from bench_pipeline.resources.warehouse import WarehouseResource
@@ -66,5 +67,5 @@ navigator_board_asset = _board(
     "Navigator Index v2: category scores and the Index, exact paired sign-flip tests with "
     "Holm, rank ranges, ties, dominance; and the classic v1 fit ranking.",
 )  # fmt: skip
-SCORE_ASSETS = [pm_board, usecase_board_asset, navigator_board_asset, item_boards]
+SCORE_ASSETS = [pm_board, usecase_board_asset, navigator_board_asset, item_boards, pm_checks]
 SCORE_KEYS = [a.key for a in SCORE_ASSETS]

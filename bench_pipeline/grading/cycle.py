@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_pipeline.grading.browser import GRADER as BROWSER_GRADER
-from bench_pipeline.grading.browser import PrototypeInspector
+from bench_pipeline.grading.browser import BrowserReport, PrototypeInspector
 from bench_pipeline.grading.decision import GradeRecord, grade_rubric
 from bench_pipeline.grading.judge_flows import navigator_judge, pm_judge
 from bench_pipeline.grading.judges import JudgeModel, assign_judges
@@ -42,6 +42,7 @@ from bench_pipeline.grading.sentinels import (
     sentinels_for,
 )
 from bench_pipeline.grading.simulated import is_simulated, simulated_check
+from bench_pipeline.grading.vision import VisionAnswer, VisionStep
 from bench_pipeline.providers.base import Provider, Usage
 from bench_pipeline.runs.costing import Rates, cost_of_all, rate_in_effect
 from bench_pipeline.taskbank import Case, JudgeCheck
@@ -135,23 +136,39 @@ class _Rows:
                                        self.now.date()),
         )  # fmt: skip
 
+    def vision(self, item: RunToGrade, step: VisionStep, answer: VisionAnswer) -> None:
+        model = step.model
+        self.add(
+            item.run_id, item.case, item.input_id, f"vision:{answer.check_id}", tier=2,
+            grader_kind="vision", grader=model.api_id, grader_company=model.company,
+            grader_family=model.family, outcome=answer.outcome, reason=answer.reason,
+            simulated=answer.simulated,
+            judge_cost_usd=_judge_cost([answer.usage], model.api_id, self.rates,
+                                       self.now.date()),
+        )  # fmt: skip
+
 
 def _is_html(text: str) -> bool:
     lowered = text.lower()
     return any(marker in lowered for marker in HTML_MARKERS)
 
 
-def _browser(
+def _inspect(
     item: RunToGrade, screenshots: Path, inspector: PrototypeInspector
-) -> tuple[CheckResult, dict[str, Any]]:
-    """The prototype opened by the inspector; an output with no HTML document fails without
-    it."""
+) -> BrowserReport | None:
+    """The prototype opened by the inspector; None when the output holds no HTML document."""
     if not _is_html(item.blind_output):
-        result = CheckResult("fail", "the output holds no HTML document", BROWSER_GRADER)
-        return result, {}
-    report = inspector.inspect(
+        return None
+    return inspector.inspect(
         item.blind_output, item.case.browser_checks, screenshots / f"{item.run_id}.png"
     )
+
+
+def _browser(report: BrowserReport | None) -> tuple[CheckResult, dict[str, Any]]:
+    """The page's grade from its report; an output with no HTML document fails."""
+    if report is None:
+        result = CheckResult("fail", "the output holds no HTML document", BROWSER_GRADER)
+        return result, {}
     measures = {} if report.measures is None else {
         "colours": report.measures.colour_count,
         "gradients": report.measures.gradients,
@@ -179,8 +196,13 @@ async def grade_runs(
     sandbox: Sandbox | None = None,
     concurrency: int = 8,
     progress: Callable[[str], None] | None = None,
+    vision: VisionStep | None = None,
 ) -> CycleResult:
     """Grade every run (see the module docstring).
+
+    With `vision`, the vision model answers each browser check from the prototype's
+    screenshot (`grading/vision.py`); each answer is a `vision` grade, and every check left
+    `inconclusive` goes to a person.
 
     The outside systems a grader uses are handed in, never started here: `inspector` opens
     prototypes (Chromium, or recorded inspections offline) and `sandbox` runs unit-test answer
@@ -234,11 +256,22 @@ async def grade_runs(
             browser: dict[str, CheckResult] | None
             if case.prototype:
                 grades = await grade_rubric(provider, judge, case, item.blind_output)
-                page, details = await asyncio.to_thread(_browser, item, screenshots, inspector)
+                report = await asyncio.to_thread(_inspect, item, screenshots, inspector)
+                if report is not None and vision is not None:
+                    report, answers = await vision.look(report, case.browser_checks)
+                    for answer in answers:
+                        rows.vision(item, vision, answer)
+                page, details = _browser(report)
                 rows.check(item, page, "browser", "browser")
                 result.browser.append({"run_id": item.run_id, "outcome": page.outcome,
                                        "reason": page.reason, **details})  # fmt: skip
                 browser = {"browser": page}
+                if vision is not None and report is not None:
+                    # every check still undecided goes to a person, whatever the page's outcome
+                    browser |= {
+                        g.id: CheckResult("inconclusive", g.reason, report.grader)
+                        for g in report.goals if g.outcome == "inconclusive"
+                    }  # fmt: skip
             else:
                 verdict = await pm_judge(provider, judge, case, item.blind_output)
                 grades = verdict.criteria

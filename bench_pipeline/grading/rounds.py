@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from bench_pipeline.grading.browser import PrototypeInspector
 from bench_pipeline.grading.cycle import CycleResult, RunToGrade, grade_runs
@@ -29,6 +29,7 @@ from bench_pipeline.grading.store import (
     store_calibration,
     store_cycle,
 )
+from bench_pipeline.grading.vision import VisionStep
 from bench_pipeline.providers.base import Provider
 from bench_pipeline.runs.batch import Connect
 from bench_pipeline.runs.proposals import benchmarked_companies
@@ -47,6 +48,15 @@ class JudgeCalls(Protocol):
 
     async def aclose(self) -> None:
         """Close whatever connections the providers opened."""
+        ...
+
+
+@runtime_checkable
+class VisionCalls(Protocol):
+    """Judge calls that also serve the browser check's vision model (`ProviderChooser`)."""
+
+    def vision(self, benchmarked_companies: Sequence[str]) -> VisionStep | None:
+        """The vision step, checked against the benchmarked companies (None: none set up)."""
         ...
 
 
@@ -101,13 +111,14 @@ def grade_pending(
         return GradingRound(None, [])
     cycle_id = cycle_id_for(now, runs)
     provider, pool = calls.judges()
+    vision = calls.vision(companies) if isinstance(calls, VisionCalls) else None
 
     async def cycle() -> CycleResult:
         try:
             return await grade_runs(
                 runs, provider, pool, companies, cycle_id,
                 rates=rates, now=now, screenshots=screenshots,
-                inspector=inspector, sandbox=sandbox, concurrency=concurrency,
+                inspector=inspector, sandbox=sandbox, concurrency=concurrency, vision=vision,
             )  # fmt: skip
         finally:
             await calls.aclose()

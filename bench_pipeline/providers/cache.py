@@ -9,6 +9,14 @@ Storage, under one directory:
   need no lock, and an entry is in the file the moment its call returns: a killed process
   loses nothing it was told. Each entry starts on a fresh line, so the torn tail a kill
   mid-write can leave spoils only itself (it is read as missing and asked again).
+- `responses.index.sqlite`, where each journal entry sits (hash → offset, length), so a
+  process looks an answer up without holding the journal in memory: a reader's memory does
+  not grow with the journal (at 50,000 entries the old in-memory scan read 986 MB). It is
+  derived, never the truth: writers only append to the journal, and a reader that misses
+  indexes the entries appended since the index's high-water mark, streaming them in
+  bounded chunks, in one `BEGIN IMMEDIATE` transaction (so processes catching up at once
+  take turns). A lost or unreadable index is rebuilt from the journal; a journal shorter
+  than the index says (replaced by hand) is indexed again from the start.
 - `<hash[:2]>/<hash>.json`, one file per entry, read but never written here: recordings a
   person checks in or edits by hand.
 
@@ -29,6 +37,7 @@ import asyncio
 import json
 import os
 import re
+import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,6 +47,11 @@ from typing import Protocol
 from bench_pipeline.providers.base import ChatRequest, ChatResponse, Provider
 
 JOURNAL = "responses.jsonl"
+INDEX = "responses.index.sqlite"
+CHUNK = 4 << 20
+"""Journal bytes read at a time while indexing: a reader's memory stays bounded by this."""
+PENDING_LIMIT = 1_024
+"""A writer's own entries kept in memory before it indexes them."""
 _HASH = re.compile(rb"[0-9a-f]{64}")
 _HEAD = b'{"hash":"'
 
@@ -56,10 +70,16 @@ class ResponseCache:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
         self.journal = self.root / JOURNAL
-        self._index: dict[str, tuple[int, int]] = {}  # hash → (offset, length) in the journal
-        self._indexed_to = 0  # journal bytes read so far
+        self.index_path = self.root / INDEX
         self._lock = threading.Lock()
         self._appender: int | None = None
+        self._db: sqlite3.Connection | None = None
+        self._db_pid = 0  # a connection never crosses a fork
+        # This process's own entries not yet in the index (hash → offset, length), and the
+        # journal size it can account for: a miss consults the index file again only when
+        # the journal grew by more than this process wrote (another process answered).
+        self._pending: dict[str, tuple[int, int]] = {}
+        self._known_size = -1
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.root)!r})"
@@ -67,6 +87,8 @@ class ResponseCache:
     def __del__(self) -> None:
         if self._appender is not None:
             os.close(self._appender)
+        if self._db is not None and self._db_pid == os.getpid():
+            self._db.close()
 
     def path_for(self, request_hash: str) -> Path:
         """Where a hand-kept entry file for `request_hash` lives (whether or not it exists)."""
@@ -111,13 +133,19 @@ class ResponseCache:
                 raise OSError(f"{self.journal}: wrote {written} of {len(entry)} bytes")
             # With O_APPEND the file position is now the end of this entry, whoever else wrote.
             end = os.lseek(self._appender, 0, os.SEEK_CUR)
-            self._index[request_hash] = (end - len(entry) + 1, len(entry) - 2)
+            self._pending[request_hash] = (end - len(entry) + 1, len(entry) - 2)
+            if self._known_size >= 0:
+                self._known_size += len(entry)
+            if len(self._pending) >= PENDING_LIMIT:
+                self._catch_up()  # index them, so this process's memory stays bounded
 
     def hashes(self) -> Iterator[str]:
         """Every request hash stored, in order."""
         with self._lock:
-            self._read_journal()
-            journaled = set(self._index)
+            self._catch_up()
+            journaled = {
+                row[0].hex() for row in self._connection().execute("SELECT hash FROM entries")
+            }
         files = {path.stem for path in self.root.glob("??/*.json")}
         yield from sorted(journaled | files)
 
@@ -132,10 +160,9 @@ class ResponseCache:
 
     def _from_journal(self, request_hash: str) -> ChatResponse | None:
         with self._lock:
-            place = self._index.get(request_hash)
-            if place is None:
-                self._read_journal()  # another process may have answered it since
-                place = self._index.get(request_hash)
+            place = self._pending.get(request_hash) or self._lookup(request_hash)
+            if place is None and self._journal_grew() and self._catch_up():
+                place = self._lookup(request_hash)  # another process may have answered it
         if place is None:
             return None
         offset, length = place
@@ -148,22 +175,102 @@ class ResponseCache:
             return None  # a torn entry: ask again, and the new entry replaces it
         return response if response.request_hash == request_hash else None
 
-    def _read_journal(self) -> None:
-        """Index the entries appended since the last read (holding `_lock`)."""
+    def _connection(self) -> sqlite3.Connection:
+        """This process's connection to the index, made (and the index created) on first use."""
+        if self._db is not None and self._db_pid == os.getpid():
+            return self._db
+        self.root.mkdir(parents=True, exist_ok=True)
         try:
-            with self.journal.open("rb") as handle:
-                handle.seek(self._indexed_to)
-                fresh = handle.read()
+            self._db = self._open_index()
+        except sqlite3.DatabaseError:  # not an index any more (overwritten, torn): rebuild it
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self.index_path}{suffix}").unlink(missing_ok=True)
+            self._db = self._open_index()
+        self._db_pid = os.getpid()
+        return self._db
+
+    def _open_index(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")  # derived data: a lost tail is re-indexed
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS entries "
+            "(hash BLOB PRIMARY KEY, offset INTEGER NOT NULL, length INTEGER NOT NULL)"
+        )
+        db.execute("CREATE TABLE IF NOT EXISTS progress (indexed_to INTEGER NOT NULL)")
+        db.execute("INSERT INTO progress SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM progress)")
+        return db
+
+    def _lookup(self, request_hash: str) -> tuple[int, int] | None:
+        row = (
+            self._connection()
+            .execute(
+                "SELECT offset, length FROM entries WHERE hash = ?", (bytes.fromhex(request_hash),)
+            )
+            .fetchone()
+        )
+        return None if row is None else (row[0], row[1])
+
+    def _journal_grew(self) -> bool:
+        """Whether the journal holds bytes this process has not accounted for."""
+        try:
+            return self.journal.stat().st_size != self._known_size
         except FileNotFoundError:
-            return
-        whole = fresh.rfind(b"\n") + 1  # only complete lines: a writer may be mid-entry
-        position = self._indexed_to
-        for line in fresh[:whole].split(b"\n"):
-            # A torn entry almost never ends like a whole one; `get` checks by parsing anyway.
-            if line.startswith(_HEAD) and _HASH.fullmatch(line, 9, 73) and line.endswith(b"}}"):
-                self._index[line[9:73].decode()] = (position, len(line))
-            position += len(line) + 1
-        self._indexed_to += whole
+            return False
+
+    def _catch_up(self) -> bool:
+        """Index the entries appended since the index's high-water mark (holding `_lock`).
+
+        Returns:
+            Whether anything was indexed.
+        """
+        try:
+            size = self.journal.stat().st_size
+        except FileNotFoundError:
+            return False
+        db = self._connection()
+        (indexed_to,) = db.execute("SELECT indexed_to FROM progress").fetchone()
+        if size == indexed_to:  # another process indexed it all already
+            self._known_size = size
+            self._pending = {h: place for h, place in self._pending.items() if place[0] >= size}
+            return False
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            (indexed_to,) = db.execute("SELECT indexed_to FROM progress").fetchone()
+            if size < indexed_to:  # the journal was replaced: index it again from the start
+                db.execute("DELETE FROM entries")
+                indexed_to = 0
+            found = 0
+            with self.journal.open("rb") as handle:
+                handle.seek(indexed_to)
+                position, carry = indexed_to, b""
+                read = indexed_to
+                while chunk := handle.read(CHUNK):
+                    read += len(chunk)
+                    lines = (carry + chunk).split(b"\n")
+                    carry = lines.pop()  # only complete lines: a writer may be mid-entry
+                    entries = []
+                    for line in lines:
+                        # A torn entry almost never ends like a whole one; `get` parses anyway.
+                        if (
+                            line.startswith(_HEAD)
+                            and _HASH.fullmatch(line, 9, 73)
+                            and line.endswith(b"}}")
+                        ):
+                            entries.append(
+                                (bytes.fromhex(line[9:73].decode()), position, len(line))
+                            )
+                        position += len(line) + 1
+                    db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", entries)
+                    found += len(entries)
+            db.execute("UPDATE progress SET indexed_to = ?", (position,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self._known_size = read
+        self._pending = {h: place for h, place in self._pending.items() if place[0] >= position}
+        return found > 0 or position != indexed_to
 
 
 def _dumps(value: object) -> str:

@@ -26,6 +26,7 @@ from bench_pipeline.indices.rules import (
     KNOWN_GOOD_REQUIREMENTS,
 )
 from bench_pipeline.ingest.catalog import evaluations, source_definitions
+from bench_pipeline.release.pm_checks_tables import PM_CHECKS_PUBLISHED
 from bench_pipeline.release.schema import (
     SCHEMA_VERSION,
     Column,
@@ -49,6 +50,7 @@ METHODOLOGY_VERSIONS: dict[str, str] = {
     "usecase_rank": "1",
     "navigator_index": "1",
     "item_boards": "1",
+    "pm_checks": "1",
 }
 
 ARENA_SQL = """
@@ -597,6 +599,7 @@ PUBLISHED: tuple[PublishedTable, ...] = (
     T("item_board_pairs", "Item boards: exact paired tests over shared items",
       "SELECT * FROM item_board_pairs ORDER BY board, entry_key_a, entry_key_b",
       ("board", "entry_key_a", "entry_key_b"), "item_boards", ITEM_BOARD_PAIRS_COLUMNS),
+    *PM_CHECKS_PUBLISHED,
 )  # fmt: skip
 PUBLISHED_BY_NAME = {table.name: table for table in PUBLISHED}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -12,6 +13,14 @@ from pydantic import Field, ValidationError
 from bench_pipeline.core import settings
 from bench_pipeline.grading.judge_simulated import SimulatedJudgeProvider
 from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL, JudgeModel
+from bench_pipeline.grading.vision import (
+    SIMULATED_VISION_MODEL,
+    VISION_FILE,
+    SimulatedVisionProvider,
+    VisionStep,
+    check_vision_model,
+    load_vision_model,
+)
 from bench_pipeline.providers import (
     DEFAULT_BASE_URL,
     CachedProvider,
@@ -88,6 +97,27 @@ class ProviderChooser:
             j.api_id: self._live_provider(j.base_url or DEFAULT_BASE_URL, j.local) for j in pool
         }
         return ModelRouter(routes), pool
+
+    def vision(self, benchmarked_companies: Sequence[str]) -> VisionStep | None:
+        """The vision step of the browser check: the simulated vision model offline, else
+        `setups/vision.toml`'s model at its endpoint behind the cache (None when the file is
+        absent: every undecided check then goes to a person).
+
+        Raises:
+            VisionConfigError: The configured model is invalid or from a benchmarked company.
+        """
+        if self.mode == "simulated":
+            model = check_vision_model(SIMULATED_VISION_MODEL, benchmarked_companies)
+            return VisionStep(SimulatedVisionProvider(), model)
+        path = settings.setups_dir() / VISION_FILE
+        if not path.exists():
+            return None
+        model = load_vision_model(path, benchmarked_companies)
+        if self.mode == "recorded":
+            return VisionStep(self._recorded, model)
+        return VisionStep(
+            self._live_provider(model.base_url or DEFAULT_BASE_URL, model.local), model
+        )
 
     def _live_provider(self, base_url: str, local: bool) -> Provider:
         if base_url not in self._live:

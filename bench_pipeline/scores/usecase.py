@@ -67,6 +67,7 @@ from bench_pipeline.core.stats import weighted_ci90
 from bench_pipeline.core.text import escaped, lookalike_problems, skeleton
 from bench_pipeline.grading.outcomes import RUN_OUTCOME_CREDIT, RunOutcome
 from bench_pipeline.runs.costing import format_usd
+from bench_pipeline.scores.bradley_terry import bradley_terry, mean_win_probability
 from bench_pipeline.scores.ranking import competition_ranks
 
 Autonomy = Literal["autonomous", "lightly_guided", "heavily_guided"]
@@ -557,77 +558,6 @@ _GROUP_SCHEMA = {
     "rank": pl.Int64,
     "trend": pl.String,
 }
-
-
-# Bradley–Terry ------------------------------------------------------------------------------
-
-
-def bradley_terry(
-    pairs: Iterable[tuple[str, str, float]],
-    *,
-    tolerance: float = 1e-12,
-    max_iterations: int = 100_000,
-) -> dict[str, float]:
-    """Bradley–Terry strengths from head-to-head results, fitted by minorise–maximise.
-
-    Model: P(i beats j) = π_i / (π_i + π_j). Each result `(i, j, s)` is one game in which
-    `i` scored `s` (1 win, 0.5 tie, 0 loss) and `j` scored `1 − s`.
-
-    A plain maximum-likelihood fit does not exist when a group won (or lost) every game,
-    or when the groups split into parts that never met. So every group also plays one
-    virtual game, drawn (half a win each way), against a fixed reference of strength 1.
-    This keeps every strength finite and the fit unique, and pulls little once a group
-    has many real games (at 20 pairs it is 1 game in 21).
-
-    Fit (Hunter 2004, MM for Bradley–Terry): repeat, for every group at once,
-    π_i ← W_i / (Σ_j n_ij / (π_i + π_j) + 1 / (π_i + 1)), where W_i is i's wins (ties half,
-    the virtual half-win included) and n_ij the games between i and j, starting from π = 1,
-    until no log-strength moves by more than `tolerance`. Each step increases the
-    likelihood, which is strictly concave in log π, so it converges to the unique maximum.
-
-    Returns:
-        Strength per group met in `pairs` (the reference is not included).
-
-    Raises:
-        ValueError: On a result outside 0–1, a group playing itself, or no convergence.
-    """
-    wins: dict[str, float] = defaultdict(lambda: 0.5)
-    games: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for a, b, outcome in pairs:
-        if a == b:
-            raise ValueError(f"group {a!r} cannot play itself")
-        if not 0.0 <= outcome <= 1.0:
-            raise ValueError(f"a result must be in 0..1, got {outcome}")
-        wins[a] += outcome
-        wins[b] += 1.0 - outcome
-        games[a][b] += 1
-        games[b][a] += 1
-    names = sorted(wins)
-    strength = dict.fromkeys(names, 1.0)
-    for _ in range(max_iterations):
-        updated = {
-            i: wins[i]
-            / (
-                math.fsum(n / (strength[i] + strength[j]) for j, n in games[i].items())
-                + 1.0 / (strength[i] + 1.0)
-            )
-            for i in names
-        }
-        moved = max((abs(math.log(updated[i] / strength[i])) for i in names), default=0.0)
-        strength = updated
-        if moved <= tolerance:
-            return strength
-    raise ValueError(f"Bradley–Terry did not converge in {max_iterations} iterations")
-
-
-def mean_win_probability(strength: Mapping[str, float]) -> dict[str, float]:
-    """Each group's mean P(win) against every other rated group (a lone group gets none)."""
-    out = {}
-    for i, si in strength.items():
-        others = [si / (si + sj) for j, sj in strength.items() if j != i]
-        if others:
-            out[i] = math.fsum(others) / len(others)
-    return out
 
 
 # The board ----------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import jinja2
 
 from bench_pipeline.core import settings
 from bench_pipeline.core.files import sha256_file
-from bench_pipeline.site import markup, views
+from bench_pipeline.site import markup, pm_checks, views
 from bench_pipeline.site.charts import price_history_svg
 from bench_pipeline.site.item_boards import render_item_boards
 from bench_pipeline.site.layout import Row, read_json
@@ -206,7 +206,8 @@ class SiteBuilder:
                 body=markup.markdown(source),
             )
         self.render("pm-suite.html", "pm_suite.html", ("pm_setups", "pm_runs"),
-                    **views.pm_view(release))  # fmt: skip
+                    **views.pm_view(release), **pm_checks.board_context(release))  # fmt: skip
+        pm_checks.render_pm_checks(self, release)
         self.render("navigator.html", "navigator.html", ("navigator_models",),
                     **views.navigator_view(release))  # fmt: skip
         self.render("usecase-rank.html", "usecase_rank.html", ("usecase_runs",),
