@@ -126,4 +126,5 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
 
 
 # The deployment chooses its sources when the code location loads, as Dagster projects do.
-defs = build_definitions(os.environ.get("BENCH_SOURCE_MODE", "recorded"))
+DEFS_SOURCE_MODE = os.environ.get("BENCH_SOURCE_MODE", "recorded")
+defs = build_definitions(DEFS_SOURCE_MODE)

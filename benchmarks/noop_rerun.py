@@ -1,6 +1,7 @@
 """A `bench run` that changes nothing against a fresh one, on the recorded snapshots.
 
-Both are whole `bench run` processes on one temporary BENCH_HOME (its own Dagster instance):
+Both are whole `bench run` processes on one temporary BENCH_HOME (its own Dagster instance,
+bytecode cached in the same temporary folder):
 first the fresh run (the baseline), then `--repeat` reruns with nothing changed, timed the
 same way. Prints the wall times, the rerun as a ratio of the fresh run (goal at most 0.15×),
 the Dagster events each wrote and how much the instance's storage grew, and the warehouse
@@ -63,6 +64,11 @@ def _rows(home: Path) -> dict[str, int]:
 def bench_run(bench: Path, home: Path, dagster_home: Path, log: Path) -> Outcome:
     """One whole `bench run` process on `home`, timed from start to exit."""
     env = os.environ | {"BENCH_HOME": str(home), "DAGSTER_HOME": str(dagster_home)}
+    # Bytecode cached as any install caches it, but under the benchmark's own folder: a
+    # machine with PYTHONDONTWRITEBYTECODE set would otherwise compile every module in
+    # every process, a cost of that machine and not of the pipeline.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(dagster_home.parent / "pycache")
     since = time.time()
     started = time.perf_counter()
     with log.open("w") as out:

@@ -4,6 +4,7 @@ Each asset only wires the source client and the warehouse to the plain functions
 `bench_pipeline.ingest.engine`; a rejected run is a normal outcome, reported in metadata.
 """
 
+import functools
 from datetime import datetime, timedelta
 
 import dagster as dg
@@ -47,10 +48,12 @@ def live_key(source: str) -> dg.AssetKey:
     return dg.AssetKey([source, "live"])
 
 
+@functools.lru_cache(maxsize=64)
 def cadence_interval(cron: str) -> timedelta:
     """The longest gap between two ticks of the cadence over a year (UTC, as schedules run).
 
-    Dagster's public time-window partitions tick exactly as its schedules do.
+    Dagster's public time-window partitions tick exactly as its schedules do. Cached: walking
+    the ticks takes a noticeable part of a second, and every definition of the source asks.
     """
     start = datetime(2025, 1, 1)
     ticks = dg.TimeWindowPartitionsDefinition(

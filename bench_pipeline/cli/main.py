@@ -196,12 +196,15 @@ def _reasons(plan, shown: int = 3) -> str:
 def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
     import dagster as dg
 
+    from bench_pipeline import definitions as loaded
     from bench_pipeline.assets.runs import MODEL_RUNS_KEY
     from bench_pipeline.assets.site import SITE_KEY
     from bench_pipeline.cli.run_lock import fail_dead_runs, run_tags
     from bench_pipeline.definitions import FETCH_JOB, PIPELINE_JOBS, RUN_JOB, build_definitions
 
-    definitions = build_definitions(mode)
+    # the module built them on import; build again only for another source mode
+    same = mode == loaded.DEFS_SOURCE_MODE
+    definitions = loaded.defs if same else build_definitions(mode)
     instance = dg.DagsterInstance.get()
     for dead in fail_dead_runs(instance, _log_failure):
         print(f"  (run {dead}, left unfinished by a process that died, marked failed)", file=out)
