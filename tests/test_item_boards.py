@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -307,5 +308,16 @@ def test_the_page_reads_the_board_in_words_and_escapes_names() -> None:
     assert sentences[-1] == "1 entries publish only a percentage; they are listed without a rank."
     svg = intervals_svg(rows, "toy") + scatter_svg(rows, "toy")
     assert "<script>" not in svg and svg.count("<svg") == 2
+    drawn = re.findall(
+        r'data-label="([^"]*)" data-value="([^"]*)" data-low="([^"]*)" data-high="([^"]*)" '
+        r'data-rank-best="(\d+)" data-rank-worst="(\d+)"',
+        str(intervals_svg(rows, "toy")),
+    )
+    ranked = [r for r in rows if r["items"] is not None]
+    assert drawn == [
+        (r["entry"], repr(r["score"]), repr(r["ci_low"]), repr(r["ci_high"]),
+         str(r["rank_best"]), str(r["rank_worst"]))
+        for r in ranked
+    ]  # fmt: skip
     marks = [[c["mark"] for c in cells] for _, cells in pair_matrix(rows, pairs)]
     assert marks == [["", "·", "▲"], ["·", "", "▲"], ["▼", "▼", ""]]

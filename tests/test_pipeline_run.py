@@ -5,6 +5,7 @@ import json
 import shutil
 import subprocess
 import sys
+from itertools import combinations
 from pathlib import Path
 
 import duckdb
@@ -148,6 +149,38 @@ def test_demo_navigator_board_has_significant_pairs_and_ties(home: Path) -> None
         (tied,) = conn.execute("SELECT count(*) FROM navigator_models WHERE tied").fetchone()
         (simulated,) = conn.execute("SELECT bool_and(simulated) FROM navigator_models").fetchone()
     assert significant >= 1 and tied >= 1 and simulated is True
+
+
+def _separated(a: dict[str, str], b: dict[str, str]) -> bool:
+    """Two groups' 90% intervals do not overlap: the board tells them apart."""
+    return float(a["ci_low"]) > float(b["ci_high"]) or float(b["ci_low"]) > float(a["ci_high"])
+
+
+def test_demo_usecase_board_has_separated_pairs_and_ties(home: Path) -> None:
+    """The offline demo submits simulated use-case runs from each model's latent skill, so
+    its UseCaseRank board ranks groups, tells some apart (90% intervals that do not overlap)
+    and not others (intervals that overlap: a tie), and labels every row simulated, in the
+    warehouse and in the downloads."""
+    with duckdb.connect(str(home / "warehouse" / "bench.duckdb"), read_only=True) as conn:
+        flags = conn.execute(
+            "SELECT bool_and(simulated) FROM usecase_runs UNION ALL "
+            "SELECT bool_and(simulated) FROM usecase_groups UNION ALL "
+            "SELECT bool_and(simulated) FROM submitted_runs"
+        ).fetchall()
+    assert flags == [(True,)] * 3
+    groups = csv_records(home / "build" / "site" / "data" / "usecase_groups.csv")
+    assert groups and all(g["simulated"] == "true" for g in groups)
+    runs = csv_records(home / "build" / "site" / "data" / "usecase_runs.csv")
+    assert runs and all(r["simulated"] == "true" for r in runs)
+    ranked: dict[str, list[dict[str, str]]] = {}
+    for g in groups:
+        if g["rank"] and g["ci_low"]:
+            ranked.setdefault(g["use_case"], []).append(g)
+    pairs = [(a, b) for board in ranked.values() for a, b in combinations(board, 2)]
+    assert any(_separated(a, b) for a, b in pairs)
+    assert any(not _separated(a, b) for a, b in pairs)
+    scores = {round(float(g["score"]), 3) for g in groups if g["score"]}
+    assert len(scores) > len(ranked)  # real spread, not one score per use case
 
 
 def test_demo_navigator_v1_shows_the_cap_triggering_and_the_waiting_splits(home: Path) -> None:

@@ -357,6 +357,12 @@ def test_board_as_of_a_past_date_uses_what_was_published_then() -> None:
         ({"first_try": True, "retries": 1}, RETRIES_VS_FIRST_TRY, True),
         ({"first_try": False, "retries": 0}, RETRIES_VS_FIRST_TRY, True),
         ({"first_try": False, "retries": 1}, RETRIES_VS_FIRST_TRY, False),
+        # first try = succeeded on the first attempt: an honest failure is not flagged
+        ({"outcome": "fail", "first_try": False, "retries": 0}, RETRIES_VS_FIRST_TRY, False),
+        ({"outcome": "partial", "first_try": False, "retries": 0}, RETRIES_VS_FIRST_TRY, False),
+        ({"outcome": "fail", "first_try": False, "retries": 2}, RETRIES_VS_FIRST_TRY, False),
+        ({"outcome": "fail", "first_try": True, "retries": 1}, RETRIES_VS_FIRST_TRY, True),
+        ({"outcome": "partial", "first_try": True, "retries": 3}, RETRIES_VS_FIRST_TRY, True),
     ],
 )
 def test_hard_flag_boundaries(changes: dict[str, object], flag: str, raised: bool) -> None:
@@ -387,6 +393,17 @@ def test_under_review_until_every_flag_is_cleared() -> None:
     assert runs_by_id(usecase_board(runs, later, as_of=NOW))["f"]["under_review"]
     with pytest.raises(ValueError, match="hard flag"):
         Clearance("f", "model_unpriced", NOW)
+
+
+def test_an_honest_failure_counts_in_its_group() -> None:
+    failed = uc("f", outcome="fail", first_try=False, retries=0)
+    contradicted = uc("c", outcome="success", first_try=False, retries=0)
+    board = usecase_board([uc("ok"), failed, contradicted], as_of=NOW)
+    rows = runs_by_id(board)
+    assert not rows["f"]["under_review"] and rows["f"]["flags"] == ""
+    assert rows["c"]["under_review"] and rows["c"]["flags"] == RETRIES_VS_FIRST_TRY
+    group = groups_by_name(board)["m"]
+    assert (group["runs"], group["under_review_runs"]) == (2, 1)  # the failure is counted
 
 
 # Properties ----------------------------------------------------------------------------------

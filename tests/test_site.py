@@ -141,11 +141,17 @@ def test_every_internal_link_resolves_to_a_file(built: Built) -> None:
     assert broken_links(built.site) == []
 
 
-def test_only_the_usecase_board_has_scripts_and_they_are_its_own(built: Built) -> None:
-    """Pages are static; the one exception is UseCaseRank's weight controls: a JSON data
-    block and the site's own script file, nothing fetched from elsewhere."""
-    scripted = {p.name: parse(p).scripts for p in built.result.pages if parse(p).scripts}
-    assert scripted == {"usecase-rank.html": 2}
+def test_every_script_is_the_sites_own_file(built: Built) -> None:
+    """Pages read without scripts; every page loads only the site's own table script, and
+    UseCaseRank adds its weight controls (a JSON data block and its own file); nothing is
+    fetched from elsewhere and no page carries inline code."""
+    scripted = {p.relative_to(built.site).as_posix(): parse(p).scripts for p in built.result.pages}
+    assert set(scripted.values()) == {1, 3}
+    assert [name for name, count in scripted.items() if count == 3] == ["usecase-rank.html"]
+    for page in built.result.pages:
+        html = page.read_text("utf-8")
+        root = "../" * page.relative_to(built.site).as_posix().count("/")
+        assert f'<script src="{root}static/tables.js" defer></script>' in html, page
     html = (built.site / "usecase-rank.html").read_text("utf-8")
     assert '<script src="static/usecase.js"></script>' in html
     assert '<script type="application/json" id="usecase-runs">' in html
@@ -162,10 +168,12 @@ def test_a_hostile_model_name_stays_text(built: Built) -> None:
 
 def test_a_missing_value_is_an_em_dash_never_zero(built: Built) -> None:
     unpriced = next(r for r in built.table("market") if r["input_usd_per_1m"] is None)
-    row = row_of(built.page("market.html"), unpriced["model_name"])
-    cells = re.findall(r'<td class="n">([^<]*)</td>', row)
-    assert cells[:3] == ["—", "—", "—"], row  # input, output, blended
+    priced, without = built.page("market.html").split('id="unpriced"')
+    assert f">{unpriced['model_name']}</a>" not in priced  # listed apart, not as $0
+    row = row_of(without, unpriced["model_name"])
     assert "$0" not in row
+    own = model_page(built, unpriced["model_id"])
+    assert "<dd>— · —</dd>" in own and "per 1M tokens</dt><dd>—</dd>" in own
     no_livebench = next(
         r
         for r in built.table("known_good_index")
@@ -344,7 +352,7 @@ def test_markdown_escapes_and_refuses_script_links() -> None:
 
 
 def test_price_chart_and_formatting() -> None:
-    assert usd("3.437500") == "$3.4375" and usd(None) == "—" and usd("20") == "$20"
+    assert usd("3.437500") == "$3.44" and usd(None) == "—" and usd("20") == "$20.00"
     point = {"observed_at": "2025-01-01T00:00:00", "input_usd_per_1m": "1"}
     svg = str(price_history_svg([point | {"output_usd_per_1m": None}], "<x>"))
     assert svg.startswith("<svg") and "&lt;x&gt;" in svg and "<circle" in svg

@@ -117,10 +117,17 @@ def test_sign_flip_matches_brute_force(n: int) -> None:
     check()
 
 
+# The low sums are counted per key (few keys) or merged with the keys in one sort: 0 forces
+# the first wherever there are keys, 2**62 the second.
+COUNTING_PATHS = [0, 2**62]
+
+
+@pytest.mark.parametrize("few_keys", COUNTING_PATHS)
 @pytest.mark.parametrize("n", [3, 7, 12])
-def test_sign_flip_streamed_in_small_chunks(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Force the chunked loop over the streamed half to run several times at small n.
-    monkeypatch.setattr(stats_module, "_CHUNK_TERMS", 1)
+def test_sign_flip_both_counting_paths(
+    n: int, few_keys: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stats_module, "_FEW_KEYS", few_keys)
 
     @settings(max_examples=40, deadline=None)
     @given(_paired_lists(n))
@@ -205,14 +212,14 @@ def test_sign_flip_n40_matches_independent_mitm(
     assert sign_flip_pvalue(differences, real_weights) == pytest.approx(float(expected), abs=1e-12)
 
 
-@pytest.mark.parametrize("chunk_terms", [1, 2, 16])
+@pytest.mark.parametrize("few_keys", [*COUNTING_PATHS, stats_module._FEW_KEYS])
 def test_sign_flip_pruned_tail_matches_brute_force(
-    chunk_terms: int, monkeypatch: pytest.MonkeyPatch
+    few_keys: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A drift moves most examples into the tail, where sums that can never reach |D| are
-    # dropped from the table and from the streamed chunks (whole chunks are skipped with
-    # small chunks): the counts must not change.
-    monkeypatch.setattr(stats_module, "_CHUNK_TERMS", chunk_terms)
+    # A drift moves most examples into the tail, where blocks of sums that can never reach
+    # |D| (or always do) are counted without being built, and keys beyond every low sum
+    # are never built: the counts must not change.
+    monkeypatch.setattr(stats_module, "_FEW_KEYS", few_keys)
 
     @settings(max_examples=60, deadline=None)
     @given(
@@ -228,6 +235,55 @@ def test_sign_flip_pruned_tail_matches_brute_force(
         assert got == pytest.approx(expected, abs=1e-12)
 
     check()
+
+
+def _plain_mitm_count(terms: np.ndarray) -> int:
+    """An independent meet in the middle: every signed sum of each half, one half sorted,
+    two binary searches per sum of the other (no pruning, no folding, no tagging)."""
+    scale = math.fsum(np.abs(terms).tolist())
+    threshold = abs(math.fsum(terms.tolist())) - REL_TOL * scale
+    half = terms.size // 2
+    left = _sign_matrix(half) @ terms[:half]
+    right = np.sort(_sign_matrix(terms.size - half) @ terms[half:])
+    count = right.size * left.size - int(np.searchsorted(right, threshold - left).sum())
+    return count + int(np.searchsorted(right, -threshold - left, side="right").sum())
+
+
+@pytest.mark.parametrize("few_keys", [*COUNTING_PATHS, stats_module._FEW_KEYS])
+def test_sign_flip_real_valued_n24_equals_an_independent_mitm(
+    few_keys: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Real-valued Navigator-like terms (logistic task scores, category weights), from close
+    # pairs (p near 1) to far ones (p tiny), so every pruning and both counting paths run.
+    monkeypatch.setattr(stats_module, "_FEW_KEYS", few_keys)
+    rng = np.random.default_rng(24)
+    weights = np.repeat([3.0, 2.0, 3.0, 2.0], 6)
+    for shift in (0.0, 0.3, 0.8, 2.0):
+        scores = 1 / (1 + np.exp(-rng.normal(0.0, 1.0, size=(2, 24)) - [[shift], [0.0]]))
+        differences = scores[0] - scores[1]
+        expected = _plain_mitm_count(weights * differences) / 2**24
+        assert sign_flip_pvalue(differences, weights) == expected
+
+
+@pytest.mark.parametrize("few_keys", [2**62, stats_module._FEW_KEYS])  # 0 would search 2**22 keys
+@settings(max_examples=4, deadline=None)
+@given(
+    st.lists(_int_difference, min_size=44, max_size=44),
+    st.integers(0, 2),
+)
+def test_sign_flip_real_valued_near_ties_at_44(
+    few_keys: int, differences: list[int], drift: int
+) -> None:
+    # Integers times sqrt(2) are not on a lattice, and their many equal sums become
+    # rounding-level near-ties: the real-valued count must equal the exact integer one.
+    stats_module._FEW_KEYS, saved = few_keys, stats_module._FEW_KEYS
+    try:
+        differences = [d + drift if d + drift != 0 else d for d in differences]
+        expected = integer_mitm_p(differences)
+        got = sign_flip_pvalue([math.sqrt(2) * d for d in differences])
+    finally:
+        stats_module._FEW_KEYS = saved
+    assert got == float(expected)
 
 
 def test_sign_flip_pruning_keeps_exact_ties_at_the_threshold() -> None:

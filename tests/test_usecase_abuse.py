@@ -113,7 +113,7 @@ def expected_run(run_id: str, minute: int, **changes: Any) -> dict[str, Any]:
         "published_at": AS_OF - timedelta(hours=1) + timedelta(minutes=minute),
         "duplicate_of": None, "reproduces": None, "reproduction_counts": None,
         "reproduction_reason": None, "model_name_problem": None, "flags": "",
-        "cleared_flags": "", "warnings": "",
+        "cleared_flags": "", "warnings": "", "simulated": False,
     }  # fmt: skip
     row.update(changes)
     return row
@@ -159,7 +159,7 @@ def test_five_near_identical_resubmissions_count_once(home, bank):
         "score": 92.5, "weighted_score": 92.5, "ci_low": None, "ci_high": None, "n_eff": 1.0,
         "runs": 1, "passes": 1, "partials": 0, "fails": 0, "pass_rate": 1.0,
         "under_review_runs": 4, "bt_pairs": 0, "bt_win_probability": None, "blended": False,
-        "rank": None, "trend": None,
+        "rank": None, "trend": None, "simulated": False,
     }]  # fmt: skip
 
 

@@ -9,6 +9,7 @@ instead of one process each.
 """
 
 import time
+from datetime import UTC, datetime
 
 import dagster as dg
 from pydantic import Field
@@ -21,10 +22,11 @@ from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.runs.batch import run_model_batch, store_task_bank
 from bench_pipeline.runs.costing import format_usd
+from bench_pipeline.runs.demo_submissions import store_demo_submissions
 from bench_pipeline.runs.execute import BatchReport
 from bench_pipeline.runs.intake import ingest_inbox
 from bench_pipeline.runs.plan import planned_partitions
-from bench_pipeline.runs.rates import refresh_model_rates
+from bench_pipeline.runs.rates import rates_by_api_id, refresh_model_rates
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups
 
@@ -213,15 +215,25 @@ def model_runs(
         "Use-case runs submitted as JSON files in $BENCH_HOME/inbox/submissions/: valid ones "
         "kept (costed from our dated rates), each rejected file recorded with its field and "
         "reason. Files are never moved; a file already recorded is not recorded again; every "
-        "file is read before the warehouse is opened."
+        "file is read before the warehouse is opened. In simulated model mode (the offline "
+        "demo) also the demo's simulated runs, labelled simulated and ranked apart."
     ),
 )
 @timed
-def submitted_runs(warehouse: WarehouseResource) -> dg.MaterializeResult:
+def submitted_runs(
+    warehouse: WarehouseResource, models: ModelCallsResource
+) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
         outside = outside_metadata(SUBMITTED_KEY, conn)
-    report = ingest_inbox(warehouse.connection, settings.submissions_inbox(), load_bank())
+    bank = load_bank()
+    report = ingest_inbox(warehouse.connection, settings.submissions_inbox(), bank)
+    demo = 0
     with warehouse.connection() as conn:
+        if models.mode == "simulated":
+            records = list(load_setups().models.values())
+            demo = store_demo_submissions(
+                conn, bank, records, rates_by_api_id(conn), datetime.now(UTC)
+            )
         metadata = table_metadata(conn, "submitted_runs")
         metadata |= table_asset_metadata(conn, "submitted_runs")
         version = tables_version(conn, ["submitted_runs", "submission_files"])
@@ -234,6 +246,7 @@ def submitted_runs(warehouse: WarehouseResource) -> dg.MaterializeResult:
             "accepted": len(report.accepted),
             "rejected": len(report.rejected),
             "seen before": report.seen_before,
+            "simulated demo runs added": demo,
             "rejections": dg.MetadataValue.json(rejected),
         },
     )

@@ -16,6 +16,7 @@ Throughout, a higher score means a better model.
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -79,7 +80,9 @@ TIE_RELATIVE_TOLERANCE = 1e-9
 """Relative tolerance (times ``sum |x_t|``) under which two statistics count as tied."""
 
 _Z90 = 1.645
-_CHUNK_TERMS = 16  # the streamed half is processed 2**16 sums at a time
+_FEW_KEYS = 4
+"""Keys are searched one by one (not merged with every low sum) while this many times the
+searches they need stay within the low sums there are."""
 _PRUNE_MARGIN = 1e-10
 """Relative margin (times ``sum |x_t|``) kept when dropping sums that cannot matter: far
 above float rounding of a 44-term sum, far below :data:`TIE_RELATIVE_TOLERANCE`."""
@@ -95,33 +98,15 @@ def _as_vector(values: Vector, name: str) -> npt.NDArray[np.float64]:
     return array
 
 
-def _drop_middle(sums: Sums, cut: float | int) -> Sums:
-    """``sums`` (sorted) without the entries strictly inside ``(-cut, cut)``; still sorted."""
-    if cut <= 0:
-        return sums
-    low = int(np.searchsorted(sums, -cut, side="right"))
-    high = int(np.searchsorted(sums, cut, side="left"))
-    if high <= low:
-        return sums
-    return np.concatenate((sums[:low], sums[high:]))
+def _signed_sums(magnitudes: Sums) -> Sums:
+    """The ``2**k`` signed sums ``sum eps_i * m_i`` (``eps_i = ±1``), unsorted; ``[0]`` for none.
 
-
-def _sorted_subset_sums(magnitudes: Sums, keep_beyond: float | int = -math.inf) -> Sums:
-    """The ``2**k`` signed sums ``sum eps_i * m_i`` (``eps_i = ±1``), sorted ascending.
-
-    Built by doubling: if ``sums`` is sorted then ``sums - m`` and ``sums + m`` are two
-    sorted runs, and numpy's stable sort (timsort for floats) merges them in linear time.
-
-    With ``keep_beyond = c``, only the sums with ``|sum| >= c`` are wanted: after each
-    doubling, a partial sum ``v`` with ``|v| + (magnitudes still to add) < c`` can only end
-    inside ``(-c, c)``, so it is dropped together with every sum it would have become.
+    Built by doubling (``sums - m`` then ``sums + m``), so the multiset is exactly symmetric:
+    float negation is exact and rounding is symmetric, so ``-s`` is a sum whenever ``s`` is.
     """
     sums = np.zeros(1, dtype=magnitudes.dtype)
-    for position, magnitude in enumerate(magnitudes):
-        sums = np.sort(np.concatenate((sums - magnitude, sums + magnitude)), kind="stable")
-        if keep_beyond > 0:
-            still_to_add = _total(magnitudes[position + 1 :])
-            sums = _drop_middle(sums, keep_beyond - still_to_add)
+    for magnitude in magnitudes:
+        sums = np.concatenate((sums - magnitude, sums + magnitude))
     return sums
 
 
@@ -132,40 +117,159 @@ def _total(values: Sums) -> float | int:
     return math.fsum(values.tolist())
 
 
+def _halves(terms: Sums) -> tuple[Sums, Sums]:
+    """``terms`` split in two, the larger part first (the first gets the odd one out)."""
+    cut = terms.size - terms.size // 2
+    return terms[:cut], terms[cut:]
+
+
 def _meet_in_the_middle(
     magnitudes: npt.NDArray[np.float64] | npt.NDArray[np.int64],
     threshold: float | int,
     margin: float | int,
 ) -> int:
-    """Sign vectors (largest term's sign fixed) with ``|sum| >= threshold``; see below.
+    """Sign vectors (of all ``2**n``) with ``|sum eps_t m_t| >= threshold > 0``; see below.
 
-    ``magnitudes`` are float64 (real-valued terms, with a rounding ``margin``) or int64
-    (lattice terms, ``margin = 0``: integer sums are exact and nothing needs a tolerance).
+    ``magnitudes`` are float64 (real-valued terms, with a rounding ``margin``; their total
+    below 1, so that :func:`_order_codes` needs no scaling) or int64 (lattice terms,
+    ``margin = 0``: integer sums are exact and nothing needs a tolerance; total below
+    ``2**61``).
+
+    The terms, largest first, are split into a high half and a low half, the high half into
+    blocks (its larger terms) and the rest. For a high sum ``h = a + r`` (``a`` a block sum,
+    ``r`` a rest sum) the key ``k = threshold - h`` counts the low sums ``l >= k``. The
+    other tail (sums ``<= -threshold``) mirrors this one exactly: both halves' sums are
+    symmetric multisets, float rounding included, so the count is doubled.
     """
-    ordered = np.sort(magnitudes)[::-1]
-    offset = ordered[0]
-    table_terms = ordered[1::2]
-    streamed = ordered[2::2]
-    reach_streamed = offset + _total(streamed)  # max |s|
-    reach_table = _total(table_terms)  # max |t|
-    table = _sorted_subset_sums(table_terms, keep_beyond=threshold - reach_streamed - margin)
-    cut = threshold - reach_table - margin  # streamed sums inside (-cut, cut) never count
-    inner_size = min(streamed.size, _CHUNK_TERMS)
-    inner = _sorted_subset_sums(streamed[:inner_size]) + offset
-    inner_low, inner_high = inner[0], inner[-1]
-    outer = _sorted_subset_sums(streamed[inner_size:])
+    high, low = _halves(np.sort(magnitudes)[::-1])
+    blocks_terms, rest_terms = _halves(high)
+    reach_low = _total(low)
+    spread = _total(rest_terms) + reach_low + margin
+    blocks, rest = _signed_sums(blocks_terms), np.sort(_signed_sums(rest_terms))
+    low_size = 2**low.size
+    # A block all of whose keys lie below every low sum counts whole; one all of whose keys
+    # lie above every low sum counts nothing; only the others are looked into.
+    count = int(np.count_nonzero(blocks - spread >= threshold)) * rest.size * low_size
+    partial = blocks[(blocks + spread >= threshold) & (blocks - spread < threshold)]
+    # Along the sorted rest a block's keys fall, so its keys at most `floor` (every low sum
+    # counts) are a tail of `rest` and those above `ceiling` (none counts) a head: only the
+    # run between is built. The run's ends are found on approximate keys, which is safe:
+    # within the margin of either bound, a key counts the same on both sides of it.
+    floor, ceiling = -reach_low - margin, reach_low + margin
+    start = np.searchsorted(rest, (threshold - ceiling) - partial)
+    stop = np.searchsorted(rest, (threshold - floor) - partial)
+    count += int((rest.size - stop).sum()) * low_size
+    lengths = stop - start
+    total = int(lengths.sum())
+    if total:
+        run = np.arange(total)
+        run += np.repeat(start - (np.cumsum(lengths) - lengths), lengths)
+        keys = np.repeat(partial, lengths)
+        keys += rest[run]
+        count += _at_least(np.subtract(threshold, keys, out=keys), low, margin)
+    return 2 * count
 
-    count = 0
-    for shift in outer:
-        if -cut < inner_low + shift and inner_high + shift < cut:
-            continue  # the whole chunk lies where nothing can be counted
-        sums = _drop_middle(inner + shift, cut)[::-1]
-        # s + t >= thr  <=>  t >= thr - s ;  s + t <= -thr  <=>  t <= -thr - s (disjoint).
-        # With `sums` descending the keys ascend, which numpy's binary search exploits.
-        below = np.searchsorted(table, threshold - sums, side="left")
-        at_most = np.searchsorted(table, -threshold - sums, side="right")
-        count += int(table.size) * int(sums.size) - int(below.sum()) + int(at_most.sum())
+
+def _at_least(keys: Sums, low: Sums, margin: float | int) -> int:
+    """``sum over keys k`` of ``#{l : l >= k}``, ``l`` the signed sums of ``low``.
+
+    The low sums are ``c + r`` (``c`` a block, ``r`` the rest), as in
+    :func:`_meet_in_the_middle`. Few keys: per key, blocks wholly at or above it count
+    whole and only the blocks it falls inside are searched (:func:`_at_least_by_key`).
+    Otherwise blocks wholly below the smallest key (never counted) and wholly at or above
+    the largest (counted for every key) are not built; the other blocks' sums are merged
+    with the keys in one sort (:func:`_pairs_at_least`).
+    """
+    blocks_terms, rest_terms = _halves(low)
+    reach = _total(rest_terms) + margin
+    blocks, rest = _signed_sums(blocks_terms), _signed_sums(rest_terms)
+    if keys.size * _FEW_KEYS <= blocks.size * rest.size:
+        blocks.sort()
+        rest.sort()
+        first = np.searchsorted(blocks, keys - reach)  # blocks below never count
+        whole = np.searchsorted(blocks, keys + reach)  # blocks from here count whole
+        if int((whole - first).sum()) * _FEW_KEYS <= blocks.size * rest.size:
+            return _at_least_by_key(keys, blocks, rest, first, whole)
+    smallest, largest = keys.min(), keys.max()
+    above = blocks - reach >= largest
+    count = int(np.count_nonzero(above)) * rest.size * keys.size
+    relevant = blocks[(blocks + reach >= smallest) & ~above]
+    merged = _workspace(keys.size + relevant.size * rest.size, keys.dtype)
+    merged[: keys.size] = keys
+    np.add(relevant[:, None], rest[None, :], out=merged[keys.size :].reshape(-1, rest.size))
+    return count + _pairs_at_least(merged, keys.size)
+
+
+_WORKSPACE = threading.local()
+
+
+def _workspace(size: int, dtype: np.dtype) -> Sums:
+    """An uninitialised array of ``size`` items, reusing this thread's buffer (the merge runs
+    at every test, and a fresh allocation of that size costs page faults each time)."""
+    buffer = getattr(_WORKSPACE, "buffer", None)
+    if buffer is None or buffer.size < size:
+        buffer = _WORKSPACE.buffer = np.empty(size, dtype=np.int64)
+    return buffer[:size].view(dtype)
+
+
+def _at_least_by_key(
+    keys: Sums,
+    blocks: Sums,
+    rest: Sums,
+    first: npt.NDArray[np.intp],
+    whole: npt.NDArray[np.intp],
+) -> int:
+    """:func:`_at_least` for few keys: key ``i`` counts every sum of the blocks from
+    ``whole[i]`` on, and searches ``rest`` for ``k - c`` in the blocks ``first[i]`` up to
+    ``whole[i]`` (``blocks`` and ``rest`` sorted)."""
+    count = int((blocks.size - whole).sum()) * rest.size
+    lengths = whole - first
+    searched = int(lengths.sum())
+    if searched:
+        inside = np.repeat(first - (np.cumsum(lengths) - lengths), lengths) + np.arange(searched)
+        targets = np.repeat(keys, lengths) - blocks[inside]
+        count += searched * rest.size - int(np.searchsorted(rest, targets).sum())
     return count
+
+
+def _pairs_at_least(merged: Sums, key_count: int) -> int:
+    """``#{(k, v) : v >= k}`` over the keys ``merged[:key_count]`` and the values after
+    them, by one sort of their order codes, tagged (``merged`` is reused).
+
+    Each number becomes an int64 code in its order (:func:`_order_codes`), doubled, plus 1
+    for a value: a key then sorts before a value equal to it and after a smaller one, so the
+    keys before the ``j``-th value in the sorted whole are exactly the keys at most it.
+    """
+    value_count = merged.size - key_count
+    if not key_count or not value_count:
+        return 0
+    codes = _order_codes(merged)
+    codes <<= 1
+    codes[key_count:] |= 1
+    codes.sort()
+    codes &= 1
+    positions = np.flatnonzero(codes.astype(bool))  # value j has positions[j] - j keys before
+    return int(positions.sum()) - value_count * (value_count - 1) // 2
+
+
+_SIGN_FREE = np.int64(2**63 - 1)
+
+
+def _order_codes(numbers: Sums) -> npt.NDArray[np.int64]:
+    """int64 codes of ``numbers`` (all below 2 in size if floats, ``2**62`` if integers)
+    with ``x < y`` exactly when ``code(x) < code(y)``, all below ``2**62`` in size; floats
+    are coded in place.
+
+    Integers are their own codes. A float's IEEE bits, read as an integer, order like the
+    floats once a negative one's bits (all but the sign) are flipped; below 2 in size the
+    bits stay below ``2**62``. No sum is ``-0.0`` (a sum of non-zero magnitudes that
+    cancels is ``+0.0``), which would code below ``0.0``.
+    """
+    if numbers.dtype.kind in "iu":
+        return numbers.astype(np.int64, copy=False)
+    bits = numbers.view(np.int64)
+    bits ^= (bits >> 63) & _SIGN_FREE
+    return bits
 
 
 def _elements(values: Vector, name: str) -> list:
@@ -384,17 +488,18 @@ def sign_flip_pvalue(
       when it is cheap (:func:`countable`); otherwise, at ``n <= 44``, meet in the middle
       runs on the same integers (exact too). ``Fraction`` and ``Decimal`` inputs are always
       read exactly; pass scores in that form to avoid depending on float detection.
-    * Real values (``n <= 44``), meet in the middle: because ``|S|`` is invariant under
-      flipping all signs, the sign of the largest term is fixed and the count doubled. The
-      remaining ``n - 1`` terms, largest first, are dealt alternately to two halves: all
-      ``2**k`` signed sums of the first half are enumerated with numpy and sorted (the
-      table); the second half's sums are streamed in chunks of ``2**16`` and, for each sum
-      ``s``, the table entries ``t`` with ``s + t >= thr`` or ``s + t <= -thr`` are counted
-      with two ``searchsorted`` calls. A table entry with ``|t| < thr - max|s|`` (or a
-      streamed sum with ``|s| < thr - max|t|``) can never count and is dropped while the
-      table is built (a chunk lying wholly inside is skipped), with a margin of
-      ``1e-10 * sum |x_t|`` so that rounding never drops a sum that could reach the
-      threshold. Work is ``O(2**(n/2) * n)`` at worst; memory at most ``2**22`` float64.
+    * Real values (``n <= 44``), meet in the middle. The terms, largest first, are split
+      into a high and a low half; each half's ``2**k`` signed sums are a symmetric multiset,
+      so only the sign vectors with ``S >= thr`` are counted and the count doubled. A high
+      sum ``h`` needs the number of low sums ``l >= thr - h``. Each half is built in blocks
+      (its larger terms) plus the rest, and a block whose sums all lie where every low sum
+      counts, or none does, is counted without being built (with a margin of
+      ``1e-10 * sum |x_t|``, far above rounding, so that no sum that could reach the
+      threshold is decided unbuilt); far from the threshold (small ``p``) almost nothing is
+      built. The remaining keys ``thr - h`` and low sums are merged in one numpy sort of
+      their order-preserving int64 codes, tagged so that a key sorts before an equal low
+      sum (few keys are searched one by one instead). Work is ``O(2**(n/2) * n)`` at
+      worst; memory about ``2**(n/2)`` int64 per half.
       Float sums are rounded, so they are compared as ``|S| >= |D| - 1e-9 * sum_t |x_t|``
       (:data:`TIE_RELATIVE_TOLERANCE`): statistics within that relative tolerance count
       as ties; if ``|D|`` itself is within it of zero, ``p`` is 1.0.
@@ -427,9 +532,9 @@ def sign_flip_pvalue(
             packed_bits = _coefficient_bits(n) * (sum(magnitudes) + 1)
             if countable(magnitudes) or (method == "count" and packed_bits <= COUNT_MAX_BITS):
                 return min(1.0, extreme_count(magnitudes, statistic) / 2**n)
-            if method != "count" and n <= MAX_EXACT_TERMS and sum(magnitudes) < 2**62:
+            if method != "count" and n <= MAX_EXACT_TERMS and sum(magnitudes) < 2**61:
                 array = np.array(magnitudes, dtype=np.int64)
-                return min(1.0, _meet_in_the_middle(array, abs(statistic), 0) / 2 ** (n - 1))
+                return min(1.0, _meet_in_the_middle(array, abs(statistic), 0) / 2**n)
             beyond = "" if method == "count" else f" (and more than {MAX_EXACT_TERMS}, or sums "
             beyond += "" if method == "count" else "beyond int64, for meet in the middle)"
             raise ValueError(
@@ -469,9 +574,11 @@ def _real_pvalue(differences: Vector, weights: Vector | None) -> float:
     threshold = abs(math.fsum(x.tolist())) - TIE_RELATIVE_TOLERANCE * scale
     if threshold <= 0.0:
         return 1.0
-    count = _meet_in_the_middle(magnitudes, threshold, _PRUNE_MARGIN * scale)
-    # count is over 2**(n-1) assignments with eps_0 fixed; both are exact in float64.
-    return min(1.0, count / 2.0 ** (n - 1))
+    # A total of 1 or more is scaled below 1 by a power of two, sums, threshold and margin
+    # alike: exact, unless a term is below 2**-1022 of the total (then it is a rounding).
+    unit = math.ldexp(1.0, -max(0, math.frexp(scale)[1]))
+    count = _meet_in_the_middle(magnitudes * unit, threshold * unit, _PRUNE_MARGIN * scale * unit)
+    return min(1.0, count / 2.0**n)  # both exact in float64
 
 
 def _float_elements(values: Vector) -> Vector:

@@ -385,6 +385,11 @@ PM_DROPS_COLUMNS = (
     c("verdict_vs_leader", "string", "The verdict against it."),
     SIMULATED,
 )
+USECASE_SIMULATED = c(
+    "simulated",
+    "boolean",
+    "True for the offline demo's made-up runs (ranked apart from real submissions).",
+)
 USECASE_METRICS = (
     ("outcome", "Full success", "1 success, 0.5 partial, 0 fail."),
     ("cost_efficiency", "Cost per success", "Cheapest cost per success on the use case / own."),
@@ -417,6 +422,7 @@ USECASE_RUNS_COLUMNS = (
     c("reproduction_counts", "boolean", "Whether that reproduction counts (+10 trust)."),
     c("reproduction_reason", "string", "Why the claimed reproduction counts, or why not."),
     c("model_name_problem", "string", "Why the model name is a look-alike (shown escaped)."),
+    USECASE_SIMULATED,
 )
 USECASE_GROUPS_COLUMNS = (
     c("use_case", "string", "The use case."),
@@ -439,6 +445,7 @@ USECASE_GROUPS_COLUMNS = (
     c("blended", "boolean", "Score blends in the win probability (enough pairs)."),
     c("rank", "integer", f"{RANK_RULE_TEXT} by score within the use case."),
     c("trend", "string", "Rank against the board 7 days before: up, down, same, new."),
+    USECASE_SIMULATED,
 )
 NAVIGATOR_MODELS_COLUMNS = (
     c("model", "string", "The setup's label."),

@@ -264,10 +264,11 @@ def navigator_frames(
             pending[run.label] += _waits_for_a_person(run_grades, decided.get(run.run_id, {}))
             continue
         case = cases[run.case_id]
+        # A task is scored over all its runs: every input, every case of it, every repeat.
         runs.append(
-            NavigatorRun(run.run_id, run.label, case.id, case.category, score, run.cost_usd)
+            NavigatorRun(run.run_id, run.label, case.task, case.category, score, run.cost_usd)
         )
-    categories = {c.id: c.category for c in cases.values()}
+    categories = {c.task: c.category for c in cases.values()}  # the bank checks they agree
     board = navigator_board(runs, task_categories=categories)
     frames = {
         "navigator_models": board.navigator_models.with_columns(
@@ -293,16 +294,16 @@ def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str
                step_ins, turns, autonomy, wall_time_seconds, completion_tokens, cost_usd,
                claimed_cost_usd, evidence_log, evidence_sha256, cost_warnings, started_at,
                received_at, rerun_of, reproduces, submitter, use_case_version, prompt_tokens,
-               cached_tokens, cache_write_tokens, reasoning_tokens, criteria
+               cached_tokens, cache_write_tokens, reasoning_tokens, criteria, simulated
         FROM submitted_runs WHERE received_at <= ? ORDER BY run_id
         """,
         [_naive(as_of)],
     ).fetchall()
-    runs = []
+    runs: dict[bool, list[UseCaseRun]] = {False: [], True: []}
     for (run_id, use_case, model, settings, outcome, first_try, retries, step_ins, turns,
          autonomy, wall, output_tokens, cost, claimed, log, sha, warnings, started, received,
          rerun_of, reproduces, submitter, version, input_tokens, cached, cache_write,
-         reasoning, criteria) in rows:  # fmt: skip
+         reasoning, criteria, simulated) in rows:  # fmt: skip
         chosen = json.loads(settings)
         shown = ", ".join(f"{k}={v}" for k, v in sorted(chosen.items()))
         tokens = {"input": input_tokens, "output": output_tokens, "cached": cached,
@@ -311,7 +312,7 @@ def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str
             model=model, settings=chosen, use_case=use_case, use_case_version=version,
             tokens=tokens, criteria=json.loads(criteria), evidence_log=log,
         )  # fmt: skip
-        runs.append(UseCaseRun(
+        runs[bool(simulated)].append(UseCaseRun(
             run_id=run_id, use_case=use_case, model=model, settings=shown, outcome=outcome,
             first_try=first_try, retries=retries, step_ins=step_ins, turns=turns,
             claimed_autonomy=autonomy, wall_time_s=wall, output_tokens=output_tokens,
@@ -327,8 +328,15 @@ def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str
             [_naive(as_of)],
         ).fetchall()
     ]
-    board = usecase_board(runs, clearances, as_of=_naive(as_of))
-    return {"usecase_runs": board.usecase_runs, "usecase_groups": board.usecase_groups}
+    # The offline demo's simulated runs are a board of their own: never a reference (the
+    # cheapest, the fastest) for a real run, never in a real group.
+    frames: dict[str, list[pl.DataFrame]] = {"usecase_runs": [], "usecase_groups": []}
+    for simulated, chosen in runs.items():
+        board = usecase_board(chosen, clearances, as_of=_naive(as_of))
+        for name, frame in (("usecase_runs", board.usecase_runs),
+                            ("usecase_groups", board.usecase_groups)):  # fmt: skip
+            frames[name].append(frame.with_columns(pl.lit(simulated).alias("simulated")))
+    return {name: pl.concat(parts) for name, parts in frames.items()}
 
 
 def all_frames(

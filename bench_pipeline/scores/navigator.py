@@ -2,10 +2,10 @@
 
 Index v2 (site/methodology/navigator.md):
 
-* A run scores 0–1; a task's score is the mean of a model's runs on it (every input and
-  repeat); a category's is 100 × the mean of its task scores; the Index is
-  Σ weight × category / 100 over the eight categories (weights sum to 100), published only
-  for a model scored in every category.
+* A run scores 0–1; a task's score is the mean of a model's runs on it (every input, every
+  case of the task and every repeat: cases sharing a task are one task); a category's is
+  100 × the mean of its task scores; the Index is Σ weight × category / 100 over the eight
+  categories (weights sum to 100), published only for a model scored in every category.
 * Ranks are paired. For each pair of indexed models, over their common tasks, the
   per-task differences d_t are weighted by a_t = weight(category) / tasks(category), so
   that D = Σ a_t d_t is the Index difference when both ran every task; the exact two-sided
@@ -81,7 +81,8 @@ class NavigatorRun:
     Attributes:
         run_id: Unique run id.
         model: The model (setup) that ran.
-        task: The task; its score averages every input and repeat.
+        task: The task (the case's `task`, not its id); its score averages every input,
+            every case of the task and every repeat.
         category: One of `CATEGORY_WEIGHTS`.
         score: The run's score, 0–1 (partial credit).
         cost_usd: The run's candidate cost; None when it could not be priced.

@@ -260,8 +260,10 @@ def hard_flags(run: UseCaseRun) -> tuple[str, ...]:
     * `implausible_throughput`: more than 1,000 output tokens per second of wall time
       (exactly 1,000 passes; any output in zero time fails).
     * `step_ins_exceed_turns`: more step-ins than turns.
-    * `retries_vs_first_try`: a first-try run with retries, or a run that was not first
-      try but took no retry.
+    * `retries_vs_first_try`: first try means it succeeded on the first attempt, so only
+      combinations that contradict each other: a first-try run with retries, or a success
+      with no retry that says it was not first try. An honest failed or partial run (not
+      first try, no retry) is not flagged: it stays in its group, where the board shows it.
     """
     flags = []
     computed, claimed = run.cost_usd, run.claimed_cost_usd
@@ -283,11 +285,18 @@ def hard_flags(run: UseCaseRun) -> tuple[str, ...]:
         flags.append(IMPLAUSIBLE_THROUGHPUT)
     if run.step_ins > run.turns:
         flags.append(STEP_INS_EXCEED_TURNS)
-    if run.first_try == (run.retries > 0):
+    if _first_try_contradicted(run):
         flags.append(RETRIES_VS_FIRST_TRY)
     if lookalike_problems(run.model):
         flags.append(LOOKALIKE_MODEL_NAME)
     return tuple(flags)
+
+
+def _first_try_contradicted(run: UseCaseRun) -> bool:
+    """Whether `first_try` and `retries` contradict each other (see `hard_flags`)."""
+    if run.first_try:
+        return run.retries > 0
+    return run.outcome == "success" and run.retries == 0
 
 
 def trust(run: UseCaseRun, flags: Sequence[str], reproductions: int = 0) -> float:

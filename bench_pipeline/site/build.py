@@ -24,6 +24,7 @@ import jinja2
 
 from bench_pipeline.core import settings
 from bench_pipeline.core.files import sha256_file
+from bench_pipeline.site import boards as board_views
 from bench_pipeline.site import markup, pm_checks, views
 from bench_pipeline.site.charts import price_history_svg
 from bench_pipeline.site.disclosures import render_disclosures
@@ -91,6 +92,8 @@ class SiteBuilder:
             evaluations=release.schema.evaluations,
             capabilities=views.capabilities(release.schema),
             MISSING=markup.MISSING,
+            board_chart=board_views.board_chart,
+            simulated_label=lambda table: board_views.simulated_label(table, release.tables),
         )
 
     # -- output -----------------------------------------------------------------------
@@ -177,24 +180,27 @@ class SiteBuilder:
         self.render(
             "known-good-index.html", "known_good_index.html", kgi,
             leaderboard=boards["leaderboard"], unranked=boards["unranked"],
+            bars=board_views.kgi_bars(boards["leaderboard"], len(views.kgi_components(
+                release.schema))),
         )  # fmt: skip
         self.render(
             "capability-indices.html", "capability_indices.html", ("capability_indices",),
             boards=boards["capability_boards"],
+            table=board_views.capability_table(
+                release.rows("capability_indices"), models, views.capabilities(release.schema),
+                {c: release.schema.rank_column("capability_indices", c)
+                 for c, *_ in views.capabilities(release.schema)}),
+        )  # fmt: skip
+        points = board_views.price_index_points(models.values())
+        self.render(
+            "market.html", "market.html", ("market",),
+            **board_views.market_rows(release.rows("market"), models),
+            scatter=board_views.price_index_chart(points), points=points,
         )  # fmt: skip
         self.render(
-            "market.html",
-            "market.html",
-            ("market",),
-            rows=sorted(
-                ((row, models[row["model_id"]]) for row in release.rows("market")),
-                key=lambda item: (item[1].name.lower(), item[1].id),
-            ),
-        )
-        arena: dict[str, list[tuple[Row, Model]]] = defaultdict(list)
-        for row in sorted(release.rows("arena_elo"), key=lambda r: -float(r.get("rating") or 0)):
-            arena[str(row.get("leaderboard"))].append((row, models[row["model_id"]]))
-        self.render("arena.html", "arena.html", ("arena_elo",), boards=sorted(arena.items()))
+            "arena.html", "arena.html", ("arena_elo",),
+            boards=board_views.arena_boards(release.rows("arena_elo"), models, self.runs),
+        )  # fmt: skip
         self.render("models.html", "models.html", ("models",), models=by_name)
         for model in by_name:
             self.model_page(model)
@@ -229,8 +235,10 @@ class SiteBuilder:
         self.render("attribution.html", "attribution.html", publishers=sorted(publishers.items()))
         self.render("downloads.html", "downloads.html", tables=self.downloads(), older=older)
         self.render(
-            "changes.html", "changes.html", diff=views.diff_view(release, models, self.titles)
-        )
+            "changes.html", "changes.html", diff=views.diff_view(release, models, self.titles),
+            summary=board_views.change_summary(release.diff, models),
+            titles_of=self.titles,
+        )  # fmt: skip
         return SiteResult(pages=self.pages, release_id=release.id)
 
     def model_page(self, model: Model) -> None:

@@ -1,9 +1,10 @@
 """The item board pages: one per board in `item_boards`, and an index of them.
 
 Each page draws (inline SVG, no JavaScript) every ranked entry's 95% interval as a whisker
-and its rank range as a bar, a cost-per-resolved versus score scatter where dominated
-entries are hollow, the pair matrix, and a reading in plain words. Called from
-`SiteBuilder.build`; everything it shows comes from the release's two item-board tables.
+and its rank range as a bar (each entry's figures also in the chart's data attributes), a
+cost-per-resolved versus score scatter where dominated entries are hollow, the pair matrix,
+and a reading in plain words. Called from `SiteBuilder.build`; everything it shows comes
+from the release's two item-board tables.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def intervals_svg(rows: list[Row], label: str) -> Markup:
 
     parts = [
         f'<svg class="chart item-intervals" viewBox="0 0 {width} {height}" role="img" '
-        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" font-size="11">',
+        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" font-size="11" '
+        f'style="max-width: {width}px">',
         f"<title>{escape(label)}</title>",
         f'<text x="{score_x0}" y="14" fill="{MUTED}">score, 95% interval (0–100)</text>',
         f'<text x="{rank_x0}" y="14" fill="{MUTED}">rank range (1–{n})</text>',
@@ -83,7 +85,9 @@ def intervals_svg(rows: list[Row], label: str) -> Markup:
             f"{row['entry']}: {score:.1f} (95% {low:.1f}–{high:.1f}), ranks {best}–{worst}"
         )
         parts.append(
-            f"<g><title>{tip}</title>"
+            f'<g class="entry" data-label="{name}" data-value="{score!r}" data-low="{low!r}" '
+            f'data-high="{high!r}" data-rank-best="{best}" data-rank-worst="{worst}">'
+            f"<title>{tip}</title>"
             f'<text x="{LABEL_WIDTH - 8}" y="{y + 4:.1f}" text-anchor="end" fill="{INK}">'
             f"{name}</text>"
             f'<line x1="{sx(low):.1f}" y1="{y:.1f}" x2="{sx(high):.1f}" y2="{y:.1f}" '
@@ -119,7 +123,8 @@ def scatter_svg(rows: list[Row], label: str) -> Markup:
 
     parts = [
         f'<svg class="chart item-scatter" viewBox="0 0 {SCATTER_W} {SCATTER_H}" role="img" '
-        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" font-size="11">',
+        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" font-size="11" '
+        f'style="max-width: {SCATTER_W}px">',
         f"<title>{escape(label)}</title>",
         f'<line x1="{S_LEFT}" y1="{S_TOP + span_y}" x2="{SCATTER_W - S_RIGHT}" '
         f'y2="{S_TOP + span_y}" stroke="{LINE}"/>',

@@ -11,14 +11,12 @@ import hashlib
 import json
 import re
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markupsafe import Markup
-
-from bench_pipeline.core.money import plain
 
 MISSING = "—"
 _SCHEME = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.-]*):")
@@ -58,15 +56,32 @@ def number(value: Any, places: int = 2) -> str:
     return f"{float(value):,.{places}f}"
 
 
+MONEY_PLACES, MONEY_CENTS_FROM, MONEY_SMALL_DIGITS = 2, Decimal("0.1"), 6
+
+
 def usd(value: Any) -> str:
-    """An exact decimal price as published (a string), with a dollar sign."""
+    """The site's one money formatter: a dollar sign, thousands separated and two decimals
+    from ten cents up; a smaller figure (a per-run or per-task cost) keeps its published
+    digits, up to six significant, so it never reads as $0.00. `"3.437500"` → `$3.44`,
+    `"20"` → `$20.00`, `"0.05"` → `$0.05`, `"0.01392"` → `$0.01392`, `"0.022245325444"` →
+    `$0.0222453`. The downloads keep every published digit; an em dash when missing.
+    """
     if missing(value):
         return MISSING
     try:
         exact = Decimal(str(value))
     except InvalidOperation:
         return str(value)
-    return f"${plain(exact)}"
+    if not exact.is_finite():
+        return str(value)
+    places = MONEY_PLACES
+    if not exact.is_zero() and abs(exact) < MONEY_CENTS_FROM:
+        published = -int(exact.normalize().as_tuple().exponent)
+        significant = -exact.adjusted() - 1 + MONEY_SMALL_DIGITS
+        places = max(MONEY_PLACES, min(published, significant))
+    rounded = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN)
+    sign = "-" if rounded < 0 else ""
+    return f"{sign}${abs(rounded):,.{places}f}"
 
 
 def text(value: Any) -> str:

@@ -160,6 +160,8 @@ def brief(value: Any) -> str:
         return ", ".join(f"{k}={brief(v)}" for k, v in value.items())
     if isinstance(value, list):
         return ", ".join(brief(v) for v in value) or markup.MISSING
+    if isinstance(value, float):  # a reader needs six figures, not a float's sixteen
+        return f"{value:.6g}"
     return str(value)
 
 
