@@ -20,6 +20,8 @@
 10. release: release rendering (CSV and JSON), rank columns and the private-text check at 50×
     (400,000 rows), each against the row loop it replaced (`benchmarks.release_checks`;
     `--repeat` applies).
+11. noop: a `bench run` that changes nothing against a fresh one on the recorded snapshots,
+    with the Dagster events of each (`benchmarks.noop_rerun`; `--repeat` reruns).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (1 for ingest, 5 for indices).
@@ -37,6 +39,7 @@ from benchmarks import (
     index_family,
     ingest_swap,
     model_calls,
+    noop_rerun,
     pairs,
     release_checks,
     response_cache,
@@ -46,7 +49,7 @@ from benchmarks import (
 
 BENCHMARKS = (
     "ingest", "indices", "site", "pairs", "exact", "calls", "writer", "bradley", "cache",
-    "release",
+    "release", "noop",
 )  # fmt: skip
 
 
@@ -85,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     index_options_given = (args.models, args.seed) != (index_family.MODELS, index_family.SEED)
-    if args.only in ("site", "writer", "bradley", "cache", "release") and (
+    if args.only in ("site", "writer", "bradley", "cache", "release", "noop") and (
         ingest_argv or index_options_given
     ):
         parser.error(f"the {args.only} benchmark takes only --repeat")
@@ -117,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "bradley": lambda: bradley_terry.main(shared),
         "cache": lambda: response_cache.main([]),
         "release": lambda: release_checks.main(shared),
+        "noop": lambda: noop_rerun.main(shared),
     }
     # Every benchmark runs even when an earlier one misses its goal (the exit status still
     # says so), so one slow figure never hides the others.

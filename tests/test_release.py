@@ -147,14 +147,15 @@ def test_same_warehouse_gives_the_same_release_and_the_same_bytes(
 
 
 def test_reingesting_unchanged_sources_makes_no_new_release(built: dict, tmp_path: Path) -> None:
-    """New run ids and run times alone are no change: the same values are the same release."""
+    """The same payloads again are checks, not runs: no new run, no price row, same release."""
     database = copy_of(built, tmp_path)
     assert materialize_recorded(tmp_path) == database  # the sources again, into the copy
     with connect(database) as conn:
         runs = conn.execute("SELECT count(*) FROM source_runs").fetchone()[0]
+        checks = conn.execute("SELECT count(*) FROM source_checks").fetchone()[0]
         observations = conn.execute("SELECT count(DISTINCT source_run_id) FROM price_history")
-        assert observations.fetchone()[0] == 4  # models and endpoints, twice each
-    assert runs == 2 * len(source_definitions())
+        assert observations.fetchone()[0] == 2  # models and endpoints, once each
+    assert runs == checks == len(source_definitions())
     outcome = release(database, tmp_path / "releases")
     assert outcome.release_id == built["outcome"].release_id
 
