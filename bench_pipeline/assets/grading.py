@@ -65,7 +65,7 @@ def grades(
         version = tables_version(conn, ["grades"])
         outside |= table_asset_metadata(conn, "grades")
     if graded.cycle_id is None:
-        return dg.MaterializeResult(metadata={"runs graded": 0} | outside, data_version=version)
+        return dg.MaterializeResult(metadata={"runs graded": 0, **outside}, data_version=version)
     result = graded.result
     with warehouse.connection() as conn:
         metadata = table_metadata(conn, "grades") | outside
