@@ -17,6 +17,11 @@
    (`benchmarks.bradley_terry`; `--repeat` applies).
 9. cache: the response cache at 50,000 entries (about 1 GB): a reader process's peak memory
    against a process that only imports the provider layer (`benchmarks.response_cache`).
+10. release: release rendering (CSV and JSON), rank columns and the private-text check at 50×
+    (400,000 rows), each against the row loop it replaced (`benchmarks.release_checks`;
+    `--repeat` applies).
+11. noop: a `bench run` that changes nothing against a fresh one on the recorded snapshots,
+    with the Dagster events of each (`benchmarks.noop_rerun`; `--repeat` reruns).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (1 for ingest, 5 for indices).
@@ -34,13 +39,18 @@ from benchmarks import (
     index_family,
     ingest_swap,
     model_calls,
+    noop_rerun,
     pairs,
+    release_checks,
     response_cache,
     row_writer,
     site_build,
 )
 
-BENCHMARKS = ("ingest", "indices", "site", "pairs", "exact", "calls", "writer", "bradley", "cache")
+BENCHMARKS = (
+    "ingest", "indices", "site", "pairs", "exact", "calls", "writer", "bradley", "cache",
+    "release", "noop",
+)  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -78,7 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     index_options_given = (args.models, args.seed) != (index_family.MODELS, index_family.SEED)
-    if args.only in ("site", "writer", "bradley", "cache") and (ingest_argv or index_options_given):
+    if args.only in ("site", "writer", "bradley", "cache", "release", "noop") and (
+        ingest_argv or index_options_given
+    ):
         parser.error(f"the {args.only} benchmark takes only --repeat")
     if args.only == "indices" and ingest_argv:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
@@ -107,6 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "writer": lambda: row_writer.main(shared),
         "bradley": lambda: bradley_terry.main(shared),
         "cache": lambda: response_cache.main([]),
+        "release": lambda: release_checks.main(shared),
+        "noop": lambda: noop_rerun.main(shared),
     }
     # Every benchmark runs even when an earlier one misses its goal (the exit status still
     # says so), so one slow figure never hides the others.

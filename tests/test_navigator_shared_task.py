@@ -72,7 +72,9 @@ def bank_and_conn(tmp_path: Path):
     conn.close()
 
 
-def _store_runs(conn: duckdb.DuckDBPyConnection, bank, label: str, passes) -> None:
+def _store_runs(
+    conn: duckdb.DuckDBPyConnection, bank, label: str, passes, simulated: bool = False
+) -> None:
     """One graded run of setup `label` per input of every Navigator case, by a script."""
     _insert(conn, "setups", setup_id=label, label=label, company=label, current=True)
     for case in bank.suite("navigator"):
@@ -80,7 +82,7 @@ def _store_runs(conn: duckdb.DuckDBPyConnection, bank, label: str, passes) -> No
             run_id = f"{label}/{case.id}/{item.id}"
             _insert(conn, "model_runs", run_id=run_id, setup_id=label, suite="navigator",
                     case_id=case.id, case_version=case.version, input_id=item.id,
-                    cost_usd=1, recorded_at=RECORDED)  # fmt: skip
+                    cost_usd=1, recorded_at=RECORDED, simulated=simulated)  # fmt: skip
             _insert(conn, "grades", grade_id=run_id, run_id=run_id, suite="navigator",
                     case_id=case.id, input_id=item.id, question="check", tier=1,
                     grader_kind="script", grader="script:test",
@@ -96,7 +98,7 @@ def test_cases_sharing_a_task_are_scored_as_one_task(bank_and_conn) -> None:
     assert len(tasks) == len(cases) - 1
     # A passes every input except those of the added case; B fails every input.
     _store_runs(conn, bank, "A", lambda case: case.id != f"{SHARED}-more")
-    _store_runs(conn, bank, "B", lambda case: False)
+    _store_runs(conn, bank, "B", lambda case: False, simulated=True)
 
     frames = navigator_frames(conn, bank, AS_OF)
     models = {row["model"]: row for row in frames["navigator_models"].iter_rows(named=True)}
@@ -117,3 +119,9 @@ def test_cases_sharing_a_task_are_scored_as_one_task(bank_and_conn) -> None:
     # Every task favours A: only the observed signs and their mirror are as extreme.
     assert pair["p_value"] == 2 / 2 ** len(tasks)
     assert pair["better"] == "A"
+    # B's runs are simulated, so the pair is too: the download says so itself.
+    assert (models["A"]["simulated"], models["B"]["simulated"], pair["simulated"]) == (
+        False,
+        True,
+        True,
+    )

@@ -52,7 +52,7 @@ def test_bench_run_ends_with_what_changed(first_run: tuple[Path, str]) -> None:
     home, output = first_run
     summary = output[output.index("\nSources: ") :]
     sources = len(source_definitions())
-    assert f"Sources: {sources} accepted, 0 rejected" in summary
+    assert f"Sources: {sources} accepted, 0 rejected, 0 unchanged" in summary
     release = (home / "build" / "releases" / "latest").read_text().strip()
     assert f"Release: {release} (new, " in summary
     assert f"Site: {home / 'build' / 'site'} (read it with `bench serve`" in summary
@@ -126,6 +126,8 @@ def test_a_practice_review_leaves_the_next_run_green(first_run: tuple[Path, str]
     again = bench(home, "run")
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert again.stdout.rstrip().endswith("OK")
+    sources = len(source_definitions())
+    assert f"Sources: 0 accepted, 0 rejected, {sources} unchanged" in again.stdout
     status = bench(home, "status")
     assert status.returncode == 0, status.stderr
     quiet(status)

@@ -102,13 +102,14 @@ def test_downloads_say_which_tables_hold_simulated_rows() -> None:
         "pm_setups": [{"simulated": True}, {"simulated": False}],
         "market": [{"simulated": False}],
         "navigator_models": [{"model": "a", "simulated": True}, {"model": "b"}],
-        "navigator_pairs": [{"model_a": "a", "model_b": "b"}, {"model_a": "b", "model_b": "c"}],
+        "navigator_pairs": [
+            {"model_a": "a", "model_b": "b", "simulated": True},
+            {"model_a": "b", "model_b": "c", "simulated": False},
+        ],
     }
     assert simulated_label("pm_setups", tables) == "1 of 2 simulated"
     assert simulated_label("market", tables) == ""
-    assert simulated_label("navigator_pairs", tables).startswith(
-        "1 of 2 rows compare simulated navigator_models rows"
-    )
+    assert simulated_label("navigator_pairs", tables) == "1 of 2 simulated"
 
 
 def test_row_level_changes_show_six_figures_not_a_floats_sixteen() -> None:

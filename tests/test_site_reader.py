@@ -74,7 +74,7 @@ def reader_tables() -> dict[str, list[dict[str, Any]]]:
     ]  # fmt: skip
     tables["navigator_pairs"] = [
         _row("navigator_pairs", model_a=a, model_b=b, n_tasks=40, statistic=1.0, p_value=0.2,
-             rejected=False, better=None)
+             rejected=False, better=None, simulated=True)
         for i, a in enumerate(navigator) for b in navigator[i + 1:]
     ]  # fmt: skip
     return tables
@@ -430,7 +430,7 @@ def test_downloads_say_which_tables_are_simulated(served: Served, browser: Brows
         )
     }
     assert rows["pm_setups"].startswith("simulated") and "all rows" in rows["pm_setups"]
-    assert "3 of 3 rows compare simulated navigator_models" in rows["navigator_pairs"]
+    assert rows["navigator_pairs"].startswith("simulated") and "all rows" in rows["navigator_pairs"]
     assert rows["known_good_index"] == "no"
     page.goto(f"{served.url}/navigator.html")
     pairs = page.locator("table").nth(1).locator("tbody tr").first

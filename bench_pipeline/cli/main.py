@@ -7,7 +7,7 @@ import os
 import sys
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -57,20 +57,27 @@ PARTITION_RANGE_START_TAG = "dagster/asset_partition_range_start"
 PARTITION_RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 
-def declared_run_tags(instance, out: TextIO | None = None) -> list[dict[str, str]]:
+def declared_run_tags(
+    instance, out: TextIO | None = None, with_work: Callable[[list[str]], set[str]] | None = None
+) -> list[dict[str, str]]:
     """Tags for one run per unbroken stretch of registered model-run partitions whose setup is
-    declared in `setups/`. Partitions proposed for models new on OpenRouter are left to an
-    operator (they may cost money); a run's range must not span them, since Dagster records
-    every partition in a run's range as materialised."""
+    declared in `setups/` (and, given `with_work`, that it says have runs to make).
+    Partitions proposed for models new on OpenRouter are left to an operator (they may cost
+    money); a run's range must not span them, since Dagster records every partition in a
+    run's range as materialised."""
     from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS
-    from bench_pipeline.runs.plan import parse_partition_key, ranges_of
+    from bench_pipeline.cli.incremental import stretches
+    from bench_pipeline.runs.plan import setups_by_partition
     from bench_pipeline.taskbank.setups import load_setups
 
     keys = instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)
-    declared = {s.setup_id for s in load_setups().setups}
-    ranges = ranges_of(keys, declared)
+    declared = set(setups_by_partition(load_setups()))
+    wanted = {k for k in keys if k in declared}
+    if with_work is not None:
+        wanted &= with_work(sorted(wanted))
+    ranges = stretches(keys, wanted)
     if out is not None:
-        covered = sum(1 for k in keys if parse_partition_key(k).setup_id in declared)
+        covered = sum(1 for k in keys if k in declared)
         if len(keys) > covered:
             print(f"  ({len(keys) - covered} proposed model-run partitions left for an "
                   "operator to launch from the UI)", file=out)  # fmt: skip
@@ -126,14 +133,44 @@ def run(mode: str, out: TextIO = sys.stdout) -> int:
         return 3
 
 
+def _with_work(keys: list[str]) -> set[str]:
+    from bench_pipeline.cli.incremental import partitions_with_work
+    from bench_pipeline.core.warehouse import connect
+
+    with connect(settings.warehouse_path()) as conn:
+        return partitions_with_work(conn, keys)
+
+
+def _plan(definitions, instance, candidates: set, changed: set):
+    """The out-of-date assets among `candidates` (see `bench_pipeline.cli.incremental`)."""
+    from bench_pipeline.cli.incremental import out_of_date
+    from bench_pipeline.core.warehouse import connect
+
+    with connect(settings.warehouse_path()) as conn:
+        return out_of_date(definitions, instance, conn, candidates, changed)
+
+
+def _reasons(plan, shown: int = 3) -> str:
+    """`N to recompute: key (reason), ...` for the progress display."""
+    items = sorted(plan.reasons.items(), key=lambda item: item[0].to_user_string())
+    listed = ", ".join(f"{k.to_user_string()} ({why})" for k, why in items[:shown])
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return f"{len(items)} to recompute: {listed}{more}"
+
+
 def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
     import dagster as dg
 
+    from bench_pipeline import definitions as loaded
+    from bench_pipeline.assets.runs import MODEL_RUNS_KEY
+    from bench_pipeline.assets.site import SITE_KEY
     from bench_pipeline.cli.run_lock import fail_dead_runs, run_tags
     from bench_pipeline.cli.summary import print_summary
-    from bench_pipeline.definitions import PIPELINE_JOBS, RUN_JOB, build_definitions
+    from bench_pipeline.definitions import FETCH_JOB, PIPELINE_JOBS, RUN_JOB, build_definitions
 
-    definitions = build_definitions(mode)
+    # the module built them on import; build again only for another source mode
+    same = mode == loaded.DEFS_SOURCE_MODE
+    definitions = loaded.defs if same else build_definitions(mode)
     instance = dg.DagsterInstance.get()
     for dead in fail_dead_runs(instance, _log_failure):
         print(f"  (run {dead}, left unfinished by a process that died, marked failed)", file=out)
@@ -143,36 +180,65 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
     print(f"bench run: {steps} steps, sources {mode}, BENCH_HOME={settings.bench_home()}", file=out)
     seen: set[str] = set()
     failure: Failure | None = None
-    for name, _selection, _description in PIPELINE_JOBS:
-        runs = declared_run_tags(instance, out) if name == RUN_JOB else [{}]
-        if not runs:
-            print(f"  ({name}: no model-run partitions, nothing to run)", file=out)
-        for tags in runs:
-            run_id = str(uuid.uuid4())
-            done = threading.Event()
-            watcher = threading.Thread(
-                target=_progress, args=(instance, run_id, steps, out, done, seen)
+
+    def execute(name: str, tags: dict[str, str], keys: set | None = None) -> bool:
+        nonlocal failure
+        run_id = str(uuid.uuid4())
+        job = definitions.resolve_job_def(name)
+        if keys is not None:
+            job = job.get_subset(asset_selection=keys)
+        done = threading.Event()
+        watcher = threading.Thread(
+            target=_progress, args=(instance, run_id, steps, out, done, seen)
+        )
+        watcher.start()
+        try:
+            result = job.execute_in_process(
+                instance=instance,
+                run_id=run_id,
+                tags=tags | run_tags(holder),
+                raise_on_error=False,
+                run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
             )
-            watcher.start()
-            try:
-                result = definitions.resolve_job_def(name).execute_in_process(
-                    instance=instance,
-                    run_id=run_id,
-                    tags=tags | run_tags(holder),
-                    raise_on_error=False,
-                    run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
-                )
-            finally:
-                done.set()
-                watcher.join()
-            if not result.success:
-                failure = _failure(name, run_id, result)
-                _log_failure(run_id, name, f"{failure.step}: {failure.error}")
-                break
-        if failure is not None:
+        finally:
+            done.set()
+            watcher.join()
+        if not result.success:
+            failure = _failure(name, run_id, result)
+            _log_failure(run_id, name, f"{failure.step}: {failure.error}")
+        return result.success
+
+    success = execute(FETCH_JOB, {})
+    launched = False
+    for name, _selection, _description in PIPELINE_JOBS:
+        if not success:
             break
+        if name == RUN_JOB:
+            runs = declared_run_tags(instance, out, with_work=_with_work)
+            if not runs:
+                print(f"  ({name}: no model-run partition has runs to make)", file=out)
+            for tags in runs:
+                launched = True
+                success = success and execute(name, tags)
+            continue
+        # the site last and apart: it is rebuilt only when the release it shows changed
+        keys = set(definitions.resolve_job_def(name).asset_layer.executable_asset_keys)
+        for wave in (keys - {SITE_KEY}, keys & {SITE_KEY}):
+            if not wave:
+                continue
+            plan = _plan(definitions, instance, wave, {MODEL_RUNS_KEY} if launched else set())
+            if not plan.keys:
+                what = (
+                    next(iter(wave)).to_user_string() if len(wave) == 1 else f"{len(wave)} assets"
+                )
+                print(f"  ({name}: {what}, nothing changed)", file=out)
+                continue
+            print(f"  ({name}: {_reasons(plan)})", file=out)
+            success = success and execute(name, {}, plan.keys)
+            if not success:
+                break
     print_summary(started, failure, out)
-    return 0 if failure is None else 1
+    return 0 if success else 1
 
 
 def ui(host: str, port: int) -> int:

@@ -39,10 +39,24 @@ def source_lines(conn: duckdb.DuckDBPyConnection, started: datetime) -> list[str
         "FROM source_runs WHERE started_at >= ? ORDER BY source",
         [_naive(started)],
     ).fetchall()
-    if not runs:
+    unchanged = [
+        source
+        for (source,) in conn.execute(
+            "SELECT DISTINCT source FROM source_checks WHERE checked_at >= ? ORDER BY 1",
+            [_naive(started)],
+        ).fetchall()
+    ]
+    if not runs and not unchanged:
         return ["Sources: none ran"]
     accepted = [r for r in runs if r[1] == "accepted"]
-    lines = [f"Sources: {len(accepted)} accepted, {len(runs) - len(accepted)} rejected"]
+    lines = [
+        f"Sources: {len(accepted)} accepted, {len(runs) - len(accepted)} rejected, "
+        f"{len(unchanged)} unchanged"
+    ]
+    if unchanged:
+        lines.append(
+            f"  unchanged (same payload as their last accepted run): {', '.join(unchanged)}"
+        )
     for source, status, valid, quarantined, reason in runs:
         detail = f"{valid} rows, {quarantined} quarantined" if status == "accepted" else reason
         lines.append(f"  {source:<22} {status:<9} {detail}")

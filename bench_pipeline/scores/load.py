@@ -352,8 +352,9 @@ def all_frames(
 
 def label_simulated(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]) -> None:
     """Add a `simulated` column to every frame keyed by setup (`setup_id` or the setup label
-    in `model`): true when any of that setup's runs was made by the simulated provider, so
-    every page and download showing it says so."""
+    in `model`, or a pair of labels in `model_a` and `model_b`): true when any of that setup's
+    runs (of either setup, for a pair) was made by the simulated provider, so every page and
+    download showing it says so."""
     rows = conn.execute(
         "SELECT s.setup_id, s.label, bool_or(r.simulated) FROM model_runs r "
         "JOIN setups s USING (setup_id) GROUP BY ALL"
@@ -361,6 +362,13 @@ def label_simulated(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFr
     by_id = {setup_id: flag for setup_id, _label, flag in rows}
     by_label = {label: flag for _setup_id, label, flag in rows}
     for name, frame in frames.items():
+        if {"model_a", "model_b"} <= set(frame.columns) and "simulated" not in frame.columns:
+            either = [
+                pl.col(c).replace_strict(by_label, default=False, return_dtype=pl.Boolean)
+                for c in ("model_a", "model_b")
+            ]
+            frames[name] = frame.with_columns((either[0] | either[1]).alias("simulated"))
+            continue
         for column, lookup in (("setup_id", by_id), ("model", by_label)):
             if column in frame.columns and "simulated" not in frame.columns:
                 frames[name] = frame.with_columns(

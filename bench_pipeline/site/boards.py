@@ -288,10 +288,6 @@ def change_summary(release_diff: Mapping[str, Any] | None, models: Mapping[str, 
 
 # ------------------------------------------------------------------ downloads
 
-DERIVED_SIMULATION = {"navigator_pairs": ("navigator_models", "model", ("model_a", "model_b"))}
-"""Tables without a `simulated` column whose rows are simulated when a row they name is:
-table → (the labelled table, its key column, this table's columns naming it)."""
-
 
 def simulated_label(table: str, tables: Mapping[str, list[Row]]) -> str:
     """How much of a download is simulated, in words ("" when nothing is)."""
@@ -301,13 +297,4 @@ def simulated_label(table: str, tables: Mapping[str, list[Row]]) -> str:
         if not count:
             return ""
         return "all rows simulated" if count == len(rows) else f"{count} of {len(rows)} simulated"
-    if table in DERIVED_SIMULATION:
-        source, key, columns = DERIVED_SIMULATION[table]
-        labelled = {r.get(key) for r in tables.get(source, []) if markup.is_simulated(r)}
-        count = sum(1 for r in rows if any(r.get(c) in labelled for c in columns))
-        if count:
-            return (
-                f"{count} of {len(rows)} rows compare simulated {source} rows "
-                f"(this file has no simulated column: see {source})"
-            )
     return ""
