@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import random
 import shutil
 from collections.abc import Callable
@@ -47,10 +48,11 @@ def renamed(value: Any, copy: int) -> Any:
 
 
 def jittered(value: Any, rng: random.Random, copy: int) -> Any:
-    """A number moved by up to ±2% (copy 0 unchanged); text numbers stay text."""
+    """A positive number moved by up to ±2% (copy 0 unchanged); text numbers stay text.
+    Zero and negative values (`-1` is OpenRouter's "variable pricing") keep their meaning."""
     if copy == 0 or isinstance(value, bool):
         return value
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and value > 0:
         moved = value * (1 + rng.uniform(-0.02, 0.02))
         return round(moved) if isinstance(value, int) else moved
     if isinstance(value, str):
@@ -58,7 +60,8 @@ def jittered(value: Any, rng: random.Random, copy: int) -> Any:
             number = float(value)
         except ValueError:
             return value
-        return repr(number * (1 + rng.uniform(-0.02, 0.02)))
+        if number > 0 and math.isfinite(number):
+            return repr(number * (1 + rng.uniform(-0.02, 0.02)))
     return value
 
 
