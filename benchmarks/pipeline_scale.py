@@ -33,6 +33,7 @@ GOAL_SECONDS_PER_X = 1.0
 
 STEP_TIMES = """
 import json, sys
+from collections import defaultdict
 import dagster as dg
 instance = dg.DagsterInstance.get()
 steps = defaultdict(float)

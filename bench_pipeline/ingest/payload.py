@@ -182,17 +182,11 @@ def staged_frame(
     the problem that quarantines it, if its row could not be built)."""
     extra = (PROBLEM_FIELD_COLUMN, PROBLEM_COLUMN)
     names = (*columns, *extra, FILE_COLUMN)
-    rows = rows if isinstance(rows, list) else list(rows)
-    records = [record for _, _, record in rows]
-    # One pass per column, not per value: plain text (the common case) skips `text()`.
-    data: dict[str, list[Any]] = {
-        name: [
-            v if v.__class__ is str and v else None if v is None else text(v)
-            for v in [record.get(name) for record in records]
-        ]
-        for name in (*columns, *extra)
-    }
-    data[FILE_COLUMN] = [file_name for file_name, _, _ in rows]
-    data[RECORD_COLUMN] = [number for _, number, _ in rows]
+    data: dict[str, list[Any]] = {name: [] for name in (*names, RECORD_COLUMN)}
+    for file_name, record_number, record in rows:
+        for name in (*columns, *extra):
+            data[name].append(text(record.get(name)))
+        data[FILE_COLUMN].append(file_name)
+        data[RECORD_COLUMN].append(record_number)
     schema = {name: pl.Utf8 for name in names} | {RECORD_COLUMN: pl.Int64}
     return pl.DataFrame(data, schema=schema)
