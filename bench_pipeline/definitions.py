@@ -8,6 +8,7 @@ import dagster as dg
 
 from bench_pipeline.assets.grading import GRADING_ASSETS, GRADING_CHECKS, REVIEWS_KEY
 from bench_pipeline.assets.indices import arena_elo, index_checks, known_good_indices, market_data
+from bench_pipeline.assets.navigator_v1 import navigator_v1
 from bench_pipeline.assets.publish import analyst_copy
 from bench_pipeline.assets.registry import (
     model_registry,
@@ -69,6 +70,7 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
         assets=[
             *(asset for d in catalog.values() for asset in source_assets(d)),
             *RUN_ASSETS,
+            navigator_v1,
             *GRADING_ASSETS,
             *SCORE_ASSETS,
             model_registry,

@@ -150,6 +150,21 @@ def test_demo_navigator_board_has_significant_pairs_and_ties(home: Path) -> None
     assert significant >= 1 and tied >= 1 and simulated is True
 
 
+def test_demo_navigator_v1_shows_the_cap_triggering_and_the_waiting_splits(home: Path) -> None:
+    """The demo's v1 library run (simulated) holds stored 5s with a weak dimension: published
+    as shown 4, mixed, and marked so on the Navigator page beside the judge-split count."""
+    site = home / "build" / "site"
+    rows = csv_records(site / "data" / "navigator_v1_results.csv")
+    mixed = [r for r in rows if r["label"] == "mixed"]
+    assert mixed and all((r["stored_overall"], r["displayed_overall"]) == ("5.0", "4.0")
+                         for r in mixed)  # fmt: skip
+    assert {r["task"] for r in csv_records(site / "data" / "navigator_v1_tasks.csv")} == {
+        r["task"] for r in rows
+    }  # every library task was run on the demo setups
+    page = (site / "navigator.html").read_text("utf-8")
+    assert "badge mixed" in page and 'id="navigator-pending"' in page
+
+
 def test_item_boards_are_published_and_linked_from_home(home: Path) -> None:
     site = home / "build" / "site"
     assert 'href="item-boards.html"' in (site / "index.html").read_text("utf-8")

@@ -15,6 +15,7 @@ import polars as pl
 from bench_pipeline.assets.grading import REVIEWS_KEY
 from bench_pipeline.assets.item_boards import item_boards
 from bench_pipeline.assets.metadata import table_metadata, timed
+from bench_pipeline.assets.navigator_v1 import NAVIGATOR_V1_KEY
 from bench_pipeline.assets.pm_checks import pm_checks
 from bench_pipeline.assets.runs import SUBMITTED_KEY
 from bench_pipeline.resources.warehouse import WarehouseResource
@@ -59,10 +60,11 @@ usecase_board_asset = _board(
     "and trend arrows against the board of 7 days before.",
 )  # fmt: skip
 navigator_board_asset = _board(
-    "navigator_index", [REVIEWS_KEY],
+    "navigator_index", [REVIEWS_KEY, NAVIGATOR_V1_KEY],
     lambda conn, now: navigator_frames(conn, load_bank(), now),
     "Navigator Index v2: category scores and the Index, exact paired sign-flip tests with "
-    "Holm, rank ranges, ties, dominance; and the classic v1 fit ranking.",
+    "Holm, rank ranges, ties, dominance, runs waiting on a judge split; and classic v1: "
+    "results with the display rule, the fit ranking, the library.",
 )  # fmt: skip
 SCORE_ASSETS = [pm_board, usecase_board_asset, navigator_board_asset, item_boards, pm_checks]
 SCORE_KEYS = [a.key for a in SCORE_ASSETS]

@@ -373,6 +373,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     accept_parser.add_argument("run_id")
     accept_parser.add_argument("--by", required=True, help="who accepts it")
     accept_parser.add_argument("--reason", required=True)
+    compare_parser = commands.add_parser(
+        "compare", help="a Navigator classic v1 comparison on your own API key"
+    )
+    compare_parser.add_argument("--task", required=True, help="a v1 library task id")
+    compare_parser.add_argument("--volume", type=int, required=True, help="calls a month")
+    compare_parser.add_argument("--budget", required=True, help="monthly budget, USD")
+    compare_parser.add_argument("--model", action="append", required=True, help="an API id")
+    compare_parser.add_argument("--key-file", type=Path, help="read your key from this file")
+    compare_parser.add_argument("--base-url", default="https://openrouter.ai/api/v1")
+    commands.add_parser("splits", help="Navigator judge splits waiting for a person")
+    decide_parser = commands.add_parser("decide", help="decide a Navigator judge split")
+    decide_parser.add_argument("run_id")
+    decide_parser.add_argument("criterion")
+    decide_parser.add_argument("outcome", choices=("pass", "partial", "fail"))
+    decide_parser.add_argument("--input", dest="input_id", help="the input, if several split")
+    decide_parser.add_argument("--by", required=True, help="who decides")
+    decide_parser.add_argument("--reason", required=True)
     scores_parser = commands.add_parser("scores", help="a board as of a past date")
     scores_parser.add_argument("board", choices=("pm", "usecase", "navigator"))
     scores_parser.add_argument("--as-of", required=True, help="YYYY-MM-DD or an ISO time (UTC)")
@@ -396,6 +413,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return clear(args.run_id, args.flag, args.by, args.reason)
     if args.command == "accept":
         return accept(args.run_id, args.by, args.reason)
+    if args.command == "compare":
+        from bench_pipeline.cli.compare import compare
+
+        return compare(
+            args.task, args.volume, args.budget, args.model, args.key_file, args.base_url
+        )
+    if args.command in ("splits", "decide"):
+        from bench_pipeline.cli import navigator
+
+        if args.command == "splits":
+            return navigator.splits()
+        return navigator.decide(
+            args.run_id, args.criterion, args.outcome, args.by, args.reason, args.input_id
+        )
     if args.command == "scores":
         return scores_as_of(args.board, args.as_of)
     if args.command == "review":

@@ -28,6 +28,12 @@ def tasks_dir() -> Path:
     return _configured("BENCH_TASKS", REPO_ROOT / "tasks")
 
 
+def v1_library_path() -> Path:
+    """`BENCH_V1_LIBRARY`, default `tasks/navigator_v1.toml`: the Navigator classic v1 library
+    (public: the methodology lists its tasks)."""
+    return _configured("BENCH_V1_LIBRARY", REPO_ROOT / "tasks" / "navigator_v1.toml")
+
+
 def setups_dir() -> Path:
     """`BENCH_SETUPS`, default `setups/`: model records, harnesses and the pricing file."""
     return _configured("BENCH_SETUPS", REPO_ROOT / "setups")

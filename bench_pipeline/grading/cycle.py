@@ -27,7 +27,7 @@ from typing import Any
 from bench_pipeline.grading.browser import GRADER as BROWSER_GRADER
 from bench_pipeline.grading.browser import BrowserReport, PrototypeInspector
 from bench_pipeline.grading.decision import GradeRecord, grade_rubric
-from bench_pipeline.grading.judge_flows import navigator_judge, pm_judge
+from bench_pipeline.grading.judge_flows import ClaimsCheck, navigator_judge, pm_judge
 from bench_pipeline.grading.judges import JudgeModel, assign_judges
 from bench_pipeline.grading.outcomes import CheckResult
 from bench_pipeline.grading.queue import QueueItem, second_look
@@ -146,6 +146,17 @@ class _Rows:
             judge_cost_usd=_judge_cost([answer.usage], model.api_id, self.rates,
                                        self.now.date()),
         )  # fmt: skip
+
+
+def _claims_details(claims: ClaimsCheck) -> dict[str, Any]:
+    """What the blind-score grade keeps of the judge's claims check, to publish beside the
+    run: the claims it could not find in the brief, how many it checked, and whether its
+    answer was read at all (an unread check is not "every claim found")."""
+    return {
+        "claims_not_found": list(claims.not_found),
+        "claims_checked": len(claims.claims),
+        "claims_graded": claims.graded,
+    }
 
 
 def _is_html(text: str) -> bool:
@@ -281,7 +292,7 @@ async def grade_runs(
                     grader_kind="judge", grader=judge.api_id, grader_company=judge.company,
                     grader_family=judge.family, outcome="score" if review.score else "ungraded",
                     score=review.score, reason=review.reason, simulated=verdict.simulated,
-                    details=json.dumps({"claims_not_found": list(verdict.claims.not_found)}),
+                    details=json.dumps(_claims_details(verdict.claims)),
                     judge_cost_usd=_judge_cost(review.call.usage + verdict.claims.call.usage,
                                                judge.api_id, rates, now.date()),
                 )  # fmt: skip

@@ -27,6 +27,7 @@ from bench_pipeline.indices.rules import (
 )
 from bench_pipeline.ingest.catalog import evaluations, source_definitions
 from bench_pipeline.release.pm_checks_tables import PM_CHECKS_PUBLISHED
+from bench_pipeline.release.receipts import RECEIPT_TABLES
 from bench_pipeline.release.schema import (
     SCHEMA_VERSION,
     Column,
@@ -34,6 +35,7 @@ from bench_pipeline.release.schema import (
     PublishedTable,
     RankRule,
 )
+from bench_pipeline.release.tasks import TASKS_TABLE
 from bench_pipeline.scores import usecase
 from bench_pipeline.taskbank import NAVIGATOR_CATEGORIES
 
@@ -48,8 +50,10 @@ METHODOLOGY_VERSIONS: dict[str, str] = {
     "provenance": "1",
     "pm_suite": "1",
     "usecase_rank": "1",
-    "navigator_index": "1",
+    "navigator_index": "2",  # 2: a person's decision on a judge split enters the score
     "item_boards": "1",
+    "navigator_v1": "1",  # classic v1: its own library, the pinned judge, the display rule
+    "receipts": "1",
     "pm_checks": "1",
 }
 
@@ -450,6 +454,7 @@ NAVIGATOR_MODELS_COLUMNS = (
     c("dominated_by", "string", "Models better and cheaper."),
     c("dominates", "string", "Models it is better and cheaper than."),
     SIMULATED,
+    c("pending_runs", "integer", "Runs waiting for a person to decide a judge split."),
 )
 NAVIGATOR_PAIRS_COLUMNS = (
     c("model_a", "string", "One model."),
@@ -471,6 +476,36 @@ NAVIGATOR_FIT_COLUMNS = (
     c("mean_cost_per_call_usd", "decimal", "Mean cost per call, USD."),
     c("monthly_cost_usd", "decimal", "Monthly cost at that volume, USD."),
     SIMULATED,
+)
+NAVIGATOR_V1_RESULTS_COLUMNS = (
+    c("run_id", "string", "The v1 call."),
+    c("comparison_id", "string", "The comparison it was part of."),
+    c("model", "string", "The model (setup label, or the API id in a requested comparison)."),
+    c("task", "string", "The v1 library task."),
+    c("tier", "integer", "1: scripted check; 2: the pinned judge."),
+    c("call", "integer", "Which of the task's calls in the comparison."),
+    c("stored_overall", "number", "Overall 0-5 exactly as the grader gave it (never rewritten)."),
+    c("displayed_overall", "number", "Overall 0-5 shown: 4 when mixed; 5 only when complete."),
+    c("label", "string", "clean, mixed (a dimension at 3 or below capped a 5) or incomplete."),
+    c("needs_review", "boolean", "The output is incomplete."),
+    c("dimensions", "string", "Stored dimension scores 0-5, JSON (tier 1: its check)."),
+    c("grader", "string", "The judge model's API id (tier 2) or the scripted check."),
+    c("rubric_version", "string", "The rubric the judge scored under (tier 2)."),
+    c("methodology_version", "string", "Navigator methodology version (v1)."),
+    c("output_incomplete", "boolean", "From the finish reason and the max-token budget."),
+    c("completeness_confidence", "string", "high, medium or low."),
+    c("completeness_reason", "string", "Why the output is taken as complete or not."),
+    c("candidate_cost_usd", "decimal", "Measured cost of the call, USD."),
+    c("judge_cost_usd", "decimal", "Cost of the judge calls, USD (null when none recorded)."),
+    c("total_cost_usd", "decimal", "Candidate plus judge, only when both are known."),
+    SIMULATED,
+)
+NAVIGATOR_V1_TASKS_COLUMNS = (
+    c("task", "string", "Task id."),
+    c("title", "string", "Title."),
+    c("category", "string", "Category."),
+    c("tier", "integer", "1: scripted check; 2: the pinned judge."),
+    c("version", "string", "Task version."),
 )
 
 ITEM_BOARDS_COLUMNS = (
@@ -592,6 +627,12 @@ PUBLISHED: tuple[PublishedTable, ...] = (
     T("navigator_v1_fit", "Navigator classic v1: fit for a task, volume, budget",
       "SELECT * FROM navigator_v1_fit ORDER BY task, monthly_volume, rank",
       ("task", "monthly_volume", "model"), "navigator_index", NAVIGATOR_FIT_COLUMNS),
+    T("navigator_v1_results", "Navigator classic v1: every scored call",
+      "SELECT * FROM navigator_v1_results ORDER BY task, model, call, run_id", ("run_id",),
+      "navigator_v1", NAVIGATOR_V1_RESULTS_COLUMNS),
+    T("navigator_v1_tasks", "Navigator classic v1: the task library",
+      "SELECT * FROM navigator_v1_tasks ORDER BY task", ("task",), "navigator_v1",
+      NAVIGATOR_V1_TASKS_COLUMNS),
     T("item_boards", "Item boards: SWE-bench entries ranked on per-item results",
       "SELECT * FROM item_boards ORDER BY board, items IS NULL, score DESC, "
       "published_percent DESC NULLS LAST, entry, entry_key", ("board", "entry_key"),
@@ -599,6 +640,8 @@ PUBLISHED: tuple[PublishedTable, ...] = (
     T("item_board_pairs", "Item boards: exact paired tests over shared items",
       "SELECT * FROM item_board_pairs ORDER BY board, entry_key_a, entry_key_b",
       ("board", "entry_key_a", "entry_key_b"), "item_boards", ITEM_BOARD_PAIRS_COLUMNS),
+    *RECEIPT_TABLES,
+    TASKS_TABLE,
     *PM_CHECKS_PUBLISHED,
 )  # fmt: skip
 PUBLISHED_BY_NAME = {table.name: table for table in PUBLISHED}

@@ -21,16 +21,12 @@ import duckdb
 import polars as pl
 
 from bench_pipeline.core.warehouse import replace_tables
-from bench_pipeline.grading.navigator_v1 import completeness, display_overall
 from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, Outcome
-from bench_pipeline.runs.costing import format_usd
+from bench_pipeline.grading.split_decisions import Decisions, is_split
+from bench_pipeline.grading.split_decisions import decisions as split_decisions
 from bench_pipeline.runs.submissions import content_key
-from bench_pipeline.scores.navigator import (
-    NavigatorRun,
-    V1Call,
-    navigator_board,
-    v1_fit_rows,
-)
+from bench_pipeline.scores.navigator import NavigatorRun, navigator_board
+from bench_pipeline.scores.navigator_v1_tables import v1_frames
 from bench_pipeline.scores.pm import (
     PmRun,
     PmSetupScore,
@@ -40,13 +36,7 @@ from bench_pipeline.scores.pm import (
 )
 from bench_pipeline.scores.usecase import Clearance, UseCaseRun, usecase_board
 from bench_pipeline.taskbank import TaskBank
-
-V1_SCENARIOS: tuple[tuple[int, Decimal], ...] = (
-    (1_000, Decimal("10")),
-    (10_000, Decimal("100")),
-    (100_000, Decimal("1000")),
-)
-"""(monthly calls, monthly budget in USD) for the published v1 fit tables."""
+from bench_pipeline.taskbank.v1_library import load_library
 
 
 def _naive(moment: datetime) -> datetime:
@@ -224,68 +214,70 @@ def _drops(
 # --- Navigator --------------------------------------------------------------------------------
 
 
-def _input_score(grades: Iterable[tuple]) -> float | None:
+def _input_score(grades: Iterable[tuple], decided: Decisions | None = None) -> float | None:
     """0–1 for one Navigator run: the scripted check's credit, or the mean over criteria of
-    both judges' credit; None while undecided (an ungraded answer, a pass/fail split)."""
+    both judges' credit, where a person's decision (`grading.split_decisions`) stands for a
+    pass/fail split; None while undecided (an ungraded answer, a split nobody decided)."""
     grades = list(grades)
+    decided = decided or {}
     script = [outcome for _i, _q, kind, _g, outcome, _s in grades if kind == "script"]
     if script:
         return OUTCOME_CREDIT.get(script[0])
-    by_question: dict[str, list[str]] = defaultdict(list)
-    for _i, question, _kind, _grader, outcome, _s in grades:
-        by_question[question].append(outcome)
+    by_question: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for input_id, question, _kind, _grader, outcome, _s in grades:
+        by_question[(input_id, question)].append(outcome)
     if not by_question:
         return None
     values = []
-    for outcomes in by_question.values():
-        if len(outcomes) != 2 or "ungraded" in outcomes or set(outcomes) == {"pass", "fail"}:
+    for key, outcomes in by_question.items():
+        if len(outcomes) == 2 and is_split(outcomes) and key in decided:
+            values.append(OUTCOME_CREDIT[decided[key]])
+            continue
+        if len(outcomes) != 2 or "ungraded" in outcomes or is_split(outcomes):
             return None
         values.append(sum(OUTCOME_CREDIT[o] for o in outcomes) / 2)
     return sum(values) / len(values)
 
 
+def _waits_for_a_person(grades: Iterable[tuple], decided: Decisions) -> bool:
+    """True when a judge split of the run has no person's decision yet."""
+    by_question: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for input_id, question, kind, _grader, outcome, _s in grades:
+        if kind == "judge":
+            by_question[(input_id, question)].append(outcome)
+    return any(is_split(o) and key not in decided for key, o in by_question.items())
+
+
 def navigator_frames(
     conn: duckdb.DuckDBPyConnection, bank: TaskBank, as_of: datetime
 ) -> dict[str, pl.DataFrame]:
-    """`navigator_models`, `navigator_pairs` and `navigator_v1_fit`."""
+    """`navigator_models`, `navigator_pairs` and the classic v1 tables (`v1_frames`)."""
     grades = _grades(conn, "navigator", as_of)
+    decided = split_decisions(conn, as_of)
     cases = {c.id: c for c in bank.suite("navigator")}
-    runs, calls = [], []
+    runs: list[NavigatorRun] = []
+    pending: dict[str, int] = defaultdict(int)
     for run in _runs(conn, bank, "navigator", as_of):
-        score = _input_score(grades.get(run.run_id, []))
+        run_grades = grades.get(run.run_id, [])
+        score = _input_score(run_grades, decided.get(run.run_id))
         if score is None:
+            pending[run.label] += _waits_for_a_person(run_grades, decided.get(run.run_id, {}))
             continue
         case = cases[run.case_id]
         runs.append(
             NavigatorRun(run.run_id, run.label, case.id, case.category, score, run.cost_usd)
         )
-        done = completeness(run.output, run.finish_reason, run.max_tokens, run.completion_tokens)
-        dimensions = {q: 5 * OUTCOME_CREDIT.get(o, 0.0)
-                      for _i, q, _k, _g, o, _s in grades[run.run_id]}  # fmt: skip
-        shown = display_overall(5 * score, dimensions, done.output_incomplete)
-        calls.append(V1Call(run.label, case.id, shown.displayed_overall, run.cost_usd))
     categories = {c.id: c.category for c in cases.values()}
     board = navigator_board(runs, task_categories=categories)
-    fits = [
-        {
-            "task": fit.task, "monthly_volume": volume, "monthly_budget_usd": format_usd(budget),
-            "rank": fit.rank, "model": fit.model, "displayed_overall": fit.displayed_overall,
-            "calls": fit.calls, "mean_cost_per_call_usd": format_usd(fit.mean_cost_per_call_usd),
-            "monthly_cost_usd": format_usd(fit.monthly_cost_usd),
-        }
-        for task in sorted(categories)
-        for volume, budget in V1_SCENARIOS
-        for fit in v1_fit_rows(task, volume, budget, calls)
-    ]  # fmt: skip
-    schema = {"task": pl.String, "monthly_volume": pl.Int64, "monthly_budget_usd": pl.String,
-              "rank": pl.Int64, "model": pl.String, "displayed_overall": pl.Float64,
-              "calls": pl.Int64, "mean_cost_per_call_usd": pl.String,
-              "monthly_cost_usd": pl.String}  # fmt: skip
     frames = {
-        "navigator_models": board.navigator_models,
+        "navigator_models": board.navigator_models.with_columns(
+            pl.col("model")
+            .replace_strict(pending, default=0, return_dtype=pl.Int64)
+            .alias("pending_runs")
+        ),
         "navigator_pairs": board.navigator_pairs,
-        "navigator_v1_fit": pl.DataFrame(fits, schema=schema, orient="row"),
     }
+    frames |= v1_frames(conn, load_library(), as_of)  # classic v1: its own library and judge
     label_simulated(conn, frames)
     return frames
 

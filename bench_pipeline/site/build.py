@@ -26,8 +26,10 @@ from bench_pipeline.core import settings
 from bench_pipeline.core.files import sha256_file
 from bench_pipeline.site import markup, pm_checks, views
 from bench_pipeline.site.charts import price_history_svg
+from bench_pipeline.site.disclosures import render_disclosures
 from bench_pipeline.site.item_boards import render_item_boards
 from bench_pipeline.site.layout import Row, read_json
+from bench_pipeline.site.receipts import render_receipts
 from bench_pipeline.site.views import Model, Release, load_release, safe_id
 
 SITE_SOURCES = settings.REPO_ROOT / "site"
@@ -49,7 +51,7 @@ METHODOLOGY_ORDER = (
     "model-matching",
     "releases",
 )
-GENERATED_DIRS = ("models", "methodology", "releases", "static", "item-boards")
+GENERATED_DIRS = ("models", "methodology", "releases", "static", "item-boards", "receipts")
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,8 @@ class SiteBuilder:
                 title=markup.first_heading(source, name.title()),
                 body=markup.markdown(source),
             )
+        render_receipts(self)  # before the boards: they link to receipts
+        render_disclosures(self)
         self.render("pm-suite.html", "pm_suite.html", ("pm_setups", "pm_runs"),
                     **views.pm_view(release), **pm_checks.board_context(release))  # fmt: skip
         pm_checks.render_pm_checks(self, release)

@@ -15,6 +15,7 @@ from typing import Any
 
 from bench_pipeline.site import markup
 from bench_pipeline.site.layout import Row, Schema, complete, load_schema, read_json
+from bench_pipeline.site.navigator_v1 import navigator_v1_view
 
 MODEL_TABLES = (
     "known_good_index",
@@ -363,6 +364,7 @@ def navigator_view(release: Release) -> dict[str, Any]:
         "pairs": release.rows("navigator_pairs"),
         "categories": list(categories),
         "fits": sorted(fits.items()),
+        **navigator_v1_view(release),  # judge splits waiting, classic v1 (site/navigator_v1.py)
     }
 
 

@@ -417,6 +417,16 @@ class Case(_Record):
         """Runs per setup: `NOISY_REPEATS` for a noisy case, else 1."""
         return NOISY_REPEATS if self.noisy else 1
 
+    @property
+    def measured(self) -> Literal["model", "system"]:
+        """What the task's score mostly reflects (seed 000's "Measures the model" / "Measures
+        the system"). A PM case says so itself (`measures`); every Navigator task is one model
+        call with its data in the prompt, no tools, so it measures the model; a use case is an
+        agent at work in its harness, so it measures the system."""
+        if self.measures is not None:
+            return self.measures
+        return "system" if self.suite == "usecase" else "model"
+
     def versioned_content(self) -> dict[str, Any]:
         """Exactly what `version` hashes: brief, context, the full rubric (standard criteria
         included, critical failures, browser checks) and the inputs with their checks."""

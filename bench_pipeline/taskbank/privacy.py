@@ -21,7 +21,16 @@ from __future__ import annotations
 from typing import Any
 
 from bench_pipeline.taskbank.bank import TaskBank
-from bench_pipeline.taskbank.models import Case, check_tier
+from bench_pipeline.taskbank.models import (
+    Case,
+    ExactFieldsCheck,
+    JsonSchemaCheck,
+    JudgeCheck,
+    RegexCheck,
+    UnitTestsCheck,
+    canonical_json,
+    check_tier,
+)
 
 MIN_PARAGRAPH_CHARS = 40
 
@@ -70,4 +79,48 @@ def private_texts(bank: TaskBank) -> list[str]:
             paragraphs = [p.strip() for p in text.split("\n\n")]
             candidates = [text.strip()] + [p for p in paragraphs if len(p) >= MIN_PARAGRAPH_CHARS]
             found.extend(t for t in candidates if t)
+    return list(dict.fromkeys(found))
+
+
+def _answer_keys(case: Case) -> list[str]:
+    """The texts of `case` that grade an answer and are never shown: each input's expected
+    fields and schema (as canonical JSON), pattern, hidden tests and judge rubric, and each
+    browser check's selector, click and expected text. A numeric check's expected number is
+    left out: a bare number is too short to search for without matching unrelated text."""
+    keys: list[str] = []
+    for item in case.inputs:
+        check = item.check
+        if isinstance(check, ExactFieldsCheck):
+            keys.append(canonical_json(check.expected))
+        elif isinstance(check, JsonSchemaCheck):
+            keys.append(canonical_json(check.json_schema))
+        elif isinstance(check, RegexCheck):
+            keys.append(check.pattern)
+        elif isinstance(check, UnitTestsCheck):
+            keys.extend(check.tests)
+        elif isinstance(check, JudgeCheck):
+            for criterion in check.rubric:
+                keys += [
+                    criterion.question,
+                    criterion.pass_when or "",
+                    criterion.partial_when or "",
+                ]
+                keys.append(criterion.fail_when or "")
+    for browser in case.browser_checks:
+        keys += [browser.selector or "", browser.click or "", browser.expect_text or ""]
+    return keys
+
+
+def secret_texts(bank: TaskBank) -> list[str]:
+    """Everything a receipt must never show: `private_texts`, and every answer key of every
+    case (`_answer_keys`) that its own public brief, context and inputs do not already show
+    (a key the prompt itself contains, such as a field value copied from the input, is not a
+    secret). Stripped, without empties or repeats, in bank order."""
+    found = private_texts(bank)
+    for case in bank:
+        public = "\n".join(_texts(case)) if not case.private else ""
+        for key in _answer_keys(case):
+            key = key.strip()
+            if key and key not in public:
+                found.append(key)
     return list(dict.fromkeys(found))
