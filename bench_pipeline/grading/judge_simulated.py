@@ -8,7 +8,6 @@ for a real judge's.
 from __future__ import annotations
 
 import json
-import math
 import re
 
 from pydantic import BaseModel, ConfigDict
@@ -16,12 +15,13 @@ from pydantic import BaseModel, ConfigDict
 from bench_pipeline.grading.decision import FORMAT_PREFIX, quoted_output
 from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL
 from bench_pipeline.grading.outcomes import Outcome
-from bench_pipeline.providers.base import ChatRequest, ChatResponse, Provider, Usage
+from bench_pipeline.providers.base import ChatRequest, ChatResponse, Provider
 from bench_pipeline.providers.simulated import (
     SIMULATED_MARKER,
     SIMULATION_SEED,
     simulated_outcome,
     simulated_quality,
+    simulated_reply,
     unit_hash,
 )
 
@@ -217,24 +217,4 @@ class SimulatedJudgeProvider(Provider):
         }
 
     def _response(self, request: ChatRequest, content: str) -> ChatResponse:
-        request_hash = request.request_hash()
-        prompt_chars = sum(
-            len(m.content) if isinstance(m.content, str) else len(json.dumps(m.content))
-            for m in request.messages
-        )
-        usage = Usage(
-            prompt_tokens=math.ceil(prompt_chars / 4),
-            completion_tokens=math.ceil(len(content) / 4),
-            per_request=True,
-        )
-        return ChatResponse(
-            request_hash=request_hash,
-            model=request.model,
-            content=content,
-            finish_reason="stop",
-            usage=usage,
-            wall_seconds=0.0,
-            provider=self.name,
-            simulated=True,
-            raw={"simulated": True, "request_hash": request_hash, "model": request.model},
-        )
+        return simulated_reply(request, content, self.name)

@@ -88,6 +88,42 @@ def unit_hash(*parts: object) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
+def simulated_reply(request: ChatRequest, content: str, provider: str) -> ChatResponse:
+    """A simulated grader's answer (judge, vision model): instant, tokens counted from the
+    text sent (about 4 characters a token; an image part counts nothing), labelled simulated.
+
+    Args:
+        request: What was asked.
+        content: The answer.
+        provider: The simulated provider's name.
+    """
+    request_hash = request.request_hash()
+    sent = sum(
+        len(part)
+        for m in request.messages
+        for part in (
+            [m.content]
+            if isinstance(m.content, str)
+            else [p.get("text", "") for p in m.content if p.get("type") == "text"]
+        )
+    )
+    return ChatResponse(
+        request_hash=request_hash,
+        model=request.model,
+        content=content,
+        finish_reason="stop",
+        usage=Usage(
+            prompt_tokens=math.ceil(sent / 4),
+            completion_tokens=math.ceil(len(content) / 4),
+            per_request=True,
+        ),
+        wall_seconds=0.0,
+        provider=provider,
+        simulated=True,
+        raw={"simulated": True, "request_hash": request_hash, "model": request.model},
+    )
+
+
 def latent_skill(model: str, effort: str | None = None, seed: int = SIMULATION_SEED) -> float:
     """The simulated setup's skill in `SKILL_RANGE`: fixed by the seed, model and effort."""
     low, high = SKILL_RANGE
