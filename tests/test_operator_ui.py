@@ -61,6 +61,7 @@ def test_make_ui_serves_graphql_on_the_port_given(tmp_path: Path) -> None:
         keys = {"/".join(node["assetKey"]["path"]) for node in nodes}
         assert "registry/models" in keys and "grading/reviews" in keys
         assert "FileNotFoundError" not in output
+        assert "Warning:" not in output, output[-3000:]  # no Dagster warnings for an operator
     finally:
         stop(process)
 

@@ -246,7 +246,12 @@ def ui(host: str, port: int) -> int:
     it works whether or not the virtualenv's `bin` is on PATH)."""
     prepare_dagster_home()
     os.chdir(settings.REPO_ROOT)
-    command = [sys.executable, "-m", "dagster", "dev", "-w", "workspace.yaml"]
+    # `dagster dev` warns that it is superseded by the `dg` tool on every start: a note for
+    # the pipeline's developers, not its operator (who gets no Dagster warnings, see
+    # `quiet_dagster`). Only that warning is silenced, by its message.
+    superseded = "ignore:Function `dev_command` is superseded"
+    os.environ["BENCH_QUIET_DAGSTER"] = "1"  # and the code server's (`bench_pipeline.assets`)
+    command = [sys.executable, "-W", superseded, "-m", "dagster", "dev", "-w", "workspace.yaml"]
     os.execv(sys.executable, [*command, "-h", host, "-p", str(port)])
     return 0  # not reached
 
