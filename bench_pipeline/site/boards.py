@@ -71,6 +71,13 @@ def price_index_points(models: Iterable[Any]) -> list[Point]:
     return points
 
 
+def top_points(points: list[Point], limit: int) -> list[Point]:
+    """The `limit` points of highest index (a scatter of every model would outweigh its page)."""
+    if len(points) <= limit:
+        return points
+    return sorted(points, key=lambda p: (-p.y, p.x, p.label))[:limit]
+
+
 def price_index_chart(points: list[Point]) -> Markup:
     """Blended price (log scale) against the Known Good Index."""
     return scatter_chart(
