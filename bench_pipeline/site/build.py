@@ -180,7 +180,7 @@ class SiteBuilder:
         self.out.mkdir(parents=True, exist_ok=True)
         older = self.copy_files()
         tables = self.downloads()
-        self.env.globals["download_links"] = {
+        self.env.globals["table_downloads"] = {
             t["name"]: {link["kind"]: link["href"] for link in t["links"]} for t in tables
         }
         release, models = self.release, self.models
