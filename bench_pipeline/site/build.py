@@ -85,6 +85,7 @@ class SiteBuilder:
             undefined=jinja2.StrictUndefined,
             trim_blocks=True,
             lstrip_blocks=True,
+            auto_reload=False,  # one build, fixed templates: no stat of each file per page
         )
         self.env.filters.update(
             num=markup.number, usd=markup.usd, text=markup.text, when=markup.when, q=quote

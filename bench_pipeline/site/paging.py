@@ -7,9 +7,9 @@ and filtering apply to those rows only, and which download holds every row. Char
 one mark per model stop at `CHART_ROWS`, with a note.
 
 `write_if_changed` is how every site file is written: a file whose bytes are already on disk
-is left alone (same inode and mtime), any other is written beside it and renamed over it, so
-a file shared by hard link with an earlier site version (see `swap.seed_from`) is never
-changed in place.
+is left alone (same inode and mtime); a different one is replaced by a new file renamed over
+it, so a file shared by hard link with an earlier site version (see `swap.seed_from`) is
+never changed in place.
 """
 
 from __future__ import annotations
@@ -56,8 +56,10 @@ def write_if_changed(target: Path, content: bytes) -> bool:
     try:
         if target.stat().st_size == len(content) and target.read_bytes() == content:
             return False
-    except FileNotFoundError:
+    except FileNotFoundError:  # nothing there to share an inode with: write it directly
         target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+        return True
     partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     partial.write_bytes(content)
     os.replace(partial, target)
