@@ -54,8 +54,9 @@ test: setup browser services  ## the whole test suite
 test-fast: setup  ## the fast loop
 	$(BIN)/python -m pytest -m "not integration"
 
-ui: setup  ## the Dagster UI on http://127.0.0.1:3000
-	$(BIN)/bench ui
+PORT ?= 3000
+ui: setup  ## the Dagster UI on http://127.0.0.1:$(PORT) (`make ui PORT=3001` for another port)
+	$(BIN)/bench ui --port $(PORT)
 
 bench: setup  ## benchmarks, printed as ratios against a baseline measured in the same run
 	$(BIN)/python -m benchmarks

@@ -6,6 +6,7 @@ import os
 
 import dagster as dg
 
+from bench_pipeline.assets.automation import with_automation
 from bench_pipeline.assets.grading import GRADING_ASSETS, GRADING_CHECKS, REVIEWS_KEY
 from bench_pipeline.assets.indices import arena_elo, index_checks, known_good_indices, market_data
 from bench_pipeline.assets.navigator_v1 import navigator_v1
@@ -20,6 +21,7 @@ from bench_pipeline.assets.runs import MODEL_RUNS_KEY, RUN_ASSETS, SUBMITTED_KEY
 from bench_pipeline.assets.scores import SCORE_ASSETS
 from bench_pipeline.assets.site import static_site
 from bench_pipeline.assets.sources import client_key, live_table_checks, source_assets
+from bench_pipeline.assets.versions import fetch_job, with_versions
 from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.resources.browser import BrowserResource
@@ -34,6 +36,8 @@ from bench_pipeline.sensors.schedules import source_schedules
 
 SOURCE_MODES = ("recorded", "live")
 RUN_JOB = "execute_model_runs"
+FETCH_JOB = "fetch_sources"
+"""Every source's raw fetch: what `bench run` always runs first (see `cli/incremental.py`)."""
 _RUNS = dg.AssetSelection.assets(MODEL_RUNS_KEY)
 _BEFORE_RUNS = _RUNS.upstream() - _RUNS
 PIPELINE_JOBS: tuple[tuple[str, dg.AssetSelection, str], ...] = (
@@ -66,7 +70,7 @@ def source_clients(mode: str) -> dict[str, SourceClient]:
 
 def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
     catalog = source_definitions()
-    return dg.Definitions(
+    definitions = dg.Definitions(
         assets=[
             *(asset for d in catalog.values() for asset in source_assets(d)),
             *RUN_ASSETS,
@@ -99,7 +103,8 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
         jobs=[
             dg.define_asset_job(name, selection=selection, description=description)
             for name, selection, description in PIPELINE_JOBS
-        ],
+        ]
+        + [fetch_job(FETCH_JOB, catalog)],
         schedules=source_schedules(catalog.values()),
         sensors=[
             record_run_failures,
@@ -119,7 +124,9 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
         ],
         executor=dg.in_process_executor,
     )
+    return with_automation(with_versions(definitions), manual={MODEL_RUNS_KEY})
 
 
 # The deployment chooses its sources when the code location loads, as Dagster projects do.
-defs = build_definitions(os.environ.get("BENCH_SOURCE_MODE", "recorded"))
+DEFS_SOURCE_MODE = os.environ.get("BENCH_SOURCE_MODE", "recorded")
+defs = build_definitions(DEFS_SOURCE_MODE)

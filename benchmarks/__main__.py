@@ -18,6 +18,14 @@
    (`benchmarks.bradley_terry`; `--repeat` applies).
 9. cache: the response cache at 50,000 entries (about 1 GB): a reader process's peak memory
    against a process that only imports the provider layer (`benchmarks.response_cache`).
+10. release: release rendering (CSV and JSON), rank columns and the private-text check at 50×
+    (400,000 rows), each against the row loop it replaced (`benchmarks.release_checks`;
+    `--repeat` applies).
+11. noop: a `bench run` that changes nothing against a fresh one on the recorded snapshots,
+    with the Dagster events of each (`benchmarks.noop_rerun`; `--repeat` reruns).
+12. scale: `bench run` on the recorded snapshots enlarged 1× and 10× (time, peak memory and
+   per-step seconds per 1× of data; `benchmarks.pipeline_scale`, its options through
+   `python -m benchmarks.pipeline_scale`, e.g. `--multipliers 1,10,50 --profile`).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (1 for ingest, 5 for indices).
@@ -35,13 +43,19 @@ from benchmarks import (
     index_family,
     ingest_swap,
     model_calls,
+    noop_rerun,
     pairs,
+    pipeline_scale,
+    release_checks,
     response_cache,
     row_writer,
     site_build,
 )
 
-BENCHMARKS = ("ingest", "indices", "site", "pairs", "exact", "calls", "writer", "bradley", "cache")
+BENCHMARKS = (
+    "ingest", "indices", "site", "pairs", "exact", "calls", "writer", "bradley", "cache",
+    "release", "noop", "scale",
+)  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -79,13 +93,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     index_options_given = (args.models, args.seed) != (index_family.MODELS, index_family.SEED)
-    if args.only in ("site", "writer", "bradley", "cache") and (ingest_argv or index_options_given):
+    if args.only in ("site", "writer", "bradley", "cache", "release", "noop") and (
+        ingest_argv or index_options_given
+    ):
         parser.error(f"the {args.only} benchmark takes only --repeat")
     if args.only == "indices" and ingest_argv:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
     if args.only == "ingest" and index_options_given:
         parser.error("--models and --seed apply to the indices benchmark only")
-    if args.only in ("pairs", "exact", "calls", "cache") and (
+    if args.only in ("pairs", "exact", "calls", "cache", "scale") and (
         ingest_argv or index_options_given or args.repeat is not None or args.profile
     ):
         parser.error(f"the {args.only} benchmark takes no options here (see its module)")
@@ -108,6 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "writer": lambda: row_writer.main(shared),
         "bradley": lambda: bradley_terry.main(shared),
         "cache": lambda: response_cache.main([]),
+        "release": lambda: release_checks.main(shared),
+        "noop": lambda: noop_rerun.main(shared),
+        "scale": lambda: pipeline_scale.main([]),
     }
     # Every benchmark runs even when an earlier one misses its goal (the exit status still
     # says so), so one slow figure never hides the others.

@@ -6,11 +6,12 @@ one record in 1,000 bad (alternately a non-numeric score and a score of 300).
 * baseline: `polars.read_json` of the file (its column types given, so no inference pass),
   then `INSERT INTO` a table of the same columns in a fresh DuckDB file.
 * full: the production path of `bench_pipeline.ingest.engine` on a migrated warehouse:
-  fetch_and_store → stage (a parser reading the JSON as text columns) → validate → publish,
-  each stage on its own connection (connect + migrate), as the Dagster assets open them. The
-  live table already holds a previous accepted run of the same size, so publish really swaps.
-  `--parser staged_frame` stages the records the way the production parsers do (`load_json`,
-  then `payload.staged_frame` record by record) instead of one polars pass.
+  fetch_and_store → stage → validate → publish, each stage on its own connection (connect +
+  migrate), as the Dagster assets open them. The live table already holds a previous accepted
+  run of the same size, so publish really swaps. Staging goes through the code every
+  production JSON parser uses (`ingest/parsers/*`): `payload.load_json`, one dict per record,
+  then `payload.staged_frame`. `--parser polars` stages with one `pl.read_json` pass instead:
+  a benchmark-only parser no source uses, kept to show the floor of the engine around it.
 
 Each measurement runs in its own freshly spawned process. Peak memory is that process's
 high-water RSS (`VmHWM`; interpreter and imports included), also shown above the high-water
@@ -47,7 +48,7 @@ TABLE = "evaluation_rows"
 PAYLOAD = "evaluation_rows.json"
 SEED = 20_240_513
 BAD_EVERY = 1_000
-GOAL = 3.0
+GOAL = 2.0
 PREVIOUS_RUN = f"{SOURCE}-previous"
 
 # The payload's columns as a plain reader sees them: score mixes numbers and text, so it is text.
@@ -195,23 +196,31 @@ def parse_synthetic(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
     return {TABLE: pl.concat(frames)}
 
 
-def parse_record_by_record(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
-    """The same staged frame built the way the production parsers build theirs: `load_json`,
-    then `staged_frame` (a Python loop over records and `text()` over every value)."""
-    from bench_pipeline.ingest.payload import load_json, staged_frame
+def parse_as_production(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
+    """The staged frame built the way the production JSON parsers build theirs (see
+    `ingest/parsers/openrouter.py`): `load_json`, one row dict per record (read field by
+    field, a non-object record read as an empty one), then `staged_frame`."""
+    from bench_pipeline.ingest.payload import PayloadError, load_json, staged_frame
     from bench_pipeline.ingest.tables import EVALUATION_ROWS
 
-    rows = [
-        (raw.name, number, record)
-        for raw in files
-        for number, record in enumerate(load_json(raw), start=1)
-    ]
-    return {TABLE: staged_frame(list(EVALUATION_ROWS.columns), rows)}
+    columns = list(EVALUATION_ROWS.columns)
+    rows = []
+    for raw in files:
+        records = load_json(raw)
+        if not isinstance(records, list):
+            raise PayloadError(f"{raw.name}: expected a list of records")
+        rows.extend(
+            (raw.name, number, {name: record.get(name) for name in columns})
+            for number, record in enumerate(
+                (r if isinstance(r, dict) else {} for r in records), start=1
+            )
+        )
+    return {TABLE: staged_frame(columns, rows)}
 
 
 PARSERS: dict[str, Callable[[Sequence[RawFile]], dict[str, pl.DataFrame]]] = {
+    "production": parse_as_production,
     "polars": parse_synthetic,
-    "staged_frame": parse_record_by_record,
 }
 
 
@@ -333,7 +342,7 @@ def run_full(
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(15)
         report = out.getvalue()
-    variant = "full" if parser == "polars" else f"full ({parser} parser)"
+    variant = "full" if parser == "production" else f"full ({parser} parser)"
     return Measurement(variant, rows, seconds, _peak_rss_mb(), import_mb, stages, report)
 
 
@@ -360,8 +369,8 @@ def _best(runs: list[Measurement]) -> Measurement:
 
 def print_report(
     baseline: Measurement, full: Measurement, payload_mb: float, bad: int, repeat: int
-) -> None:
-    """Print the table, the full/baseline ratios and whether the 3× time goal is met."""
+) -> bool:
+    """Print the table, the full/baseline ratios and whether the time goal is met (True)."""
     print(
         f"ingest swap: {full.rows:,} {TABLE} records, one JSON array of {payload_mb:,.1f} MB, "
         f"{bad:,} bad (quarantined, checked); best of {repeat}"
@@ -390,6 +399,7 @@ def print_report(
     )
     if full.profile:
         print(full.profile)
+    return time_ratio <= GOAL
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -400,8 +410,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--parser",
         choices=sorted(PARSERS),
-        default="polars",
-        help="how the full path stages the JSON (default: polars, one pass)",
+        default="production",
+        help="how the full path stages the JSON (default: production, as the parsers do; "
+        "polars: one benchmark-only read_json pass)",
     )
     parser.add_argument(
         "--profile",
@@ -427,7 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         run_full, payload, workdir, args.rows, bad, args.parser, args.profile
                     )
                 runs[variant].append(result)
-        print_report(
+        met = print_report(
             _best(runs["baseline"]),
             _best(runs["full"]),
             payload.stat().st_size / 1e6,
@@ -436,4 +447,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for variant, measured in runs.items():
             print(f"{variant} runs (s): " + " ".join(f"{m.seconds:.2f}" for m in measured))
-    return 0
+    return 0 if met else 1

@@ -22,7 +22,7 @@ from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.runs.batch import run_model_batch, store_task_bank
 from bench_pipeline.runs.intake import ingest_inbox
-from bench_pipeline.runs.plan import parse_partition_key
+from bench_pipeline.runs.plan import setup_partition_key
 from bench_pipeline.runs.rates import refresh_model_rates
 from bench_pipeline.scores.load import all_frames, store_frames
 from bench_pipeline.site import build_site
@@ -85,11 +85,8 @@ def build_stage(home: Path) -> Stage:
             "'test:judges', TIMESTAMP '2026-01-01', ?, ?, false)",
             [[judge.api_id, *JUDGE_RATE] for judge in SIMULATED_JUDGE_POOL],
         )
-    keys = [
-        k
-        for k in stored.partitions
-        if k.split(":")[0] in SETUPS and parse_partition_key(k).suite in ("pm", "navigator")
-    ]
+    named = {s.setup_id: setup_partition_key(s) for s in setups.setups}
+    keys = [named[setup] for setup in SETUPS if named[setup] in stored.partitions]
     calls = ModelCallsResource(mode="simulated", cache_dir=str(home / "cache"))
     report = run_model_batch(
         keys, warehouse.connection, calls.providers(), bank=bank, setups=setups

@@ -27,7 +27,6 @@ from bench_pipeline.resources.sandbox import SandboxResource
 from bench_pipeline.resources.sources import RecordedSnapshotClient
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.runs.batch import run_model_batch, store_task_bank
-from bench_pipeline.runs.plan import parse_partition_key
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups
 
@@ -106,11 +105,11 @@ def simulated_runs(database: Path, suites: Sequence[str] = ("pm", "navigator")) 
     bank, setups = load_bank(), load_setups()
     with warehouse.connection() as conn:
         stored = store_task_bank(conn, bank, setups)
-    keys = [k for k in stored.partitions if parse_partition_key(k).suite in suites]
     calls = ModelCallsResource(mode="simulated", cache_dir=str(database.parent / "responses"))
     report = run_model_batch(
-        keys, warehouse.connection, calls.providers(), bank=bank, setups=setups
-    )
+        stored.partitions, warehouse.connection, calls.providers(), bank=bank, setups=setups,
+        suites=suites,
+    )  # fmt: skip
     assert not report.failures, report.failures
     return report.recorded
 

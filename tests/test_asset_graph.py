@@ -11,7 +11,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from bench_pipeline.assets.sources import source_group
 from bench_pipeline.definitions import defs
+from bench_pipeline.ingest.catalog import source_definitions
 
 pytestmark = pytest.mark.unit
 
@@ -60,7 +62,11 @@ def test_the_asset_graph_matches_its_snapshot(request: pytest.FixtureRequest) ->
 def test_the_snapshot_names_every_stage() -> None:
     """The snapshot is a real record of the graph, not an empty file that trivially matches."""
     groups = {line.split("group=")[1].split()[0] for line in graph_lines(defs) if "group=" in line}
-    assert {"ingestion", "registry", "indices", "runs", "grading", "scores", "publish"} <= groups
+    assert {"registry", "indices", "runs", "grading", "scores", "publish"} <= groups
+    # one group per source, named after it, so the graph shows whose raw/staging/live it is
+    assert {source_group(name) for name in source_definitions()} <= groups
+    assert all(not g.startswith("ingestion") or g[len("ingestion_") :] in source_definitions()
+               for g in groups)  # fmt: skip
     assert any(
         line.startswith("check ") and line.endswith(" blocking") for line in graph_lines(defs)
     )

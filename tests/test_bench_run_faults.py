@@ -175,7 +175,7 @@ def test_a_failed_bench_run_reaches_the_run_failure_log(tmp_path: Path) -> None:
     env = bench_env(home) | {"BENCH_TASKS": str(tasks)}
     result = subprocess.run(COMMAND, env=env, capture_output=True, text=True, timeout=800)
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
-    failed_run = result.stdout.split("FAILED: runs ")[1].split(",")[-1].strip()
+    failed_run = result.stdout.split(", Dagster run ")[1].split(")")[0]
     with duckdb.connect(str(home / "warehouse" / "bench.duckdb"), read_only=True) as conn:
         logged = conn.execute(
             "SELECT dagster_run_id, job_name, message FROM run_failure_log"

@@ -71,10 +71,13 @@ def test_a_parser_that_raises_leaves_a_rejected_run_and_the_live_tables(seeded) 
         raise ZeroDivisionError("a bug, not a payload problem")
 
     definition = source_definitions()["openrouter_models"]
-    payload = [RawFile("models.json", json.dumps({"data": seeded.models}).encode())]
+    # Other bytes than the accepted run's (the same payload would be `unchanged`, never parsed).
+    changed = json.dumps({"data": seeded.models}, indent=1).encode()
+    payload = [RawFile("models.json", changed)]
     warehouse = seeded.warehouse
     with warehouse.connect() as conn:
         run = engine.fetch_and_store(conn, definition, lambda: payload, warehouse.raw_root, "t")
+        assert run.status != "unchanged"
         run = engine.stage(conn, run, definition, broken_parser)
         run = engine.validate(conn, run, definition)
         run = engine.publish(conn, run, definition)

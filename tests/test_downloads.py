@@ -2,11 +2,13 @@
 
 import csv
 import json
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import polars as pl
 import pytest
 
+from bench_pipeline.core.money import plain
 from bench_pipeline.release.downloads import write_download
 
 pytestmark = pytest.mark.unit
@@ -37,3 +39,26 @@ def test_same_frame_gives_byte_identical_files(tmp_path) -> None:
     first = {k: p.read_bytes() for k, p in write_download(frame, "t", tmp_path / "1").items()}
     second = {k: p.read_bytes() for k, p in write_download(frame, "t", tmp_path / "2").items()}
     assert first == second
+
+
+def test_decimals_are_published_as_plain_text_and_timestamps_with_their_offset(tmp_path) -> None:
+    values = ["3.437500000000", "30", "0", "-0.000", "-0.5", "0.00000015", "123456789012.5"]
+    decimals = [Decimal(v) for v in values]
+    naive = [datetime(2026, 8, 14, 9, 30), datetime(2026, 8, 14, 9, 30, 1, 250_000)]
+    frame = pl.DataFrame(
+        {
+            "price": pl.Series([*decimals, None], dtype=pl.Decimal(24, 12)),
+            "seen": pl.Series([*naive, *[None] * 6]),
+            "zoned": pl.Series([*naive, *[None] * 6]).dt.replace_time_zone("Europe/Paris"),
+        }
+    )
+    paths = write_download(frame, "t", tmp_path)
+    records = json.loads(paths["json"].read_text())
+    assert [r["price"] for r in records] == [*(plain(d) for d in decimals), None]
+    assert [datetime.fromisoformat(r["seen"]) for r in records[:2]] == [
+        t.replace(tzinfo=UTC) for t in naive
+    ]
+    assert records[0]["zoned"] == "2026-08-14T07:30:00+00:00"  # 09:30 in Paris, in UTC
+    cells = list(csv.DictReader(paths["csv"].open()))
+    assert [c["seen"] for c in cells[:2]] == [r["seen"] for r in records[:2]]
+    assert [c["price"] for c in cells] == [r["price"] or "" for r in records]

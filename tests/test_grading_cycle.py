@@ -154,6 +154,11 @@ def test_the_calibration_gate_uses_people_only(database, tmp_path):
             "SELECT run_id, score FROM grades WHERE question = 'blind_score' AND score IS NOT NULL "
             "ORDER BY run_id LIMIT 12"
         ).fetchall()
+        # As if real runs (a review of a simulated run is practice, never calibrated).
+        conn.execute(
+            "UPDATE model_runs SET simulated = false WHERE run_id IN (SELECT unnest(?))",
+            [[run_id for run_id, _ in blind]],
+        )
         # A person agrees with the judge on 10 of 12 runs: 10/12 = 0.8333 < 0.85.
         for number, (run_id, score) in enumerate(blind):
             mine = int(score) if number < 10 else (1 if score >= 4 else 5)

@@ -116,16 +116,64 @@ def test_exactly_the_minimum_row_ratio_is_accepted(seeded) -> None:
     assert seeded.warehouse.checksums()["openrouter_models"][0] == 25
 
 
-def test_identical_payload_is_stored_once(seeded) -> None:
+def test_the_live_payload_again_is_recorded_unchanged_without_staging(seeded) -> None:
     warehouse = seeded.warehouse
+    tables = ("raw_files", "source_runs", "source_run_claims", "quarantine", "source_run_groups")
+    before = {t: warehouse.query(f"SELECT count(*) FROM {t}")[0][0] for t in tables}
+    live = warehouse.checksums()
+
     run = warehouse.ingest("openrouter_models", files={"models.json": _listing(seeded.models)})
-    assert run.status == "accepted"
+
+    assert run.status == "unchanged" and run.unchanged
+    assert run.run_id == seeded.run.run_id  # the run whose rows are live
     assert run.content_sha256 == seeded.run.content_sha256
+    assert run.rows_staged == {} and run.rows_valid == {}  # nothing staged or validated
+    assert {t: warehouse.query(f"SELECT count(*) FROM {t}")[0][0] for t in tables} == before
+    assert warehouse.checksums() == live
+    [(source, sha, live_run)] = warehouse.query(
+        "SELECT source, content_sha256, live_run_id FROM source_checks"
+    )
+    assert (source, sha, live_run) == ("openrouter_models", run.content_sha256, run.run_id)
+    staged = warehouse.query(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name IN ('staging', 'validated')"
+    )
+    assert staged == [(0,)]
+
+
+def test_a_payload_is_unchanged_only_against_the_live_run(seeded, openrouter_listing) -> None:
+    warehouse = seeded.warehouse
+    other = warehouse.ingest(
+        "openrouter_models", files={"models.json": _listing(openrouter_listing["data"][:60])}
+    )
+    assert other.status == "accepted", other.reason
+    # The first payload again is news now: the live tables hold the other one.
+    again = warehouse.ingest("openrouter_models", files={"models.json": _listing(seeded.models)})
+    assert again.status == "accepted", again.reason
+    assert again.run_id != seeded.run.run_id
     paths = warehouse.query("SELECT DISTINCT stored_path FROM raw_files")
-    assert len(paths) == 1
-    # Same rows, only the run that produced them differs.
-    live = warehouse.query("SELECT DISTINCT source_run_id FROM openrouter_models")
-    assert live == [(run.run_id,)]
+    assert len(paths) == 2  # its bytes were already stored once, by hash
+    # A rejected payload is never "unchanged": fetched again, it is checked again.
+    empty = {"models.json": b'{"data": []}'}
+    first, second = (warehouse.ingest("openrouter_models", files=empty) for _ in range(2))
+    assert (first.status, second.status) == ("rejected", "rejected")
+    assert first.run_id != second.run_id
+
+
+def test_freshness_counts_a_fetch_that_found_the_live_payload(seeded) -> None:
+    from datetime import timedelta
+
+    from bench_pipeline.assets.sources import last_good_data
+
+    warehouse = seeded.warehouse
+    with warehouse.connect() as conn:
+        accepted = conn.execute("SELECT max(finished_at) FROM source_runs").fetchall()[0][0]
+        checked = accepted + timedelta(hours=30)
+        conn.execute(
+            "INSERT INTO source_checks VALUES ('openrouter_models', ?, 'recorded', 'x', ?)",
+            [checked, seeded.run.run_id],
+        )
+        when, hours = last_good_data(conn, "openrouter_models", checked + timedelta(hours=2))
+    assert when == checked and hours == 2
 
 
 def test_every_recorded_source_is_accepted(warehouse) -> None:

@@ -15,15 +15,14 @@ import pytest
 from conftest import Warehouse
 
 from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS, MODEL_RUNS_KEY, model_runs
+from bench_pipeline.cli.incremental import stretches
 from bench_pipeline.cli.main import declared_run_tags
 from bench_pipeline.definitions import build_definitions
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.runs.plan import (
-    executable_cases,
-    parse_partition_key,
     planned_partitions,
-    ranges_of,
+    setup_partition_key,
     work_items,
 )
 from bench_pipeline.runs.proposals import (
@@ -132,11 +131,11 @@ def test_a_first_tick_proposes_each_model_no_setup_covers(
     }
 
     # Each proposal: the exact API id in the default harness, with a setup id computed as for
-    # a declared setup, one partition per executable case version, all registered.
-    bank, catalog = load_bank(), load_setups()
+    # a declared setup, and one partition named after it (every case version inside), all
+    # registered.
+    catalog = load_setups()
     with warehouse.connect() as conn:
         proposals = {p.model_id: p for p in stored_proposals(conn)}
-    cases = executable_cases(bank)
     registered = set(instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name))
     for model_id, _run, _day, setup_id, _company, _status, keys in rows:
         setup = proposals[model_id].setup
@@ -145,11 +144,11 @@ def test_a_first_tick_proposes_each_model_no_setup_covers(
         assert setup.model.reasoning_effort is None and setup.model.temperature is None
         assert setup.model.pricing_date == day
         assert setup_id == setup_id_of(setup.model, setup.harness)
-        assert len(keys) == len(cases)
-        assert {parse_partition_key(k).setup_id for k in keys} == {setup_id}
+        assert keys == [setup_partition_key(setup)]
+        assert keys[0].endswith("@api-bare") and setup.model.id in keys[0]
         assert set(keys) <= registered
     assert sorted(_requested(result)) == sorted(k for r in rows for k in r[6])
-    assert len(registered) == len(PROPOSABLE) * len(cases)
+    assert len(registered) == len(PROPOSABLE)
 
     # It asks for the free preparing assets under the ingestion's run key, never for runs.
     (request,) = result.run_requests
@@ -201,11 +200,14 @@ def test_a_new_ingestion_with_one_more_model_proposes_exactly_that_one(
     first = _tick(instance, None)
     before = _proposal_rows(warehouse)
 
-    # The same listing again (a new accepted run) proposes nothing new, but moves the cursor.
-    same_run = _ingest(warehouse, _listing(models, LISTED))
+    # The same listing again is no new ingestion (its payload is the live one): nothing to do.
+    unchanged = warehouse.ingest(
+        "openrouter_models", files={"models.json": _listing(models, LISTED)}
+    )
+    assert unchanged.status == "unchanged"
     same = _tick(instance, first.cursor)
-    assert same.cursor == same_run and same.run_requests == [] and not _requested(same)
-    assert "no new model" in same.skip_message
+    assert same.run_requests == [] and not _requested(same)
+    assert "no new accepted OpenRouter ingestion" in same.skip_message
     assert _proposal_rows(warehouse) == before
 
     # A copy of the listing with one more (made-up) model, from a modified snapshot in tmp.
@@ -215,7 +217,7 @@ def test_a_new_ingestion_with_one_more_model_proposes_exactly_that_one(
     listing["data"].append(extra)
     new_run = _ingest(warehouse, json.dumps(listing).encode())
 
-    third = _tick(instance, same.cursor)
+    third = _tick(instance, first.cursor)
     rows = _proposal_rows(warehouse)
     added = [r for r in rows if r not in before]
     assert [r[0] for r in added] == ["qwen/qwen3.9-preview"]
@@ -223,7 +225,7 @@ def test_a_new_ingestion_with_one_more_model_proposes_exactly_that_one(
     assert sorted(_requested(third)) == sorted(added[0][6])
     assert third.run_requests[0].run_key == f"{NAME}-{new_run}" and third.cursor == new_run
     registered = instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)
-    assert len(registered) == (len(PROPOSABLE) + 1) * len(executable_cases(load_bank()))
+    assert len(registered) == len(PROPOSABLE) + 1
 
 
 def test_a_proposed_partition_resolves_survives_the_task_bank_and_runs(
@@ -286,10 +288,10 @@ def test_bench_run_covers_the_declared_partitions_and_never_a_proposed_one(
 ) -> None:
     instance = dg.DagsterInstance.ephemeral()
     declared = planned_partitions(load_bank(), load_setups())
-    instance.add_dynamic_partitions(MODEL_RUN_PARTITIONS.name, declared[:10])
+    instance.add_dynamic_partitions(MODEL_RUN_PARTITIONS.name, declared[:4])
     _ingest(warehouse, _listing(openrouter_listing["data"], LISTED))
-    _tick(instance, None)  # proposals registered after the first ten declared keys
-    instance.add_dynamic_partitions(MODEL_RUN_PARTITIONS.name, declared[10:])
+    _tick(instance, None)  # proposals registered after the first four declared keys
+    instance.add_dynamic_partitions(MODEL_RUN_PARTITIONS.name, declared[4:])
     proposed = set(instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)) - set(declared)
     assert proposed
 
@@ -311,20 +313,12 @@ def test_bench_run_covers_the_declared_partitions_and_never_a_proposed_one(
     assert f"{len(proposed)} proposed model-run partitions left" in out.getvalue()
 
 
-def test_ranges_of_splits_around_keys_of_other_setups() -> None:
-    def key(setup: str, n: int) -> str:
-        return f"{setup}:pm:case-{n}@v1"
-
-    keys = [key("a", 1), key("a", 2), key("p", 1), key("a", 3), key("p", 2), key("b", 1)]
-    assert ranges_of(keys, {"a", "b"}) == [
-        (key("a", 1), key("a", 2)),
-        (key("a", 3), key("a", 3)),
-        (key("b", 1), key("b", 1)),
-    ]
-    assert ranges_of(keys, {"p"}) == [(key("p", 1), key("p", 1)), (key("p", 2), key("p", 2))]
-    assert ranges_of(keys, set()) == []
-    with pytest.raises(ValueError, match="not a model-run partition key"):
-        ranges_of(["nonsense"], {"a"})
+def test_stretches_split_around_keys_not_wanted() -> None:
+    keys = ["a1", "a2", "p1", "a3", "p2", "b1"]
+    assert stretches(keys, {"a1", "a2", "a3", "b1"}) == [("a1", "a2"), ("a3", "a3"), ("b1", "b1")]
+    assert stretches(keys, {"p1", "p2"}) == [("p1", "p1"), ("p2", "p2")]
+    assert stretches(keys, set()) == []
+    assert stretches(keys, set(keys)) == [("a1", "b1")]
 
 
 def test_the_first_tick_on_the_recorded_listing(home: Path, warehouse: Warehouse) -> None:
@@ -343,8 +337,7 @@ def test_the_first_tick_on_the_recorded_listing(home: Path, warehouse: Warehouse
     proposed = {r[0] for r in _proposal_rows(warehouse)}
     # Only the fortnight before the snapshot's newest model, not the 400-model catalogue.
     assert proposed == expected and 5 <= len(expected) < 40
-    cases = len(executable_cases(load_bank()))
-    assert len(instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)) == len(expected) * cases
+    assert len(instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)) == len(expected)
     assert result.cursor == run.run_id
 
 

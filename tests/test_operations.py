@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from stages import simulated_runs
 
-from bench_pipeline.cli.operations import board_as_of, clear_flag, print_status
+from bench_pipeline.cli.operations import board_as_of, clear_flag
+from bench_pipeline.cli.status import FailingCheck, print_status
 from bench_pipeline.core.warehouse import connect
 from bench_pipeline.grading.judge_simulated import SimulatedJudgeProvider
 from bench_pipeline.sensors.failures import record_failure
@@ -27,10 +28,12 @@ def test_a_failed_run_is_logged_once(tmp_path: Path) -> None:
         assert not record_failure(conn, "run-1", "prepare_inputs", "again", NOW)
         rows = conn.execute("SELECT dagster_run_id, message FROM run_failure_log").fetchall()
         out = io.StringIO()
-        print_status(conn, ["grading/reviews:calibration_gate (ERROR)"], out)
+        failing = [FailingCheck("grading/reviews:calibration_gate", "ERROR", "needs pairs")]
+        print_status(conn, failing, out, definitions={}, cadence={}, now=NOW)
     assert rows == [("run-1", "step failed: boom")]
     text = out.getvalue()
-    assert "prepare_inputs" in text and "calibration_gate (ERROR)" in text
+    assert "prepare_inputs" in text and "calibration_gate (ERROR): needs pairs" in text
+    assert "0 reviews by people (and 0 practice reviews of simulated runs, kept apart)" in text
 
 
 def test_clearing_is_a_recorded_action_with_its_reasons(tmp_path: Path) -> None:

@@ -213,15 +213,56 @@ def test_item_boards_are_published_and_linked_from_home(home: Path) -> None:
     assert sum(r["board"] == "bash-only" for r in pairs) == 300
 
 
-def test_second_run_is_idempotent(home: Path) -> None:
-    result = bench_run(home)
-    assert result.returncode == 0, result.stderr
-    assert live_counts(home / "warehouse" / "bench.duckdb") == expected_valid_rows()
+def _materialized_since(home: Path, since: float) -> list[str]:
+    """Asset keys materialised by the Dagster runs created after `since` (a Unix time)."""
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(str(home / "build" / "dagster")) as instance:
+        runs = [r for r in instance.get_run_records() if r.create_timestamp.timestamp() >= since]
+        return sorted(
+            record.event_log_entry.dagster_event.asset_key.to_user_string()
+            for run in runs
+            for record in instance.get_records_for_run(
+                run.dagster_run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
+            ).records
+        )
+
+
+def _counts(home: Path) -> dict[str, int]:
+    tables = ("raw_files", "source_runs", "source_run_claims", "price_history", "releases")
     with duckdb.connect(str(home / "warehouse" / "bench.duckdb"), read_only=True) as conn:
-        hashes = conn.execute(
-            "SELECT source, count(DISTINCT content_sha256), count(*) FROM source_runs GROUP BY 1"
+        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+
+
+def test_a_second_run_that_changes_nothing_records_and_rebuilds_nothing(home: Path) -> None:
+    import time
+
+    before = _counts(home)
+    site = (home / "build" / "site").resolve()
+    release = (home / "build" / "releases" / "latest").read_text()
+    since = time.time()
+    result = bench_run(home)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert live_counts(home / "warehouse" / "bench.duckdb") == expected_valid_rows()
+    # Every payload is the live one: recorded as a check, never as a new run or raw file.
+    assert _counts(home) == before
+    with duckdb.connect(str(home / "warehouse" / "bench.duckdb"), read_only=True) as conn:
+        checks = conn.execute(
+            "SELECT c.source, c.live_run_id = r.run_id FROM source_checks c "
+            "JOIN source_runs r ON r.source = c.source AND r.status = 'accepted' ORDER BY 1"
         ).fetchall()
-    assert all(distinct == 1 and runs == 2 for _, distinct, runs in hashes)
+    assert checks == [(name, True) for name in sorted(expected_sources())]
+    # Dagster materialised only the fetches; the release and the site stayed as they were.
+    assert _materialized_since(home, since) == sorted(f"{n}/raw" for n in expected_sources())
+    assert (home / "build" / "site").resolve() == site
+    assert (home / "build" / "releases" / "latest").read_text() == release
+    assert "nothing changed" in result.stdout
+
+
+def expected_sources() -> list[str]:
+    from bench_pipeline.ingest.catalog import source_definitions
+
+    return list(source_definitions())
 
 
 def test_missing_source_folder_is_a_rejected_run_not_a_failure(tmp_path: Path) -> None:

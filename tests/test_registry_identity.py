@@ -19,7 +19,9 @@ import pytest
 from stages import materialize_recorded
 
 from bench_pipeline.core import settings
-from bench_pipeline.registry.candidates import all_candidates
+from bench_pipeline.core.warehouse import connect, migrate
+from bench_pipeline.registry.candidates import all_candidates, arena
+from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.matching import AliasFile, build_registry
 from bench_pipeline.registry.review import (
     index_placement,
@@ -272,3 +274,28 @@ def test_bench_registry_commands(tmp_path: Path, monkeypatch, capsys) -> None:
     )
     assert main(["registry", "report", "--gold", str(gold)]) == 1
     assert "MERGED must-not" in capsys.readouterr().out
+
+
+def test_an_arena_model_named_by_several_organisations_gets_the_same_one_every_time(
+    tmp_path: Path,
+) -> None:
+    # One rating row per board: "x" is named Zeta on two boards and Alpha on one; "y" once
+    # each by B and A; "z" by no rating row, only by its model listing.
+    with connect(tmp_path / "bench.duckdb") as conn:
+        migrate(conn, settings.migrations_dir())
+        rows = [("x", "Zeta"), ("x", "Alpha"), ("x", "Zeta"), ("y", "B"), ("y", "A"), ("z", None)]
+        for board, (key, org) in enumerate(rows):
+            conn.execute(
+                "INSERT INTO arena_ratings (leaderboard, category, model_key, rating, "
+                "organization, source_file, source_run_id) VALUES (?, 'overall', ?, 1200, ?, "
+                "'f.json', 'run')",
+                [f"board-{board}", key, org],
+            )
+        conn.execute(
+            "INSERT INTO arena_models (model_key, name, organization, source_run_id) "
+            "VALUES ('z', 'Zed', 'M', 'run')"
+        )
+        aliases = AliasFile.load_text("")
+        for _ in range(3):  # the same answer whatever order the engine meets the rows in
+            found = {c.key: (c.name, c.organization) for c in arena(conn, aliases, Labs())}
+            assert found == {"x": ("x", "Zeta"), "y": ("y", "A"), "z": ("Zed", "M")}

@@ -24,6 +24,7 @@ from bench_pipeline.core.warehouse import connect
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.release import build as build_module
 from bench_pipeline.release.build import build_release
+from bench_pipeline.release.database import VIEWS
 from bench_pipeline.release.prices import record_price_history
 from bench_pipeline.release.published import METHODOLOGY_VERSIONS, PUBLISHED
 from bench_pipeline.release.verify import private_text_findings, verify_latest, verify_release
@@ -69,7 +70,14 @@ def test_first_release_is_created_with_the_whole_layout(built: dict) -> None:
     assert outcome.path == built["root"] / "releases" / outcome.release_id
     names = {p.relative_to(outcome.path).as_posix() for p in outcome.path.rglob("*")}
     expected = {f"data/{t}.{fmt}" for t in TABLES for fmt in ("csv", "json", "parquet")}
-    assert names == expected | {"data", "manifest.json", "schema.json", "bench.duckdb", "diff.json"}
+    assert names == expected | {
+        "data",
+        "manifest.json",
+        "schema.json",
+        "bench.duckdb",
+        "diff.json",
+        "datapackage.json",
+    }
     manifest = json.loads((outcome.path / "manifest.json").read_text())
     assert list(manifest) == [
         "release_id",
@@ -139,14 +147,15 @@ def test_same_warehouse_gives_the_same_release_and_the_same_bytes(
 
 
 def test_reingesting_unchanged_sources_makes_no_new_release(built: dict, tmp_path: Path) -> None:
-    """New run ids and run times alone are no change: the same values are the same release."""
+    """The same payloads again are checks, not runs: no new run, no price row, same release."""
     database = copy_of(built, tmp_path)
     assert materialize_recorded(tmp_path) == database  # the sources again, into the copy
     with connect(database) as conn:
         runs = conn.execute("SELECT count(*) FROM source_runs").fetchone()[0]
+        checks = conn.execute("SELECT count(*) FROM source_checks").fetchone()[0]
         observations = conn.execute("SELECT count(DISTINCT source_run_id) FROM price_history")
-        assert observations.fetchone()[0] == 4  # models and endpoints, twice each
-    assert runs == 2 * len(source_definitions())
+        assert observations.fetchone()[0] == 2  # models and endpoints, once each
+    assert runs == checks == len(source_definitions())
     outcome = release(database, tmp_path / "releases")
     assert outcome.release_id == built["outcome"].release_id
 
@@ -236,7 +245,7 @@ def test_release_is_atomic_and_latest_is_written_last(
     root = tmp_path / "releases"
     rid = built["outcome"].release_id
     # a crash half-way through writing: nothing published, `latest` not moved
-    monkeypatch.setattr(build_module, "_write_database", _crash)
+    monkeypatch.setattr(build_module, "write_release_database", _crash)
     with pytest.raises(RuntimeError, match="crash"):
         release(built["database"], root)
     assert not (root / rid).exists() and not (root / "latest").exists()
@@ -283,7 +292,7 @@ def test_release_database_opens_read_only_while_the_warehouse_is_held(
         path = built["outcome"].path / "bench.duckdb"
         with duckdb.connect(str(path), read_only=True) as conn:
             tables = {r[0] for r in conn.execute("SHOW TABLES").fetchall()}
-            assert tables == set(TABLES)
+            assert tables == set(TABLES) | {view.name for view in VIEWS}
             top = conn.execute(
                 "SELECT model_id FROM known_good_index ORDER BY known_good_index DESC NULLS LAST "
                 "LIMIT 1"

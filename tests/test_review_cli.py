@@ -1,5 +1,6 @@
 """`bench review` driven through a real terminal (pexpect): the identity stays hidden until
-the review is submitted, is shown after, and the stored review can never be changed."""
+the review is submitted, is shown after, and the stored review can never be changed (here a
+practice review of a simulated run, stored apart from people's reviews of real runs)."""
 
 import sys
 from pathlib import Path
@@ -61,7 +62,7 @@ def test_a_blind_review_through_the_terminal(tmp_path: Path) -> None:
         child.sendline("")
         child.expect("Submit\\?")
     child.sendline("y")
-    child.expect("Stored review (rv[0-9a-f]{16})")
+    child.expect("Stored practice review (rv[0-9a-f]{16})")
     review_id = child.match.group(1)
     child.expect("Next output")
     revealed = child.before
@@ -73,13 +74,13 @@ def test_a_blind_review_through_the_terminal(tmp_path: Path) -> None:
 
     with duckdb.connect(str(database), read_only=True) as conn:
         stored = conn.execute(
-            "SELECT run_id, reviewer, score, missed, simulated, origin FROM reviews "
+            "SELECT run_id, reviewer, score, missed, origin FROM practice_reviews "
             "WHERE review_id = ?",
             [review_id],
         ).fetchall()
     assert len(stored) == 1
-    run_id, reviewer, score, missed, simulated, origin = stored[0]
-    assert (reviewer, score, simulated, origin) == ("Ada Reviewer", 4, False, "cli")
+    run_id, reviewer, score, missed, origin = stored[0]
+    assert (reviewer, score, origin) == ("Ada Reviewer", 4, "cli")
     assert missed == "The workaround for the three named customers."
 
     # The same person cannot review the run again, from the terminal or otherwise.
@@ -94,6 +95,6 @@ def test_a_blind_review_through_the_terminal(tmp_path: Path) -> None:
         with pytest.raises(ReviewRefused, match=r"already reviewed .* never changed"):
             submit_review(conn, again, load_bank())
         after = conn.execute(
-            "SELECT score, decisive_reason FROM reviews WHERE review_id = ?", [review_id]
+            "SELECT score, decisive_reason FROM practice_reviews WHERE review_id = ?", [review_id]
         ).fetchall()
     assert after == [(4, "Clear first sentence, but no workaround.")]

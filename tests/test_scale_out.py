@@ -38,7 +38,7 @@ from bench_pipeline.celery_definitions import CELERY_RUN_JOB
 from bench_pipeline.core import settings
 from bench_pipeline.definitions import build_definitions
 from bench_pipeline.ingest.catalog import source_definitions
-from bench_pipeline.runs.plan import parse_partition_key, work_items
+from bench_pipeline.runs.plan import work_items
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups
 
@@ -242,14 +242,9 @@ def celery_workers(
 
 
 def _choose_partitions(keys: list[str], count: int) -> list[str]:
-    """`count` partitions, each of another setup, alternating the PM and Navigator suites."""
-    firsts: dict[str, dict[str, str]] = {}
-    for key in keys:
-        ref = parse_partition_key(key)
-        firsts.setdefault(ref.setup_id, {}).setdefault(ref.suite, key)
-    suites = ("pm", "navigator")
-    chosen = [by_suite[suites[n % 2]] for n, by_suite in enumerate(firsts.values())][:count]
-    assert len(chosen) == count, f"only {len(firsts)} executable setups"
+    """`count` partitions: one setup each, every case version inside."""
+    chosen = keys[:count]
+    assert len(chosen) == count, f"only {len(keys)} executable setups"
     return chosen
 
 

@@ -26,7 +26,9 @@ from bench_pipeline.grading.browser import BrowserReport, GoalResult
 from bench_pipeline.grading.browser_offline import OFFLINE_GRADER, record
 from bench_pipeline.grading.store import runs_to_grade
 from bench_pipeline.ingest.catalog import source_definitions
+from bench_pipeline.runs.plan import setup_partition_key
 from bench_pipeline.taskbank import load_bank
+from bench_pipeline.taskbank.setups import load_setups
 
 pytestmark = pytest.mark.assets
 
@@ -89,13 +91,16 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Pipeline:
         materialize_in(home, [a for a in RUN_ASSETS if a is not model_runs], instance=instance)
     )
     registered = instance.get_dynamic_partitions("model_runs")
-    partitions = [
-        key
-        for key in registered
-        if key.split(":")[0] in SETUPS and ":".join(key.split(":")[1:3]).split("@")[0] in CASES
-    ]
+    named = {s.setup_id: setup_partition_key(s) for s in load_setups().setups}
+    partitions = [named[setup] for setup in SETUPS]
+    assert set(partitions) <= set(registered)
+    only = {"ops": {"runs__model_runs": {"config": {"cases": list(CASES)}}}}
     for key in partitions:
-        runs |= outcomes(materialize_in(home, [model_runs], instance=instance, partition_key=key))
+        runs |= outcomes(
+            materialize_in(
+                home, [model_runs], instance=instance, partition_key=key, run_config=only
+            )
+        )
 
     # The simulated models answer prototypes without HTML (which fails before any browser),
     # so each setup's prototype run is given a page of its own, as if a model had built one.
@@ -133,10 +138,11 @@ def test_inputs_ingest_every_recorded_source_and_build_the_indices(pipeline: Pip
 def test_model_runs_answer_each_partition_and_the_inbox_records_a_bad_file(
     pipeline: Pipeline,
 ) -> None:
-    assert len(pipeline.partitions) == len(SETUPS) * len(CASES)
+    assert len(pipeline.partitions) == len(SETUPS)  # one partition per setup, by its name
+    assert all("@" in key and not key.startswith("s") for key in pipeline.partitions)
     assert pipeline.runs["runs/task_bank"]["new partitions"] > len(pipeline.partitions)
-    stored = dict(pipeline.query("SELECT partition_key, count(*) FROM model_runs GROUP BY 1"))
-    assert set(stored) == set(pipeline.partitions)
+    stored = pipeline.query("SELECT DISTINCT setup_id, suite || ':' || case_id FROM model_runs")
+    assert set(stored) == {(setup, case) for setup in SETUPS for case in CASES}
     assert pipeline.runs["runs/model_runs"]["model mode"] == "simulated"
     assert pipeline.runs["runs/model_runs"]["failed runs"] == 0
     submitted = pipeline.runs["runs/submitted_runs"]

@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from bench_pipeline.assets.metadata import table_metadata, timed
+from bench_pipeline.assets.metadata import table_asset_metadata, table_metadata, timed
 from bench_pipeline.assets.runs import MODEL_RUNS_KEY
+from bench_pipeline.assets.versions import outside_metadata, tables_version
 from bench_pipeline.core import settings
-from bench_pipeline.grading.calibration import RELEASE_AGREEMENT
+from bench_pipeline.grading.calibration import gate_verdict
 from bench_pipeline.grading.rounds import grade_pending, review_round
-from bench_pipeline.grading.store import MIN_CALIBRATION_PAIRS
 from bench_pipeline.resources.browser import BrowserResource
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.sandbox import SandboxResource
@@ -47,6 +47,8 @@ def grades(
     browser: BrowserResource,
     sandbox: SandboxResource,
 ) -> dg.MaterializeResult:
+    with warehouse.connection() as conn:
+        outside = outside_metadata(GRADES_KEY, conn)
     graded = grade_pending(
         warehouse.connection,
         models.providers(),
@@ -58,11 +60,14 @@ def grades(
         screenshots=settings.bench_home() / "build" / "screenshots",
         concurrency=models.concurrency,
     )
+    with warehouse.connection() as conn:
+        version = tables_version(conn, ["grades"])
+        outside |= table_asset_metadata(conn, "grades")
     if graded.cycle_id is None:
-        return dg.MaterializeResult(metadata={"runs graded": 0})
+        return dg.MaterializeResult(metadata={"runs graded": 0, **outside}, data_version=version)
     result = graded.result
     with warehouse.connection() as conn:
-        metadata = table_metadata(conn, "grades")
+        metadata = table_metadata(conn, "grades") | outside
     flagged = sorted({f["judge"] for f in result.flags})
     context.log.info(
         f"cycle {graded.cycle_id}: {len(graded.runs)} runs, judges flagged: {flagged or 'none'}"
@@ -96,13 +101,19 @@ def grades(
 )
 @timed
 def reviews(warehouse: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse.connection() as conn:
+        outside = outside_metadata(REVIEWS_KEY, conn)
     done = review_round(
         warehouse.connection, settings.reviews_inbox(), load_bank(), datetime.now(UTC)
     )
     with warehouse.connection() as conn:
         metadata = table_metadata(conn, "reviews") | table_metadata(conn, "calibration")
+        metadata |= table_asset_metadata(conn, "reviews")
+        version = tables_version(conn, ["reviews", "calibration"])
     return dg.MaterializeResult(
+        data_version=version,
         metadata=metadata
+        | outside
         | {
             "review files accepted": len(done.accepted_reviews),
             "review files rejected": dg.MetadataValue.json(done.rejected_files),
@@ -110,7 +121,7 @@ def reviews(warehouse: WarehouseResource) -> dg.MaterializeResult:
             "new score-gap second looks": done.score_gaps,
             "calibration pairs": done.calibration_pairs,
             "agreement": done.agreement,
-        }
+        },
     )
 
 
@@ -128,14 +139,10 @@ def calibration_gate(warehouse: WarehouseResource) -> dg.AssetCheckResult:
             "SELECT count(*) FROM model_runs r WHERE NOT simulated "
             "AND EXISTS (SELECT 1 FROM grades g WHERE g.run_id = r.run_id)"
         ).fetchall()[0][0]
-    if real == 0 and pairs == 0:
-        return dg.AssetCheckResult(
-            passed=True,
-            metadata={"note": "every graded run is simulated: nothing to calibrate"},
-        )
-    passed = pairs >= MIN_CALIBRATION_PAIRS and (agreement or 0) >= RELEASE_AGREEMENT
+    passed, reason = gate_verdict(pairs, agreement, real)
     return dg.AssetCheckResult(
         passed=passed,
+        description=reason,
         metadata={"pairs": pairs, "agreement": agreement, "graded real runs": real},
     )
 

@@ -7,7 +7,7 @@ defined once in `release/published.py`.
 import dagster as dg
 import polars as pl
 
-from bench_pipeline.assets.metadata import table_metadata, timed
+from bench_pipeline.assets.metadata import table_asset_metadata, table_metadata, timed
 from bench_pipeline.assets.registry import REGISTRY_KEY
 from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import fetch_frame
@@ -42,8 +42,10 @@ def known_good_indices(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
         result = compute(conn, directions)
         store(conn, result)
-        metadata = table_metadata(conn, "known_good_index") | table_metadata(
-            conn, "capability_indices"
+        metadata = (
+            table_metadata(conn, "known_good_index")
+            | table_metadata(conn, "capability_indices")
+            | table_asset_metadata(conn, "known_good_index")
         )
     return dg.MaterializeResult(
         metadata=metadata
@@ -73,6 +75,7 @@ def market_data(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
         refresh_market(conn, licences)
         metadata = table_metadata(conn, "market") | table_metadata(conn, "provider_prices")
+        metadata |= table_asset_metadata(conn, "market")
     return dg.MaterializeResult(metadata=metadata)
 
 
@@ -91,8 +94,10 @@ def market_data(warehouse: WarehouseResource) -> dg.MaterializeResult:
 def arena_elo(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
         ratings = fetch_frame(conn, ARENA_SQL)
+        standard = table_asset_metadata(conn, "arena_elo", rows=ratings.height)
     return dg.MaterializeResult(
         metadata={"rows": ratings.height, "leaderboards": ratings["leaderboard"].unique().len()}
+        | standard
     )
 
 

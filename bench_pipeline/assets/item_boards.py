@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from bench_pipeline.assets.metadata import table_metadata, timed
+from bench_pipeline.assets.metadata import table_asset_metadata, table_metadata, timed
 from bench_pipeline.assets.registry import REGISTRY_KEY
 from bench_pipeline.assets.sources import live_key
 from bench_pipeline.core import settings
@@ -33,4 +33,5 @@ def item_boards(warehouse: WarehouseResource) -> dg.MaterializeResult:
         metadata: dict = {}
         for name in frames:
             metadata |= table_metadata(conn, name)
+        metadata |= table_asset_metadata(conn, "item_boards")
     return dg.MaterializeResult(metadata=metadata)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -52,13 +53,55 @@ def timed(compute: Callable[..., Any]) -> Callable[..., Any]:
         if isinstance(result, dg.MaterializeResult):
             return result._replace(metadata={**(result.metadata or {}), **seconds})
         if isinstance(result, dg.Output):
-            return dg.Output(
-                result.value,
-                output_name=result.output_name,
-                metadata={**result.metadata, **seconds},
-                data_version=result.data_version,
-                tags=result.tags,
-            )
+            with warnings.catch_warnings():  # data_version is a beta parameter
+                warnings.simplefilter("ignore", dg.BetaWarning)
+                return dg.Output(
+                    result.value,
+                    output_name=result.output_name,
+                    metadata={**result.metadata, **seconds},
+                    data_version=result.data_version,
+                    tags=result.tags,
+                )
         return result
 
     return wrapper
+
+
+def column_schema(conn: duckdb.DuckDBPyConnection, table: str) -> dg.TableSchema:
+    """The table's columns for Dagster's catalogue: the publication schema's names, types and
+    descriptions (`release/published.py`) for a published table, else the warehouse's own
+    column types."""
+    from bench_pipeline.release.published import PUBLISHED_BY_NAME
+
+    published = PUBLISHED_BY_NAME.get(table)
+    if published is not None:
+        return dg.TableSchema(
+            columns=[
+                dg.TableColumn(name=c.name, type=c.type, description=c.description)
+                for c in published.columns
+            ]
+        )
+    rows = conn.execute(
+        "SELECT column_name, data_type, comment FROM duckdb_columns() "
+        "WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ? "
+        "ORDER BY column_index",
+        [table],
+    ).fetchall()
+    return dg.TableSchema(
+        columns=[dg.TableColumn(name=n, type=t, description=c) for n, t, c in rows]
+    )
+
+
+def table_asset_metadata(
+    conn: duckdb.DuckDBPyConnection, table: str, rows: int | None = None
+) -> dict[str, Any]:
+    """Dagster's standard table metadata for the asset's main table (`dagster/row_count`,
+    `dagster/column_schema`, `dagster/table_name`), so the catalogue shows them. `rows`
+    overrides the count for a table published from a query rather than stored."""
+    if rows is None:
+        rows = conn.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+    return {
+        "dagster/row_count": dg.MetadataValue.int(int(rows)),
+        "dagster/column_schema": dg.MetadataValue.table_schema(column_schema(conn, table)),
+        "dagster/table_name": f"warehouse.main.{table}",
+    }

@@ -6,6 +6,7 @@ from bench_pipeline.assets.indices import ARENA_KEY, INDEX_KEY, MARKET_KEY
 from bench_pipeline.assets.metadata import timed
 from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import publish_read_only_copy
+from bench_pipeline.release.database import describe_analyst_copy
 from bench_pipeline.resources.warehouse import WarehouseResource
 
 
@@ -24,7 +25,9 @@ from bench_pipeline.resources.warehouse import WarehouseResource
 @timed
 def analyst_copy(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
-        target = publish_read_only_copy(conn, settings.analyst_copy_path())
+        target = publish_read_only_copy(
+            conn, settings.analyst_copy_path(), describe=describe_analyst_copy
+        )
         tables = conn.execute(
             "SELECT schema_name, table_name FROM duckdb_tables() "
             "WHERE database_name = current_database()"

@@ -4,7 +4,7 @@ from typing import Any
 
 import dagster as dg
 
-from bench_pipeline.assets.metadata import table_metadata, timed
+from bench_pipeline.assets.metadata import table_asset_metadata, table_metadata, timed
 from bench_pipeline.assets.sources import live_key
 from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import evaluations, source_definitions
@@ -46,6 +46,7 @@ def model_registry(warehouse: WarehouseResource) -> dg.MaterializeResult:
         metadata: dict[str, Any] = {}
         for table in REGISTRY_TABLES:
             metadata |= table_metadata(conn, table)
+        metadata |= table_asset_metadata(conn, "models")
     return dg.MaterializeResult(metadata=metadata)
 
 

@@ -61,6 +61,7 @@ def release_dataset(warehouse: WarehouseResource) -> dg.MaterializeResult:
         outcome = build_release(conn, root, METHODOLOGY_VERSIONS)
     manifest = load_manifest(outcome.path)
     return dg.MaterializeResult(
+        data_version=dg.DataVersion(outcome.release_id),
         metadata={
             "release_id": outcome.release_id,
             "created": outcome.created,
@@ -68,7 +69,7 @@ def release_dataset(warehouse: WarehouseResource) -> dg.MaterializeResult:
             "previous_release_id": outcome.previous_release_id or "",
             "rows": dg.MetadataValue.json({t["name"]: t["rows"] for t in manifest["tables"]}),
             "price_history_rows_appended": appended,
-        }
+        },
     )
 
 

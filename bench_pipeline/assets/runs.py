@@ -1,18 +1,22 @@
 """Task bank, setups, dated rates, executed model runs (partitioned) and submitted runs.
 
-`model_runs` is partitioned by setup × case version (dynamic partitions, registered by
-`task_bank` as the bank and setups change). A backfill over many partitions runs as one
-Dagster run (single-run backfill policy): the calls of all its partitions share one
-concurrency limit instead of one process each.
+`model_runs` is partitioned by setup, each partition keyed by the setup's name
+(`<model record>@<harness>`, dynamic partitions registered by `task_bank` as the setups
+change), with every current PM and Navigator case version inside: Dagster's bookkeeping grows
+with the setups, not the bank. A backfill over many partitions runs as one Dagster run
+(single-run backfill policy): the calls of all its partitions share one concurrency limit
+instead of one process each.
 """
 
 import time
 from datetime import UTC, datetime
 
 import dagster as dg
+from pydantic import Field
 
-from bench_pipeline.assets.metadata import table_metadata, timed
+from bench_pipeline.assets.metadata import table_asset_metadata, table_metadata, timed
 from bench_pipeline.assets.sources import live_key
+from bench_pipeline.assets.versions import outside_metadata, tables_version
 from bench_pipeline.core import settings
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
@@ -76,23 +80,28 @@ def current_partitions() -> list[str]:
     description=(
         "The task bank (tasks/) and the setups (setups/, plus those proposed for models new "
         "on OpenRouter, marked `proposed`) as loaded: every case version and setup ever "
-        "seen, which are current, and one model-run partition per executable setup × "
-        "PM/Navigator case version. Private cases' text is never stored."
+        "seen, which are current, and one model-run partition per executable setup, named "
+        "`<model record>@<harness>`. Private cases' text is never stored."
     ),
 )
 @timed
 def task_bank(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     with warehouse.connection() as conn:
+        outside = outside_metadata(TASK_BANK_KEY, conn)
         stored = store_task_bank(conn, load_bank(), load_setups())
         new = register_partitions(context.instance, stored.partitions)
         metadata = table_metadata(conn, "task_cases") | table_metadata(conn, "setups")
+        metadata |= table_asset_metadata(conn, "task_cases")
+        version = tables_version(conn, ["task_cases", "setups"])
     return dg.MaterializeResult(
+        data_version=version,
         metadata=metadata
+        | outside
         | {
             "new partitions": len(new),
             "proposed setups": len(stored.catalog.proposed),
             **stored.counts,
-        }
+        },
     )
 
 
@@ -110,9 +119,23 @@ def task_bank(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
 @timed
 def model_rates(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
+        outside = outside_metadata(RATES_KEY, conn)
         rows = refresh_model_rates(conn)
-        metadata = table_metadata(conn, "model_rates")
-    return dg.MaterializeResult(metadata=metadata | {"rate rows": rows})
+        metadata = table_metadata(conn, "model_rates") | table_asset_metadata(conn, "model_rates")
+        version = tables_version(conn, ["model_rates"])
+    return dg.MaterializeResult(
+        metadata=metadata | outside | {"rate rows": rows}, data_version=version
+    )
+
+
+class ModelRunsConfig(dg.Config):
+    """Launchpad options of a model-run backfill."""
+
+    cases: list[str] = Field(
+        default_factory=list,
+        description="Only these cases of each setup, as `<suite>:<case id>` (default: every "
+        "current PM and Navigator case version).",
+    )
 
 
 @dg.asset(
@@ -124,14 +147,18 @@ def model_rates(warehouse: WarehouseResource) -> dg.MaterializeResult:
     kinds={"duckdb"},
     owners=["team:runs"],
     description=(
-        "Each setup's answers to one case version (every input, three repeats for a noisy "
-        "case), costed at the rate in effect on the run date. Resumable: a stored run is "
-        "never run again and a cached response is never paid for twice."
+        "One setup's answers to every current PM and Navigator case version (every input, "
+        "three repeats for a noisy case), costed at the rate in effect on the run date. "
+        "Resumable: a stored run is never run again and a cached response is never paid for "
+        "twice; `bench run` launches only the partitions with runs to make."
     ),
 )
 @timed
 def model_runs(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource, models: ModelCallsResource
+    context: dg.AssetExecutionContext,
+    config: ModelRunsConfig,
+    warehouse: WarehouseResource,
+    models: ModelCallsResource,
 ) -> dg.MaterializeResult:
     keys = list(context.partition_keys)
     last = [0.0]
@@ -150,9 +177,10 @@ def model_runs(
         setups=load_setups(),
         concurrency=models.concurrency,
         progress=progress,
+        cases=config.cases,
     )
     with warehouse.connection() as conn:
-        metadata = table_metadata(conn, "model_runs")
+        metadata = table_metadata(conn, "model_runs") | table_asset_metadata(conn, "model_runs")
     summary: dict[str, int | float | str] = {
         "partitions": len(keys),
         "runs planned": report.planned,
@@ -195,6 +223,8 @@ def model_runs(
 def submitted_runs(
     warehouse: WarehouseResource, models: ModelCallsResource
 ) -> dg.MaterializeResult:
+    with warehouse.connection() as conn:
+        outside = outside_metadata(SUBMITTED_KEY, conn)
     bank = load_bank()
     report = ingest_inbox(warehouse.connection, settings.submissions_inbox(), bank)
     demo = 0
@@ -205,16 +235,20 @@ def submitted_runs(
                 conn, bank, records, rates_by_api_id(conn), datetime.now(UTC)
             )
         metadata = table_metadata(conn, "submitted_runs")
+        metadata |= table_asset_metadata(conn, "submitted_runs")
+        version = tables_version(conn, ["submitted_runs", "submission_files"])
     rejected = {r.source or "?": r.reason for r in report.rejected}
     return dg.MaterializeResult(
+        data_version=version,
         metadata=metadata
+        | outside
         | {
             "accepted": len(report.accepted),
             "rejected": len(report.rejected),
             "seen before": report.seen_before,
             "simulated demo runs added": demo,
             "rejections": dg.MetadataValue.json(rejected),
-        }
+        },
     )
 
 

@@ -14,10 +14,11 @@ import polars as pl
 
 from bench_pipeline.assets.grading import REVIEWS_KEY
 from bench_pipeline.assets.item_boards import item_boards
-from bench_pipeline.assets.metadata import table_metadata, timed
+from bench_pipeline.assets.metadata import table_asset_metadata, table_metadata, timed
 from bench_pipeline.assets.navigator_v1 import NAVIGATOR_V1_KEY
 from bench_pipeline.assets.pm_checks import pm_checks
 from bench_pipeline.assets.runs import SUBMITTED_KEY
+from bench_pipeline.assets.versions import outside_metadata, tables_version
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.scores.load import navigator_frames, pm_frames, store_frames, usecase_frames
 from bench_pipeline.taskbank import load_bank
@@ -38,12 +39,14 @@ def _board(key: str, deps: list[dg.AssetKey], frames: Frames, description: str):
     @timed
     def _asset(warehouse: WarehouseResource) -> dg.MaterializeResult:
         with warehouse.connection() as conn:
+            metadata: dict = outside_metadata(dg.AssetKey(["scores", key]), conn)
             tables = frames(conn, datetime.now(UTC))
             store_frames(conn, tables)
-            metadata: dict = {}
             for name in tables:
                 metadata |= table_metadata(conn, name)
-        return dg.MaterializeResult(metadata=metadata)
+            version = tables_version(conn, list(tables))
+            metadata |= table_asset_metadata(conn, next(iter(tables)))
+        return dg.MaterializeResult(metadata=metadata, data_version=version)
 
     return _asset
 

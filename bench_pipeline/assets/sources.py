@@ -4,12 +4,19 @@ Each asset only wires the source client and the warehouse to the plain functions
 `bench_pipeline.ingest.engine`; a rejected run is a normal outcome, reported in metadata.
 """
 
+import functools
 from datetime import datetime, timedelta
 
 import dagster as dg
 import polars as pl
 
-from bench_pipeline.assets.metadata import table_metadata, timed
+from bench_pipeline.assets.metadata import (
+    column_schema,
+    table_asset_metadata,
+    table_metadata,
+    timed,
+)
+from bench_pipeline.assets.versions import versioned_output
 from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import fetch_frame
 from bench_pipeline.ingest import engine
@@ -19,6 +26,8 @@ from bench_pipeline.ingest.tables import TABLES
 from bench_pipeline.ingest.validation import validate_records
 
 GROUP = "ingestion"
+"""Each source's assets form the group `ingestion_<source>` (`source_group`), so the graph
+names the source beside its raw, staging, validated and live nodes."""
 CHECK_NON_EMPTY = "non_empty"
 CHECK_UNIQUE_KEY = "unique_key"
 CHECK_VALUES = "values_valid"
@@ -31,14 +40,20 @@ def client_key(source: str) -> str:
     return f"{source}_source"
 
 
+def source_group(source: str) -> str:
+    return f"{GROUP}_{source}"
+
+
 def live_key(source: str) -> dg.AssetKey:
     return dg.AssetKey([source, "live"])
 
 
+@functools.lru_cache(maxsize=64)
 def cadence_interval(cron: str) -> timedelta:
     """The longest gap between two ticks of the cadence over a year (UTC, as schedules run).
 
-    Dagster's public time-window partitions tick exactly as its schedules do.
+    Dagster's public time-window partitions tick exactly as its schedules do. Cached: walking
+    the ticks takes a noticeable part of a second, and every definition of the source asks.
     """
     start = datetime(2025, 1, 1)
     ticks = dg.TimeWindowPartitionsDefinition(
@@ -93,6 +108,15 @@ def _run_metadata(run: engine.SourceRun) -> dict:
     }
 
 
+def raw_version(run: engine.SourceRun) -> dg.DataVersion:
+    """The payload's digest; a run without a payload (a failed fetch) is news of its own."""
+    return dg.DataVersion(run.content_sha256 or run.run_id)
+
+
+def raw_key(source: str) -> dg.AssetKey:
+    return dg.AssetKey([source, "raw"])
+
+
 def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
     name = definition.name
     owner = ["team:ingestion"]
@@ -101,12 +125,19 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
 
     @dg.asset(
         key=[name, "raw"],
-        group_name=GROUP,
+        group_name=source_group(name),
         kinds={"python"},
         owners=owner,
         tags=tags,
         required_resource_keys={client_key(name), "warehouse"},
-        description=f"{definition.title}: the payload as received, stored by SHA-256.",
+        freshness_policy=policy,
+        description=(
+            f"{definition.title}: the payload as received, stored by SHA-256; its data version "
+            "is that digest, so a payload identical to the live one changes nothing below it. "
+            f"Freshness: WARN after {_hours(warn_window(definition))} hours without a "
+            f"refresh, FAIL after {definition.freshness_hours} hours; the `fresh` check on "
+            "`live` dates the last accepted run."
+        ),
     )
     @timed
     def raw(context: dg.AssetExecutionContext) -> dg.Output[engine.SourceRun]:
@@ -115,13 +146,14 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
             run = engine.fetch_and_store(
                 conn, definition, lambda: client.fetch(definition), settings.raw_dir(), client.mode
             )
-        context.log.info(engine.describe(run) if run.status == "rejected" else run.run_id)
-        return dg.Output(run, metadata=_run_metadata(run))
+        context.log.info(engine.describe(run) if run.status != "pending" else run.run_id)
+        metadata = _run_metadata(run) | {"changed": not run.unchanged}
+        return versioned_output(run, metadata, raw_version(run))
 
     @dg.asset(
         key=[name, "staging"],
         ins={"run": dg.AssetIn(key=[name, "raw"])},
-        group_name=GROUP,
+        group_name=source_group(name),
         kinds={"duckdb"},
         owners=owner,
         tags=tags,
@@ -132,12 +164,13 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
     def staging(context: dg.AssetExecutionContext, run: engine.SourceRun) -> dg.Output:
         with context.resources.warehouse.connection() as conn:
             staged = engine.stage(conn, run, definition, PARSERS[name])
-        return dg.Output(staged, metadata=_run_metadata(staged))
+        rows = {"dagster/row_count": sum(staged.rows_staged.values())}
+        return dg.Output(staged, metadata=_run_metadata(staged) | rows)
 
     @dg.asset(
         key=[name, "validated"],
         ins={"run": dg.AssetIn(key=[name, "staging"])},
-        group_name=GROUP,
+        group_name=source_group(name),
         kinds={"duckdb", "pandera"},
         owners=owner,
         tags=tags,
@@ -148,22 +181,23 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
     def validated(context: dg.AssetExecutionContext, run: engine.SourceRun) -> dg.Output:
         with context.resources.warehouse.connection() as conn:
             checked = engine.validate(conn, run, definition)
-        return dg.Output(checked, metadata=_run_metadata(checked))
+            schema = column_schema(conn, definition.tables[0])
+        rows = {"dagster/row_count": sum(checked.rows_valid.values())}
+        schema_md = {"dagster/column_schema": dg.MetadataValue.table_schema(schema)}
+        return dg.Output(checked, metadata=_run_metadata(checked) | rows | schema_md)
 
     @dg.asset(
         key=live_key(name),
         ins={"run": dg.AssetIn(key=[name, "validated"])},
-        group_name=GROUP,
+        group_name=source_group(name),
         kinds={"duckdb"},
         owners=owner,
         tags=tags,
         required_resource_keys={"warehouse"},
-        freshness_policy=policy,
         description=(
             f"{definition.title}: live tables {', '.join(definition.tables)}, replaced in one "
-            f"transaction only when the run passes the sanity check. Freshness: WARN after "
-            f"{_hours(warn_window(definition))} hours without a refresh, FAIL after "
-            f"{definition.freshness_hours} hours; the `fresh` check dates the last accepted run. "
+            f"transaction only when the run passes the sanity check; its data version is the "
+            f"accepted run the tables hold. The `fresh` check dates the last accepted run. "
             f"{definition.attribution}"
         ),
     )
@@ -177,8 +211,10 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
             }
             for table in definition.tables:
                 metadata |= table_metadata(conn, table)
+            metadata |= table_asset_metadata(conn, definition.tables[0])
+            holds = engine.live_run_id(conn, name)
         context.log.info(engine.describe(published))
-        return dg.MaterializeResult(metadata=metadata)
+        return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(holds))
 
     return [raw, staging, validated, live]
 
@@ -230,9 +266,12 @@ def _freshness_check(definition: SourceDefinition) -> dg.AssetChecksDefinition:
 
 
 def last_good_data(conn, source: str, now) -> tuple[object, float] | None:
-    """(when the last accepted run finished, its age in hours), or None if never accepted."""
+    """(when the last accepted run finished, or a later fetch found its payload unchanged;
+    its age in hours), or None if never accepted."""
     row = conn.execute(
-        "SELECT max(finished_at) FROM source_runs WHERE source = ? AND status = 'accepted'",
+        "SELECT greatest(max(r.finished_at), max(c.checked_at)) FROM source_runs r "
+        "LEFT JOIN source_checks c ON c.live_run_id = r.run_id "
+        "WHERE r.source = ? AND r.status = 'accepted'",
         [source],
     ).fetchall()[0][0]
     if row is None:

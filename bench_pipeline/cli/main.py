@@ -7,14 +7,18 @@ import os
 import sys
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from bench_pipeline.cli.boards import moment
 from bench_pipeline.cli.instance import prepare_dagster_home
-from bench_pipeline.cli.terminal import safe
+from bench_pipeline.cli.terminal import quiet_dagster, safe
 from bench_pipeline.core import settings
+
+if TYPE_CHECKING:
+    from bench_pipeline.cli.summary import Failure
 
 
 def _progress(
@@ -47,75 +51,33 @@ def _progress(
                 out.flush()
 
 
-def _summary(started: datetime, out: TextIO) -> None:
-    from decimal import Decimal
-
-    from bench_pipeline.core.warehouse import connect
-    from bench_pipeline.runs.costing import format_usd
-
-    with connect(settings.warehouse_path()) as conn:
-        runs = conn.execute(
-            "SELECT source, status, rows_valid, rows_quarantined, reason FROM source_runs "
-            "WHERE started_at >= ? ORDER BY source",
-            [started.replace(tzinfo=None)],
-        ).fetchall()
-        names = conn.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' ORDER BY 1"
-        ).fetchall()
-        tables = [
-            (name, conn.execute(f'SELECT count(*) FROM "{name}"').fetchall()[0][0])
-            for (name,) in names
-        ]
-        model_runs = conn.execute(
-            "SELECT count(*), count(*) FILTER (WHERE simulated), sum(cost_usd), "
-            "count(*) FILTER (WHERE cost_usd IS NULL) FROM model_runs"
-        ).fetchall()[0]
-        failures = conn.execute("SELECT count(*) FROM run_failures").fetchall()[0][0]
-        inbox = conn.execute(
-            "SELECT status, count(*) FROM submission_files WHERE received_at >= ? GROUP BY 1",
-            [started.replace(tzinfo=None)],
-        ).fetchall()
-    print("\nSource runs:", file=out)
-    for source, status, valid, quarantined, reason in runs:
-        detail = f"{valid} rows, {quarantined} quarantined" if status == "accepted" else reason
-        print(f"  {source:<22} {status:<9} {detail}", file=out)
-    runs, simulated, cost, unpriced = model_runs
-    label = " (simulated: made-up answers, not real models)" if runs and simulated == runs else ""
-    print(f"\nModel runs: {runs} stored{label}, {failures} failed", file=out)
-    total = format_usd(cost or Decimal(0))
-    print(f"  cost of stored runs: ${total}; runs without a known cost: {unpriced}", file=out)
-    received = dict(inbox)
-    print(
-        f"Submissions this run: {received.get('accepted', 0)} accepted, "
-        f"{received.get('rejected', 0)} rejected",
-        file=out,
-    )
-    print("\nTables:", file=out)
-    for name, rows in tables:
-        print(f"  {name:<22} {rows} rows", file=out)
-    print(f"\nWarehouse: {settings.warehouse_path()}", file=out)
-
-
 # Dagster's documented run tags for a partition range (`execute_in_process` takes one key only,
 # and the constants live in a private module).
 PARTITION_RANGE_START_TAG = "dagster/asset_partition_range_start"
 PARTITION_RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 
-def declared_run_tags(instance, out: TextIO | None = None) -> list[dict[str, str]]:
+def declared_run_tags(
+    instance, out: TextIO | None = None, with_work: Callable[[list[str]], set[str]] | None = None
+) -> list[dict[str, str]]:
     """Tags for one run per unbroken stretch of registered model-run partitions whose setup is
-    declared in `setups/`. Partitions proposed for models new on OpenRouter are left to an
-    operator (they may cost money); a run's range must not span them, since Dagster records
-    every partition in a run's range as materialised."""
+    declared in `setups/` (and, given `with_work`, that it says have runs to make).
+    Partitions proposed for models new on OpenRouter are left to an operator (they may cost
+    money); a run's range must not span them, since Dagster records every partition in a
+    run's range as materialised."""
     from bench_pipeline.assets.runs import MODEL_RUN_PARTITIONS
-    from bench_pipeline.runs.plan import parse_partition_key, ranges_of
+    from bench_pipeline.cli.incremental import stretches
+    from bench_pipeline.runs.plan import setups_by_partition
     from bench_pipeline.taskbank.setups import load_setups
 
     keys = instance.get_dynamic_partitions(MODEL_RUN_PARTITIONS.name)
-    declared = {s.setup_id for s in load_setups().setups}
-    ranges = ranges_of(keys, declared)
+    declared = set(setups_by_partition(load_setups()))
+    wanted = {k for k in keys if k in declared}
+    if with_work is not None:
+        wanted &= with_work(sorted(wanted))
+    ranges = stretches(keys, wanted)
     if out is not None:
-        covered = sum(1 for k in keys if parse_partition_key(k).setup_id in declared)
+        covered = sum(1 for k in keys if k in declared)
         if len(keys) > covered:
             print(f"  ({len(keys) - covered} proposed model-run partitions left for an "
                   "operator to launch from the UI)", file=out)  # fmt: skip
@@ -134,16 +96,26 @@ def _log_failure(run_id: str, job: str, message: str) -> None:
         record_failure(conn, run_id, job, message, datetime.now(UTC))
 
 
-def _failure_message(result) -> str:
-    """Each failed step with the error that started it (Dagster wraps it in its own)."""
-    parts = []
-    for event in result.get_step_failure_events():
-        error = event.event_specific_data.error if event.event_specific_data else None
-        while error is not None and error.cause is not None:
-            error = error.cause
-        if error is not None:
-            parts.append(f"{event.step_key}: {error.message.strip()}")
-    return "; ".join(parts) or "failed"
+def _failure(job: str, run_id: str, result) -> Failure:
+    """The first failed step with the error that started it (Dagster wraps it in its own),
+    and the reason any blocking check gave for failing."""
+    from bench_pipeline.cli.summary import Failure
+
+    events = result.get_step_failure_events()
+    step, message = (events[0].step_key or "?", "failed") if events else ("?", "failed")
+    error = (
+        events[0].event_specific_data.error if events and events[0].event_specific_data else None
+    )
+    while error is not None and error.cause is not None:
+        error = error.cause
+    if error is not None:
+        message = error.message.strip()
+    reasons = [
+        f"{e.check_name}: {e.description}"
+        for e in result.get_asset_check_evaluations()
+        if not e.passed and e.description
+    ]
+    return Failure(job, run_id, step, "; ".join([message, *reasons]))
 
 
 def run(mode: str, out: TextIO = sys.stdout) -> int:
@@ -161,13 +133,44 @@ def run(mode: str, out: TextIO = sys.stdout) -> int:
         return 3
 
 
+def _with_work(keys: list[str]) -> set[str]:
+    from bench_pipeline.cli.incremental import partitions_with_work
+    from bench_pipeline.core.warehouse import connect
+
+    with connect(settings.warehouse_path()) as conn:
+        return partitions_with_work(conn, keys)
+
+
+def _plan(definitions, instance, candidates: set, changed: set):
+    """The out-of-date assets among `candidates` (see `bench_pipeline.cli.incremental`)."""
+    from bench_pipeline.cli.incremental import out_of_date
+    from bench_pipeline.core.warehouse import connect
+
+    with connect(settings.warehouse_path()) as conn:
+        return out_of_date(definitions, instance, conn, candidates, changed)
+
+
+def _reasons(plan, shown: int = 3) -> str:
+    """`N to recompute: key (reason), ...` for the progress display."""
+    items = sorted(plan.reasons.items(), key=lambda item: item[0].to_user_string())
+    listed = ", ".join(f"{k.to_user_string()} ({why})" for k, why in items[:shown])
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return f"{len(items)} to recompute: {listed}{more}"
+
+
 def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
     import dagster as dg
 
+    from bench_pipeline import definitions as loaded
+    from bench_pipeline.assets.runs import MODEL_RUNS_KEY
+    from bench_pipeline.assets.site import SITE_KEY
     from bench_pipeline.cli.run_lock import fail_dead_runs, run_tags
-    from bench_pipeline.definitions import PIPELINE_JOBS, RUN_JOB, build_definitions
+    from bench_pipeline.cli.summary import print_summary
+    from bench_pipeline.definitions import FETCH_JOB, PIPELINE_JOBS, RUN_JOB, build_definitions
 
-    definitions = build_definitions(mode)
+    # the module built them on import; build again only for another source mode
+    same = mode == loaded.DEFS_SOURCE_MODE
+    definitions = loaded.defs if same else build_definitions(mode)
     instance = dg.DagsterInstance.get()
     for dead in fail_dead_runs(instance, _log_failure):
         print(f"  (run {dead}, left unfinished by a process that died, marked failed)", file=out)
@@ -176,47 +179,75 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
     steps = len(graph.get_all_asset_keys()) + len(list(graph.asset_check_keys))
     print(f"bench run: {steps} steps, sources {mode}, BENCH_HOME={settings.bench_home()}", file=out)
     seen: set[str] = set()
-    run_ids: list[str] = []
-    success = True
-    for name, _selection, _description in PIPELINE_JOBS:
-        runs = declared_run_tags(instance, out) if name == RUN_JOB else [{}]
-        if not runs:
-            print(f"  ({name}: no model-run partitions, nothing to run)", file=out)
-        for tags in runs:
-            run_id = str(uuid.uuid4())
-            run_ids.append(run_id)
-            done = threading.Event()
-            watcher = threading.Thread(
-                target=_progress, args=(instance, run_id, steps, out, done, seen)
+    failure: Failure | None = None
+
+    def execute(name: str, tags: dict[str, str], keys: set | None = None) -> bool:
+        nonlocal failure
+        run_id = str(uuid.uuid4())
+        job = definitions.resolve_job_def(name)
+        if keys is not None:
+            job = job.get_subset(asset_selection=keys)
+        done = threading.Event()
+        watcher = threading.Thread(
+            target=_progress, args=(instance, run_id, steps, out, done, seen)
+        )
+        watcher.start()
+        try:
+            result = job.execute_in_process(
+                instance=instance,
+                run_id=run_id,
+                tags=tags | run_tags(holder),
+                raise_on_error=False,
+                run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
             )
-            watcher.start()
-            try:
-                result = definitions.resolve_job_def(name).execute_in_process(
-                    instance=instance,
-                    run_id=run_id,
-                    tags=tags | run_tags(holder),
-                    raise_on_error=False,
-                    run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
-                )
-            finally:
-                done.set()
-                watcher.join()
-            success = success and result.success
-            if not success:
-                _log_failure(run_id, name, _failure_message(result))
-                break
+        finally:
+            done.set()
+            watcher.join()
+        if not result.success:
+            failure = _failure(name, run_id, result)
+            _log_failure(run_id, name, f"{failure.step}: {failure.error}")
+        return result.success
+
+    success = execute(FETCH_JOB, {})
+    launched = False
+    for name, _selection, _description in PIPELINE_JOBS:
         if not success:
             break
-    _summary(started, out)
-    print(f"\n{'OK' if success else 'FAILED'}: runs {', '.join(run_ids)}", file=out)
+        if name == RUN_JOB:
+            runs = declared_run_tags(instance, out, with_work=_with_work)
+            if not runs:
+                print(f"  ({name}: no model-run partition has runs to make)", file=out)
+            for tags in runs:
+                launched = True
+                success = success and execute(name, tags)
+            continue
+        # the site last and apart: it is rebuilt only when the release it shows changed
+        keys = set(definitions.resolve_job_def(name).asset_layer.executable_asset_keys)
+        for wave in (keys - {SITE_KEY}, keys & {SITE_KEY}):
+            if not wave:
+                continue
+            plan = _plan(definitions, instance, wave, {MODEL_RUNS_KEY} if launched else set())
+            if not plan.keys:
+                what = (
+                    next(iter(wave)).to_user_string() if len(wave) == 1 else f"{len(wave)} assets"
+                )
+                print(f"  ({name}: {what}, nothing changed)", file=out)
+                continue
+            print(f"  ({name}: {_reasons(plan)})", file=out)
+            success = success and execute(name, {}, plan.keys)
+            if not success:
+                break
+    print_summary(started, failure, out)
     return 0 if success else 1
 
 
 def ui(host: str, port: int) -> int:
+    """Replace this process with `dagster dev` on the workspace, run by this interpreter (so
+    it works whether or not the virtualenv's `bin` is on PATH)."""
     prepare_dagster_home()
     os.chdir(settings.REPO_ROOT)
-    command = ["dagster", "dev", "-w", "workspace.yaml", "-h", host, "-p", str(port)]
-    os.execvp(command[0], command)
+    command = [sys.executable, "-m", "dagster", "dev", "-w", "workspace.yaml"]
+    os.execv(sys.executable, [*command, "-h", host, "-p", str(port)])
     return 0  # not reached
 
 
@@ -244,45 +275,61 @@ def review(reviewer: str, include_simulated: bool, out: TextIO = sys.stdout) -> 
     """A blind review session in the terminal (see `bench_pipeline.cli.review`)."""
     out = safe(out)
     from bench_pipeline.cli.review import review_session
+    from bench_pipeline.cli.status import nothing_yet
     from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.taskbank import load_bank
 
-    with connect(settings.warehouse_path()) as conn:
+    if empty := nothing_yet():
+        print(empty, file=out)
+        return 1
+    path = settings.warehouse_path()
+    with connect(path) as conn:
         migrate(conn, settings.migrations_dir())
-        try:
-            review_session(
-                conn, load_bank(), reviewer, out=out, include_simulated=include_simulated
-            )
-        except (EOFError, KeyboardInterrupt):
-            print("\nStopped; nothing unsubmitted was stored.", file=out)
+    try:
+        review_session(
+            lambda: connect(path),
+            load_bank(),
+            reviewer,
+            out=out,
+            include_simulated=include_simulated,
+        )
+    except (EOFError, KeyboardInterrupt):
+        print("\nStopped; nothing unsubmitted was stored.", file=out)
     return 0
 
 
-def failing_checks(instance, definitions) -> list[str]:
-    """Every asset check whose latest evaluation failed, with its severity."""
-    keys = list(definitions.resolve_asset_graph().asset_check_keys)
-    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
-    failing = []
-    for key, record in sorted(latest.items(), key=lambda item: item[0].to_user_string()):
-        evaluation = record.evaluation
-        if evaluation is not None and not evaluation.passed:
-            failing.append(f"{key.to_user_string()} ({evaluation.severity.value})")
-    return failing
-
-
 def status(out: TextIO = sys.stdout) -> int:
-    """The last run of every source, model runs, grading, failures and failing checks."""
-    prepare_dagster_home()
+    """The report of `bench_pipeline.cli.status`; on an empty home, says so and creates
+    nothing."""
+    from bench_pipeline.cli.status import existing_dagster_home, nothing_yet
+
+    out = safe(out)  # names and reasons are untrusted text
+    empty = nothing_yet()
+    if empty:
+        print(empty, file=out)
+        return 0
     import dagster as dg
 
-    from bench_pipeline.cli.operations import print_status
+    from bench_pipeline.assets.sources import cadence_interval, warn_window
+    from bench_pipeline.cli.status import failing_checks, print_status
     from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.definitions import build_definitions
+    from bench_pipeline.ingest.catalog import source_definitions
 
-    failing = failing_checks(dg.DagsterInstance.get(), build_definitions())
+    failing = None
+    dagster_home = existing_dagster_home()
+    if dagster_home is not None:
+        os.environ["DAGSTER_HOME"] = str(dagster_home)
+        keys = list(build_definitions().resolve_asset_graph().asset_check_keys)
+        with dg.DagsterInstance.get() as instance:
+            failing = failing_checks(instance, keys)
+    definitions = source_definitions()
+    cadence = {
+        name: (cadence_interval(d.cadence_cron), warn_window(d)) for name, d in definitions.items()
+    }
     with connect(settings.warehouse_path()) as conn:
         migrate(conn, settings.migrations_dir())
-        print_status(conn, failing, safe(out))  # names and reasons are untrusted text
+        print_status(conn, failing, out, definitions=definitions, cadence=cadence)
     return 0
 
 
@@ -317,25 +364,35 @@ def accept(run_id: str, by: str, reason: str, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-def scores_as_of(board: str, as_of: str, out: TextIO = sys.stdout) -> int:
-    """Print a board rebuilt from what existed at `as_of` (a date or an ISO time, UTC)."""
+def scores_as_of(board: str, as_of: datetime | None, runs: bool, out: TextIO = sys.stdout) -> int:
+    """Print a board's leaderboard rebuilt from what existed at `as_of` (default now); with
+    `runs`, also the run-level tables behind it."""
     import polars as pl
 
     out = safe(out)  # model names and groups come from submissions: untrusted text
+    from bench_pipeline.cli.boards import LEADERBOARD, leaderboard
     from bench_pipeline.cli.operations import board_as_of
+    from bench_pipeline.cli.status import nothing_yet
     from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.taskbank import load_bank
 
-    moment = datetime.fromisoformat(as_of)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
+    if empty := nothing_yet():
+        print(empty, file=out)
+        return 1
+    moment = as_of or datetime.now(UTC)
     with connect(settings.warehouse_path()) as conn:
         migrate(conn, settings.migrations_dir())
         frames = board_as_of(conn, load_bank(), board, moment)
-    with pl.Config(tbl_rows=40, tbl_cols=10, fmt_str_lengths=40):
-        for name, frame in frames.items():
-            print(f"{name} as of {moment.isoformat()}:", file=out)
-            print(frame, file=out)
+    print(leaderboard(board, frames, moment), file=out)
+    if runs:
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=40, float_precision=2):
+            for name, frame in frames.items():
+                if name != LEADERBOARD[board]:
+                    print(f"\n{name}:", file=out)
+                    print(frame, file=out)
+    else:
+        others = ", ".join(name for name in frames if name != LEADERBOARD[board])
+        print(f"\n(--runs adds the run-level tables: {others})", file=out)
     return 0
 
 
@@ -390,9 +447,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     decide_parser.add_argument("--input", dest="input_id", help="the input, if several split")
     decide_parser.add_argument("--by", required=True, help="who decides")
     decide_parser.add_argument("--reason", required=True)
-    scores_parser = commands.add_parser("scores", help="a board as of a past date")
+    scores_parser = commands.add_parser("scores", help="a board's leaderboard, now or as of a date")
     scores_parser.add_argument("board", choices=("pm", "usecase", "navigator"))
-    scores_parser.add_argument("--as-of", required=True, help="YYYY-MM-DD or an ISO time (UTC)")
+    scores_parser.add_argument(
+        "--as-of", type=moment, help="YYYY-MM-DD or an ISO time (UTC); default now"
+    )
+    scores_parser.add_argument(
+        "--runs", action="store_true", help="also print the run-level tables behind the board"
+    )
     registry_parser = commands.add_parser("registry", help="the model registry's review queue")
     registry_commands = registry_parser.add_subparsers(dest="registry_command", required=True)
     unmatched_parser = registry_commands.add_parser("unmatched", help="print the review queue")
@@ -401,6 +463,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     report_parser = registry_commands.add_parser("report", help="precision/recall on the gold")
     report_parser.add_argument("--gold", type=Path, help="the gold pairs (CSV)")
     args = parser.parse_args(argv)
+    if args.command in ("run", "status"):  # the commands that load the Dagster definitions
+        quiet_dagster()
     if args.command == "registry":
         from bench_pipeline.cli import registry
 
@@ -428,7 +492,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.run_id, args.criterion, args.outcome, args.by, args.reason, args.input_id
         )
     if args.command == "scores":
-        return scores_as_of(args.board, args.as_of)
+        return scores_as_of(args.board, args.as_of, args.runs)
     if args.command == "review":
         return review(args.reviewer, args.include_simulated)
     if args.command == "run":

@@ -1,15 +1,14 @@
-"""Operator actions and reports that are not assets: clearing a flagged run, the status of
-the pipeline, a board as of a past date. Plain functions over a warehouse connection."""
+"""Operator actions and reports that are not assets: clearing a flagged run, a board as of a
+past date. Plain functions over a warehouse connection (`bench status` is `cli.status`)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TextIO
 
 import duckdb
 import polars as pl
 
-from bench_pipeline.core.warehouse import fetch_frame, transaction
+from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.scores.load import navigator_frames, pm_frames, usecase_frames
 from bench_pipeline.scores.usecase import HARD_FLAGS
@@ -61,38 +60,3 @@ def board_as_of(
     if board == "usecase":
         return usecase_frames(conn, as_of)
     raise ValueError(f"board must be one of {', '.join(BOARDS)}, not {board!r}")
-
-
-_STATUS_SQL = {
-    "Last run of every source": """
-        SELECT source, status, finished_at, rows_valid, rows_quarantined,
-               coalesce(reason, '') AS reason
-        FROM source_runs
-        QUALIFY row_number() OVER (PARTITION BY source ORDER BY finished_at DESC) = 1
-        ORDER BY source""",
-    "Model runs": """
-        SELECT count(*) AS runs, count(*) FILTER (WHERE simulated) AS simulated,
-               (SELECT count(*) FROM run_failures) AS failed, sum(cost_usd) AS cost_usd
-        FROM model_runs""",
-    "Grading": """
-        SELECT (SELECT count(*) FROM grading_cycles) AS cycles,
-               (SELECT count(*) FROM grades) AS grades,
-               (SELECT count(DISTINCT judge) FROM sentinel_flags) AS judges_flagged,
-               (SELECT count(DISTINCT run_id) FROM second_look) AS second_looks,
-               (SELECT count(*) FROM reviews WHERE NOT simulated) AS person_reviews""",
-    "Failed Dagster runs (last 5)": """
-        SELECT failed_at, job_name, message FROM run_failure_log
-        ORDER BY failed_at DESC LIMIT 5""",
-}
-
-
-def print_status(conn: duckdb.DuckDBPyConnection, failing_checks: list[str], out: TextIO) -> None:
-    """What an operator checks first: sources, runs, grading, failures, failing checks."""
-    with pl.Config(tbl_rows=50, tbl_cols=12, fmt_str_lengths=60, tbl_hide_dataframe_shape=True):
-        for title, sql in _STATUS_SQL.items():
-            print(f"{title}:", file=out)
-            frame = fetch_frame(conn, sql)
-            print(frame if frame.height else "  (none)", file=out)
-    print("Asset checks failing now:", file=out)
-    for line in failing_checks or ["  (none)"]:
-        print(f"  {line}" if not line.startswith("  ") else line, file=out)

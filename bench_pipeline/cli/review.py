@@ -9,6 +9,10 @@ harness, nor any automated grade. Only after the review is confirmed and stored 
 screen reveal whose output it was and what the automated graders said, so those cannot anchor
 the score. A stored review is final: there is no edit command, and the store refuses a second
 review of the same run by the same person.
+
+The warehouse is opened only to read the queue and to store and reveal each review, never
+while the reviewer reads and thinks, so `bench run`, `bench status`, sensors and schedules
+work during a session. A review of a simulated run is practice (`grading.review_store`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from bench_pipeline.grading.review_store import (
     review_queue,
     submit_review,
 )
+from bench_pipeline.runs.batch import Connect
 from bench_pipeline.taskbank import TaskBank
 
 RULE = "─" * 72
@@ -67,6 +72,8 @@ def show_blind(item: QueueItem, position: int, total: int, out: TextIO) -> None:
     print(f"\n{RULE}\nOutput {position} of {total} · task {case.task} ({case.category})", file=out)
     if item.why != "pm review":
         print(f"Asked for a second look: {item.why}", file=out)
+    if item.practice:
+        print("Practice: a simulated output; your review is kept apart, never published.", file=out)
     print(f"{RULE}\nTHE TASK\n\n{case.brief.strip()}\n", file=out)
     if case.context.strip():
         print(f"CONTEXT\n\n{case.context.strip()}\n", file=out)
@@ -97,7 +104,7 @@ def reveal(conn: duckdb.DuckDBPyConnection, run_id: str, out: TextIO) -> None:
 
 
 def review_session(
-    conn: duckdb.DuckDBPyConnection,
+    connect: Connect,
     bank: TaskBank,
     reviewer: str,
     *,
@@ -108,11 +115,13 @@ def review_session(
     """Work through the queue until it is empty or the reviewer stops; return reviews stored.
 
     Everything is printed through `terminal.safe` (outputs cannot drive the terminal) and
-    asked through `ask` (default: a `TerminalPrompter` on stdin).
+    asked through `ask` (default: a `TerminalPrompter` on stdin). `connect` opens a
+    short-lived warehouse connection: one for the queue, one per review stored.
     """
     out = safe(out)
     ask = ask or TerminalPrompter(out=out)
-    queue = review_queue(conn, bank, reviewer, include_simulated=include_simulated)
+    with connect() as conn:
+        queue = review_queue(conn, bank, reviewer, include_simulated=include_simulated)
     if not queue:
         print(f"Nothing waits for a review by {reviewer}.", file=out)
         return 0
@@ -138,14 +147,16 @@ def review_session(
                 decisive_reason=decisive,
                 critical_failure=critical,
             )
-            try:
-                review_id = submit_review(conn, review, bank)
-            except ReviewRefused as refused:
-                print(f"Refused: {refused}", file=out)
-            else:
-                stored += 1
-                print(f"Stored review {review_id}.", file=out)
-                reveal(conn, item.run_id, out)
+            with connect() as conn:
+                try:
+                    review_id = submit_review(conn, review, bank)
+                except ReviewRefused as refused:
+                    print(f"Refused: {refused}", file=out)
+                else:
+                    stored += 1
+                    kind = "practice review" if item.practice else "review"
+                    print(f"Stored {kind} {review_id}.", file=out)
+                    reveal(conn, item.run_id, out)
         next_one = position < len(queue) and ask.line("Next output? [Y/n]: ")
         if next_one and next_one.strip().lower() in {"n", "no"}:
             break

@@ -17,6 +17,7 @@ import io
 import os
 import sys
 import termios
+import warnings
 from typing import Protocol, TextIO
 
 from bench_pipeline.core.text import strip_controls
@@ -45,6 +46,17 @@ class SafeOutput(io.TextIOBase):
 def safe(out: TextIO) -> TextIO:
     """`out` behind a `SafeOutput` (once: wrapping a safe stream again changes nothing)."""
     return out if isinstance(out, SafeOutput) else SafeOutput(out)  # type: ignore[return-value]
+
+
+def quiet_dagster() -> None:
+    """Keep Dagster's own warnings (beta, preview, superseded APIs) off a person's terminal:
+    they speak to the pipeline's developers, who see them in the tests, not to its operator.
+    Imports Dagster, so only commands that use it call this."""
+    import dagster as dg
+
+    warnings.filterwarnings("ignore", module=r"dagster")
+    for category in (dg.BetaWarning, dg.PreviewWarning, dg.SupersessionWarning):
+        warnings.filterwarnings("ignore", category=category)
 
 
 class Prompter(Protocol):

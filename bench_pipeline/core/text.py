@@ -75,6 +75,8 @@ def has_bidi_controls(text: str) -> bool:
 
 def strip_controls(text: str) -> str:
     """`text` safe to print to a terminal (see the module docstring)."""
+    if text.isascii() and text.isprintable():  # no escape, control or invisible: as it is
+        return text
     text = _ESCAPE_SEQUENCE.sub("", text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     return "".join(c for c in text if not (_is_control(c) or is_invisible(c)))
@@ -111,6 +113,8 @@ CONFUSABLES: dict[str, str] = {
 
 def fold_confusables(text: str) -> str:
     """`text` with every letter of `CONFUSABLES` replaced by the Latin one it resembles."""
+    if text.isascii():  # every look-alike is outside ASCII
+        return text
     return "".join(CONFUSABLES.get(c, c) for c in text)
 
 

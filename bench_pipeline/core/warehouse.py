@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,6 +20,10 @@ from bench_pipeline.core.files import replacing
 from bench_pipeline.core.writer import write_frame
 
 LOCK_MESSAGE = "Could not set lock on file"
+STORAGE_VERSION = "v1.2.0"
+"""The storage format of every file handed to readers (the analyst copy, a release's DuckDB
+file): DuckDB 2.x writes its own format by default, which DuckDB 1.x (1.2 and later, many
+analysts' installs and the `duckdb` CLI) refuses to open; both read this one."""
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
@@ -124,17 +128,30 @@ def fetch_frame(
     return result
 
 
-def publish_read_only_copy(conn: duckdb.DuckDBPyConnection, target: Path) -> Path:
+def publish_read_only_copy(
+    conn: duckdb.DuckDBPyConnection,
+    target: Path,
+    describe: Callable[[duckdb.DuckDBPyConnection, str], object] | None = None,
+) -> Path:
     """Copy every table of the open warehouse into a fresh file and move it over `target`.
 
     Analysts open `target` read-only. The rename is atomic, and a reader that already has the
-    old file open keeps reading it undisturbed, so readers never hold the writer's lock.
+    old file open keeps reading it undisturbed, so readers never hold the writer's lock. The
+    copy is written in `STORAGE_VERSION`, so DuckDB 1.x opens it too.
+
+    Args:
+        conn: The open warehouse.
+        target: Where the copy goes.
+        describe: Called with `conn` and the copy's catalog name before the copy is closed
+            (the release adds its table and column comments there).
     """
     database = conn.execute("SELECT current_database()").fetchall()[0][0]
     with replacing(target) as partial:
-        conn.execute(f"ATTACH '{partial}' AS analyst_copy")
+        conn.execute(f"ATTACH '{partial}' AS analyst_copy (STORAGE_VERSION '{STORAGE_VERSION}')")
         try:
             conn.execute(f"COPY FROM DATABASE {database} TO analyst_copy")
+            if describe is not None:
+                describe(conn, "analyst_copy")
         finally:
             conn.execute("DETACH analyst_copy")
     return target

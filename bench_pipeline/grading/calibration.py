@@ -25,6 +25,8 @@ from bench_pipeline.grading.outcomes import Outcome
 RELEASE_AGREEMENT = 0.85
 GATE_TOLERANCE = 1e-12
 """Float noise allowed at the gate, so a share that is exactly 85% is never refused."""
+MIN_CALIBRATION_PAIRS = 10
+"""Fewer judge–person pairs than this cannot pass the release gate."""
 
 
 class PairedGrade(BaseModel):
@@ -84,6 +86,34 @@ def _by(
 def release_gate(agreement: float, threshold: float = RELEASE_AGREEMENT) -> bool:
     """True when `agreement` reaches `threshold` (inclusive: exactly 85% passes)."""
     return agreement >= threshold - GATE_TOLERANCE
+
+
+def gate_verdict(
+    pairs: int,
+    agreement: float | None,
+    graded_real_runs: int,
+    threshold: float = RELEASE_AGREEMENT,
+) -> tuple[bool, str]:
+    """The release gate and its reason in plain words, from the judge–person pairs on real
+    runs (practice on simulated runs never counts) and how many real runs were graded.
+
+    With no real run graded there is nothing to calibrate and the gate passes; otherwise it
+    needs `MIN_CALIBRATION_PAIRS` pairs and `threshold` agreement.
+    """
+    if graded_real_runs == 0 and pairs == 0:
+        return True, (
+            "every graded run is simulated: nothing to calibrate (reviews of simulated runs "
+            "are practice and never count)"
+        )
+    if pairs < MIN_CALIBRATION_PAIRS:
+        return False, (
+            f"needs at least {MIN_CALIBRATION_PAIRS} judge–person pairs on real runs; has "
+            f"{pairs} ({graded_real_runs} real runs graded; review them with `bench review`)"
+        )
+    shown = f"judges and people agree on {agreement or 0:.0%} of {pairs} pairs on real runs"
+    if not release_gate(agreement or 0.0, threshold):
+        return False, f"{shown}; needs at least {threshold:.0%}"
+    return True, f"{shown} (at least {threshold:.0%} needed)"
 
 
 class CalibrationReport(BaseModel):

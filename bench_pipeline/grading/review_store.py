@@ -8,7 +8,9 @@ the same person is refused, and nothing here updates or deletes a review.
 
 Simulated runs (the offline demo) are reviewed by a simulated reviewer, labelled so in every
 row, so the demo publishes every number; a real model's run is only ever reviewed by a
-person.
+person. A person's review of a simulated run is practice (`bench review --include-simulated`):
+it is stored in `practice_reviews`, apart, so it never reaches a board, a second look or the
+judge-person calibration of the release gate.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ REVIEW_COLUMNS = (
     "review_id", "run_id", "reviewer", "score", "understood", "missed", "decisive_reason",
     "critical_failure", "simulated", "origin", "submitted_at",
 )  # fmt: skip
+PRACTICE_COLUMNS = tuple(c for c in REVIEW_COLUMNS if c != "simulated")
 REVIEW_FILE_COLUMNS = (
     "sha256", "file_name", "status", "field", "reason", "review_id", "received_at",
 )  # fmt: skip
@@ -62,12 +65,14 @@ class QueueItem:
     """The output with anything naming its model, company or setup redacted."""
     why: str
     """`pm review` or the second-look reason."""
+    practice: bool = False
+    """The run is simulated: a review of it is practice, stored apart."""
 
 
 _QUEUE_SQL = """
 WITH looks AS (SELECT run_id, min(reason) AS reason FROM second_look GROUP BY run_id)
 SELECT r.run_id, r.suite, r.case_id, r.case_version, r.output,
-       coalesce(l.reason, 'pm review') AS why,
+       coalesce(l.reason, 'pm review') AS why, r.simulated,
        s.api_id, s.company, s.model_record, s.harness, s.label
 FROM model_runs r
 JOIN setups s USING (setup_id)
@@ -75,6 +80,7 @@ LEFT JOIN looks l ON l.run_id = r.run_id
 WHERE (r.suite = 'pm' OR l.run_id IS NOT NULL)
   AND (? OR NOT r.simulated)
   AND NOT EXISTS (SELECT 1 FROM reviews v WHERE v.run_id = r.run_id AND v.reviewer = ?)
+  AND NOT EXISTS (SELECT 1 FROM practice_reviews v WHERE v.run_id = r.run_id AND v.reviewer = ?)
   AND (l.run_id IS NOT NULL
        OR NOT EXISTS (SELECT 1 FROM reviews v WHERE v.run_id = r.run_id AND NOT v.simulated))
 ORDER BY md5(r.run_id || ?)
@@ -86,32 +92,35 @@ def review_queue(
 ) -> list[QueueItem]:
     """The runs `reviewer` may review now, in their blind order. Runs of a case version no
     longer in the bank are left out (their brief cannot be shown)."""
-    rows = conn.execute(_QUEUE_SQL, [include_simulated, reviewer, reviewer])
+    rows = conn.execute(_QUEUE_SQL, [include_simulated, reviewer, reviewer, reviewer])
     items = []
-    for run_id, suite, case_id, version, output, why, *identity in rows.fetchall():
+    for run_id, suite, case_id, version, output, why, simulated, *identity in rows.fetchall():
         try:
             case = bank.get(suite, case_id)
         except KeyError:
             continue
         if case.version == version:
-            items.append(QueueItem(run_id, case, blind_copy(output, *identity), why))
+            items.append(
+                QueueItem(run_id, case, blind_copy(output, *identity), why, bool(simulated))
+            )
     return items
 
 
-def check_review(conn: duckdb.DuckDBPyConnection, review: Review, bank: TaskBank) -> None:
+def check_review(conn: duckdb.DuckDBPyConnection, review: Review, bank: TaskBank) -> bool:
     """Refuse a review of an unknown run, with a critical-failure id its case does not
-    have, or by a person who already reviewed that run.
+    have, or by a person who already reviewed that run; return whether it is practice (the
+    run is simulated).
 
     Raises:
         ReviewRefused: Naming the field.
     """
     found = conn.execute(
-        "SELECT suite, case_id FROM model_runs WHERE run_id = ?", [review.run_id]
+        "SELECT suite, case_id, simulated FROM model_runs WHERE run_id = ?", [review.run_id]
     ).fetchall()
     if not found:
         raise ReviewRefused("run_id", f"no run {review.run_id}")
+    suite, case_id, practice = found[0]
     if review.critical_failure is not None:
-        suite, case_id = found[0]
         ids = {f.id for f in bank.get(suite, case_id).critical_failures}
         if review.critical_failure not in ids:
             allowed = ", ".join(sorted(ids)) or "none"
@@ -119,7 +128,9 @@ def check_review(conn: duckdb.DuckDBPyConnection, review: Review, bank: TaskBank
                 "critical_failure", f"not a critical failure of {case_id} (it has: {allowed})"
             )
     done = conn.execute(
-        "SELECT submitted_at FROM reviews WHERE review_id = ?", [review.review_id]
+        "SELECT submitted_at FROM reviews WHERE review_id = ? UNION ALL "
+        "SELECT submitted_at FROM practice_reviews WHERE review_id = ?",
+        [review.review_id, review.review_id],
     ).fetchall()
     if done:
         raise ReviewRefused(
@@ -127,6 +138,7 @@ def check_review(conn: duckdb.DuckDBPyConnection, review: Review, bank: TaskBank
             f"{review.reviewer} already reviewed {review.run_id} on {done[0][0]:%Y-%m-%d}; "
             "a submitted review is never changed",
         )
+    return bool(practice)
 
 
 def _row(review: Review, origin: str, simulated: bool, now: datetime) -> list[Any]:
@@ -139,6 +151,18 @@ def _row(review: Review, origin: str, simulated: bool, now: datetime) -> list[An
     return [values[c] for c in REVIEW_COLUMNS]
 
 
+def _store(
+    conn: duckdb.DuckDBPyConnection, review: Review, origin: str, practice: bool, now: datetime
+) -> None:
+    """A person's review into `reviews`, or into `practice_reviews` when it is practice."""
+    row = _row(review, origin, False, now)
+    if practice:
+        kept = [v for c, v in zip(REVIEW_COLUMNS, row, strict=True) if c != "simulated"]
+        insert_rows(conn, "practice_reviews", PRACTICE_COLUMNS, [kept])
+    else:
+        insert_rows(conn, "reviews", REVIEW_COLUMNS, [row])
+
+
 def submit_review(
     conn: duckdb.DuckDBPyConnection,
     review: Review,
@@ -146,14 +170,15 @@ def submit_review(
     origin: str = "cli",
     now: datetime | None = None,
 ) -> str:
-    """Store a person's review (checked first); return its id.
+    """Store a person's review (checked first; a review of a simulated run is stored as
+    practice, see the module docstring); return its id.
 
     Raises:
         ReviewRefused: See `check_review`.
     """
     with transaction(conn):
-        check_review(conn, review, bank)
-        insert_rows(conn, "reviews", REVIEW_COLUMNS, [_row(review, origin, False, now or _now())])
+        practice = check_review(conn, review, bank)
+        _store(conn, review, origin, practice, now or _now())
     return review.review_id
 
 
@@ -222,9 +247,10 @@ def store_review_files(
         report = ReviewIntake([], [], seen_before)
         for path, sha256, parsed in new:
             result = parsed
+            practice = False
             if isinstance(result, Review):
                 try:
-                    check_review(conn, result, bank)
+                    practice = check_review(conn, result, bank)
                 except ReviewRefused as refused:
                     result = refused
             if isinstance(result, ReviewRefused):
@@ -232,10 +258,10 @@ def store_review_files(
                 report.rejected.append((path.name, result.field, reason))
                 row = [sha256, path.name, "rejected", result.field, reason, None, stamp]
             else:
-                origin = f"inbox:{path.name}"
-                insert_rows(conn, "reviews", REVIEW_COLUMNS, [_row(result, origin, False, now)])
+                _store(conn, result, f"inbox:{path.name}", practice, now)
                 report.accepted.append(result.review_id)
-                row = [sha256, path.name, "accepted", None, None, result.review_id, stamp]
+                note = "practice: a review of a simulated run, kept apart" if practice else None
+                row = [sha256, path.name, "accepted", None, note, result.review_id, stamp]
             insert_rows(conn, "review_files", REVIEW_FILE_COLUMNS, [row])
     return report
 

@@ -17,9 +17,6 @@ from bench_pipeline.grading.outcomes import Outcome
 from bench_pipeline.grading.queue import score_gap
 from bench_pipeline.taskbank import TaskBank
 
-MIN_CALIBRATION_PAIRS = 10
-"""Fewer judge–person pairs than this cannot pass the release gate."""
-
 
 class GradingConflict(RuntimeError):
     """Two grading cycles graded the same runs at once: the later one is not stored."""
@@ -138,14 +135,16 @@ def _band(score: int) -> Outcome:
 
 
 def calibration_pairs(conn: duckdb.DuckDBPyConnection, bank: TaskBank) -> list[PairedGrade]:
-    """A person's review beside the judge's blind 1–5 for the same run (persons only: the
-    simulated reviewer never calibrates anything). Tier = core or extra task."""
+    """A person's review beside the judge's blind 1–5 for the same real run (persons only:
+    the simulated reviewer never calibrates anything, nor does a person's practice on a
+    simulated run). Tier = core or extra task."""
     rows = conn.execute(
         """
         SELECT g.run_id, g.grader, g.grader_family, g.case_id, g.score, v.score
         FROM grades g JOIN reviews v ON v.run_id = g.run_id
         WHERE g.question = 'blind_score' AND g.score IS NOT NULL AND NOT g.held
           AND NOT v.simulated
+          AND NOT EXISTS (SELECT 1 FROM model_runs r WHERE r.run_id = g.run_id AND r.simulated)
         ORDER BY g.run_id, v.reviewer
         """
     ).fetchall()

@@ -55,7 +55,7 @@ from bench_pipeline.ingest.validation import (
 )
 
 Parser = Callable[[Sequence[RawFile]], dict[str, pl.DataFrame]]
-Status = Literal["pending", "accepted", "rejected"]
+Status = Literal["pending", "accepted", "rejected", "unchanged"]
 TABLE_GROUP = "table"
 ABANDONED_AFTER = timedelta(hours=6)
 """A claimed run older than this without a `source_runs` row is dead even if its pid lives."""
@@ -83,6 +83,11 @@ class SourceRun:
 
     def rejected(self, reason: str) -> SourceRun:
         return replace(self, status="rejected", reason=reason)
+
+    @property
+    def unchanged(self) -> bool:
+        """The payload is the one the live tables came from: nothing to stage or publish."""
+        return self.status == "unchanged"
 
 
 def _run_tag(run_id: str) -> str:
@@ -141,6 +146,9 @@ def fetch_and_store(
         run = _new_run(conn, definition.name, None, mode, started)
         return run.rejected("the source returned no files")
     digest = content_sha256(files)
+    live_run = live_run_with_payload(conn, definition.name, digest)
+    if live_run is not None:
+        return record_unchanged(conn, definition.name, digest, live_run, mode, started)
     run = _new_run(conn, definition.name, digest, mode, started)
     run_id = run.run_id
     rows = []
@@ -155,6 +163,52 @@ def fetch_and_store(
         rows.append((run_id, definition.name, raw.name, raw.sha256, len(raw.content), str(stored)))
     insert_rows(conn, "raw_files", None, rows)
     return run
+
+
+def live_run_with_payload(conn: duckdb.DuckDBPyConnection, source: str, digest: str) -> str | None:
+    """The source's last accepted run (the one its live tables hold) when its payload had this
+    SHA-256, else None: staging the same bytes again could only give the same rows."""
+    row = conn.execute(
+        "SELECT run_id, content_sha256 FROM source_runs WHERE source = ? AND status = 'accepted' "
+        "ORDER BY finished_at DESC, run_id DESC LIMIT 1",
+        [source],
+    ).fetchone()
+    return row[0] if row is not None and row[1] == digest else None
+
+
+def live_run_id(conn: duckdb.DuckDBPyConnection, source: str) -> str:
+    """The accepted run the source's live tables hold (`none` before the first)."""
+    row = conn.execute(
+        "SELECT run_id FROM source_runs WHERE source = ? AND status = 'accepted' "
+        "ORDER BY finished_at DESC, run_id DESC LIMIT 1",
+        [source],
+    ).fetchone()
+    return row[0] if row else "none"
+
+
+def record_unchanged(
+    conn: duckdb.DuckDBPyConnection,
+    source: str,
+    digest: str,
+    live_run: str,
+    mode: str,
+    started: datetime,
+) -> SourceRun:
+    """One `source_checks` row for a fetch of the live payload; no run id, raw file or
+    `source_runs` row, so a rerun that changes nothing leaves the warehouse as it was."""
+    conn.execute(
+        "INSERT INTO source_checks VALUES (?, ?, ?, ?, ?)",
+        [source, now_utc(), mode, digest, live_run],
+    )
+    return SourceRun(
+        source=source,
+        run_id=live_run,
+        mode=mode,
+        started_at=started,
+        status="unchanged",
+        reason=f"payload unchanged since {live_run}",
+        content_sha256=digest,
+    )
 
 
 def _new_run(
@@ -233,7 +287,7 @@ def stage(
 ) -> SourceRun:
     """Check the payload against the source's contract, then parse it into one staging table
     per live table; records the contract finds wrong carry their problem (see validation)."""
-    if run.status == "rejected":
+    if run.status == "rejected" or run.unchanged:
         return run
     _touch_claim(conn, run)
     try:
@@ -327,7 +381,7 @@ def validate(
     conn: duckdb.DuckDBPyConnection, run: SourceRun, definition: SourceDefinition
 ) -> SourceRun:
     """Validate staged records; keep typed valid rows and a pending quarantine for publish."""
-    if run.status == "rejected":
+    if run.status == "rejected" or run.unchanged:
         return run
     _touch_claim(conn, run)
     try:
@@ -470,8 +524,11 @@ def publish(
     """Swap the validated rows into the live tables in one transaction, or record a rejection.
 
     `on_stage` is told "swapping" inside the open transaction and "committed" after it, so a
-    caller can report progress (tests use it to kill the process mid-swap).
+    caller can report progress (tests use it to kill the process mid-swap). An unchanged run
+    is returned as it is: the live tables already hold its rows.
     """
+    if run.unchanged:
+        return run
     _touch_claim(conn, run)
     previous = last_accepted(conn, run.source)
     if run.status != "rejected":
@@ -565,4 +622,6 @@ def describe(run: SourceRun) -> str:
     detail = json.dumps(run.rows_valid, sort_keys=True)
     if run.status == "accepted":
         return f"{run.source}: accepted {detail}, {run.rows_quarantined} quarantined"
+    if run.unchanged:
+        return f"{run.source}: unchanged ({run.reason})"
     return f"{run.source}: {run.status} ({run.reason})"

@@ -47,6 +47,17 @@ class RawFile:
     def sha256(self) -> str:
         return hashlib.sha256(self.content).hexdigest()
 
+    @cached_property
+    def document(self) -> Any:
+        """The parsed JSON, parsed once however often it is asked for (the contract check
+        and the parser read the same file); see `load_json`. Read it, never change it."""
+        return _parse_json(self)
+
+    @cached_property
+    def csv_records(self) -> tuple[list[dict[str, str | None]], frozenset[str]]:
+        """The CSV records and header, read once (see `read_csv`). Read them, never change them."""
+        return _parse_csv(self)
+
 
 def content_sha256(files: Sequence[RawFile]) -> str:
     """One digest for a whole payload: the names and digests of its files, in name order."""
@@ -71,6 +82,11 @@ def text(value: Any) -> str | None:
 
 
 def load_json(raw: RawFile) -> Any:
+    """The parsed file (parsed once per `RawFile`: see `RawFile.document`)."""
+    return raw.document
+
+
+def _parse_json(raw: RawFile) -> Any:
     """The parsed file. Nesting too deep for Python's parser (JSON 100,000 levels deep) is cut
     at `MAX_DEPTH` levels below the records' containers, so only the record holding it is
     quarantined (the contract sees the `TOO_DEEP` marker) and the others are read."""
@@ -112,16 +128,24 @@ def _cut_too_deep(raw: RawFile, limit: int) -> bytes:
 
 def read_csv(raw: RawFile, required: Iterable[str]) -> list[dict[str, str | None]]:
     """CSV records as dicts (quoted newlines allowed); every required column must be present."""
+    rows, header = raw.csv_records
+    missing = [name for name in required if name not in header]
+    if missing:
+        raise PayloadError(f"{raw.name}: column(s) {', '.join(missing)} missing")
+    return rows
+
+
+def _parse_csv(raw: RawFile) -> tuple[list[dict[str, str | None]], frozenset[str]]:
     try:
         reader = csv.DictReader(io.StringIO(raw.content.decode("utf-8-sig")))
         rows = list(reader)
     except (UnicodeDecodeError, csv.Error) as error:
         raise PayloadError(f"{raw.name}: not a readable CSV ({error})") from error
-    header = set(reader.fieldnames or ())  # a header without rows is a readable, empty file
-    missing = [name for name in required if name not in header]
-    if missing:
-        raise PayloadError(f"{raw.name}: column(s) {', '.join(missing)} missing")
-    return [{k: (v if v != "" else None) for k, v in row.items() if k is not None} for row in rows]
+    header = frozenset(reader.fieldnames or ())  # a header without rows: a readable, empty file
+    records = [
+        {k: (v if v != "" else None) for k, v in row.items() if k is not None} for row in rows
+    ]
+    return records, header
 
 
 def require_keys(raw: RawFile, records: Sequence[Mapping[str, Any]], keys: Iterable[str]) -> None:

@@ -164,9 +164,9 @@ def _check_failures(spec: TableSpec, typed: pl.DataFrame) -> pl.DataFrame:
             raise SchemaDriftError(
                 f"{spec.name}: {first['column']} failed {first['check']} ({first['failure_case']})"
             ) from errors
-        rows = typed.get_column(ROW)
-        return cases.select(
-            pl.col("index").map_elements(lambda i: rows[i], return_dtype=pl.UInt32).alias(ROW),
+        rows = typed.get_column(ROW).gather(cases.get_column("index"))  # position → row id
+        return cases.with_columns(rows.alias(ROW)).select(
+            ROW,
             pl.col("column").alias("field"),
             pl.when(pl.col("check") == "not_nullable")
             .then(pl.lit("missing a required value"))

@@ -141,11 +141,21 @@ def epoch(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> li
 
 def arena(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> list[Candidate]:
     """Rated models; a declared suffix (a thinking budget) is a setting of the model."""
+    # A model's rating rows (one per board) may name different organisations: take the one
+    # most rows name (then the first by name), never an arbitrary one, so the lab a model is
+    # matched under cannot change between two runs on the same data.
     rows = conn.execute(
-        "SELECT r.model_key, any_value(m.name), "
-        "any_value(coalesce(r.organization, m.organization)) "
-        "FROM arena_ratings r LEFT JOIN arena_models m USING (model_key) "
-        "GROUP BY r.model_key ORDER BY r.model_key"
+        """
+        WITH named AS (
+            SELECT r.model_key, coalesce(r.organization, m.organization) AS org, count(*) AS n
+            FROM arena_ratings r LEFT JOIN arena_models m USING (model_key)
+            GROUP BY ALL
+        )
+        SELECT model_key,
+               (SELECT min(a.name) FROM arena_models a WHERE a.model_key = named.model_key),
+               first(org ORDER BY org IS NULL, n DESC, org)
+        FROM named GROUP BY model_key ORDER BY model_key
+        """
     ).fetchall()
     candidates = []
     for key, name, org in rows:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
-from bench_pipeline.registry.text import clean
+from bench_pipeline.registry.text import MEMO, clean
 
 # A trailing release date: -2025-08-07, -20251101, @20251101, -09-2025, -0709 / -2411, or the
 # vendor's moving pointer -latest (its undated form is the model it points at).
@@ -41,6 +42,7 @@ def _dots(text: str) -> str:
     return DASH_FOR_DOT.sub(r"\1.\2", text)
 
 
+@lru_cache(maxsize=MEMO)
 def id_forms(identifier: str) -> IdForms:
     """Comparable forms of one API id (lower case, dashes for dots read as dots)."""
     text = clean(identifier).strip().lower()

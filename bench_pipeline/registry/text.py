@@ -12,19 +12,29 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from bench_pipeline.core.text import fold_confusables, is_invisible, normalise
 from bench_pipeline.core.text import skeleton as core_skeleton
 
 TRAILING_PARENTHETICAL = re.compile(r"\s*\([^()]*\)\s*$")
+NOT_ASCII_LETTER_OR_DIGIT = re.compile(r"[^a-z0-9]")
+MEMO = 1 << 18
+"""Names and ids remembered by the pure text functions below: matching asks for the same
+listing's forms many times (every lookup, every phase), so each is worked out once."""
 
 
+@lru_cache(maxsize=MEMO)
 def clean(text: str) -> str:
     """The text a comparison reads (`core.text.normalise`: controls and invisibles out,
     NFKC), with every dash spelt as an ASCII hyphen."""
-    return "".join("-" if unicodedata.category(c) == "Pd" else c for c in normalise(text))
+    normalised = normalise(text)
+    if normalised.isascii():  # the one ASCII dash is the hyphen itself
+        return normalised
+    return "".join("-" if unicodedata.category(c) == "Pd" else c for c in normalised)
 
 
+@lru_cache(maxsize=MEMO)
 def skeleton(identifier: str) -> str:
     """What an id looks like to a reader: cleaned, look-alikes folded, case folded."""
     return core_skeleton(clean(identifier))
@@ -46,6 +56,7 @@ def impostor_reason(identifier: str, original: str) -> str:
     return f"differs from {original!r} only by {' and '.join(reasons)}"
 
 
+@lru_cache(maxsize=MEMO)
 def split_name(name: str) -> tuple[str, str]:
     """(the name without trailing parenthetical groups, those groups normalised)."""
     name = clean(name)
@@ -61,9 +72,12 @@ def split_name(name: str) -> tuple[str, str]:
 
 
 def _letters_and_digits(text: str) -> str:
+    if text.isascii():  # ASCII letters and digits are exactly [a-z0-9] once case folded
+        return NOT_ASCII_LETTER_OR_DIGIT.sub("", text.lower())
     return "".join(c for c in text.casefold() if unicodedata.category(c)[0] in "LN")
 
 
+@lru_cache(maxsize=MEMO)
 def normalise_name(name: str) -> str:
     """NFKC, trailing parenthetical groups dropped, case folded, letters (of any script) and
     digits only. "+" is read as "plus" first: "Command R+" is not "Command R"."""

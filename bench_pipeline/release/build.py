@@ -6,8 +6,10 @@
   schema.json              every table's columns (name, type, description), key, lineage
                            and rank rules, and the evaluations' titles (`published.py`)
   data/<table>.csv|.json|.parquet
-  bench.duckdb             one table per published table, for read-only analysis
+  bench.duckdb             one table per published table, commented, and views; DuckDB 1.x
+                           opens it too (`database.py`)
   diff.json                what changed since the previous release
+  datapackage.json         every file as a Frictionless resource, columns typed and described
 <releases_root>/latest     the latest release id (written last, atomically)
 ```
 
@@ -39,9 +41,10 @@ import polars as pl
 
 from bench_pipeline.core.files import sha256_file, write_text
 from bench_pipeline.core.warehouse import transaction
-from bench_pipeline.core.writer import write_frame
+from bench_pipeline.release.database import write_release_database
+from bench_pipeline.release.datapackage import DATAPACKAGE, datapackage
 from bench_pipeline.release.diff import MANIFEST, diff_releases, load_manifest
-from bench_pipeline.release.downloads import _decimal_text, _json_value, write_download
+from bench_pipeline.release.downloads import json_bytes, write_download
 from bench_pipeline.release.published import PUBLISHED, PublishedTable, schema_document
 from bench_pipeline.release.schema import SCHEMA
 
@@ -63,11 +66,7 @@ class ReleaseOutcome:
 
 def json_rendering(frame: pl.DataFrame) -> bytes:
     """The bytes `write_download` writes as `<name>.json` for this frame."""
-    published = _decimal_text(frame)
-    records = [
-        {k: _json_value(v) for k, v in row.items()} for row in published.iter_rows(named=True)
-    ]
-    return (json.dumps(records, ensure_ascii=False, indent=1) + "\n").encode()
+    return json_bytes(frame)
 
 
 def content_sha256(table: PublishedTable, frame: pl.DataFrame) -> str:
@@ -125,16 +124,6 @@ def _source_runs(
         ).fetchall()
     names = ("source", "run_id", "content_sha256", "finished_at", "status")
     return [dict(zip(names, map(_iso, row), strict=True)) for row in rows]
-
-
-def _write_database(path: Path, frames: Mapping[str, pl.DataFrame]) -> None:
-    conn = duckdb.connect(str(path))
-    try:
-        for name, frame in frames.items():
-            write_frame(conn, f'"{name}"', frame, mode="create")
-        conn.execute("CHECKPOINT")
-    finally:
-        conn.close()
 
 
 def _file_entries(folder: Path, rows: Mapping[str, int | None]) -> list[dict[str, Any]]:
@@ -244,12 +233,13 @@ def build_release(
             }
         )
     (partial / SCHEMA).write_text(schema_text, encoding="utf-8")
-    _write_database(partial / DATABASE, frames)
+    write_release_database(partial / DATABASE, tables, frames)
     rows[DATABASE] = sum(frame.height for frame in frames.values())
 
+    created_at = datetime.now(UTC).isoformat(timespec="seconds")
     manifest = {
         "release_id": rid,
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "created_at": created_at,
         "methodology_versions": dict(sorted(methodology_versions.items())),
         "case_versions": [],
         "source_runs": _source_runs(conn, tables, frames),
@@ -262,6 +252,10 @@ def build_release(
     diff = diff_releases(releases_root / latest if latest else None, partial)
     (partial / DIFF).write_text(
         json.dumps(diff, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+    )
+    package = datapackage(partial, rid, created_at, tables)
+    (partial / DATAPACKAGE).write_text(
+        json.dumps(package, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
     )
     manifest["files"] = _file_entries(partial, rows)
     _write_manifest(partial, manifest)

@@ -1,7 +1,8 @@
 """Published downloads: one CSV and one JSON file per table, written one way everywhere.
 
 A missing value is an empty CSV cell and a JSON `null`, never 0. Exact decimals (prices,
-costs) are written as strings in JSON so no reader's float parser rounds them.
+costs) are written as strings in JSON so no reader's float parser rounds them. Timestamps are
+ISO 8601 with their offset (UTC) in both.
 
 CSV text cells that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a
 tab or a carriage return; OWASP's rule for CSV injection) get a leading apostrophe, since
@@ -11,33 +12,50 @@ number; JSON and Parquet keep the exact value.
 
 from __future__ import annotations
 
-import json
-from datetime import date, datetime
-from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from bench_pipeline.core.files import write_bytes
-from bench_pipeline.core.money import plain
+
+ISO_TIMESTAMP = "%Y-%m-%dT%H:%M:%S%.f%:z"
+"""ISO 8601 with the offset (`2026-08-14T09:30:00.5+00:00`); the fraction only as long as
+needed."""
 
 
-def _json_value(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return plain(value)
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    return value
+def _plain_decimals(column: pl.Expr) -> pl.Expr:
+    """`core.money.plain` for a whole column: every digit, no trailing zeros, zero as `0`."""
+    text = column.cast(pl.Utf8).str.replace(r"(\.\d*?)0+$", "$1").str.replace(r"\.$", "")
+    return pl.when(text == "-0").then(pl.lit("0")).otherwise(text)
 
 
-def _decimal_text(frame: pl.DataFrame) -> pl.DataFrame:
-    """Decimal columns as plain text without trailing zeros (3.437500000000 → 3.4375)."""
-    decimals = [name for name, dtype in frame.schema.items() if isinstance(dtype, pl.Decimal)]
-    return frame.with_columns(
-        pl.col(name).map_elements(lambda v: _json_value(v), return_dtype=pl.Utf8)
-        for name in decimals
-    )
+def published_values(frame: pl.DataFrame) -> pl.DataFrame:
+    """The frame as a download writes it: exact decimals as plain text (3.437500000000 →
+    3.4375), timestamps as ISO 8601 text in UTC with their offset (a timestamp without a
+    zone is UTC, as the warehouse keeps every one), dates as `YYYY-MM-DD`; one vectorised
+    pass per column, no row loop."""
+    converted = []
+    for name, dtype in frame.schema.items():
+        if isinstance(dtype, pl.Decimal):
+            converted.append(_plain_decimals(pl.col(name)).alias(name))
+        elif isinstance(dtype, pl.Datetime):
+            utc = (
+                pl.col(name).dt.convert_time_zone("UTC")
+                if dtype.time_zone
+                else pl.col(name).dt.replace_time_zone("UTC")
+            )
+            converted.append(utc.dt.to_string(ISO_TIMESTAMP).alias(name))
+        elif dtype == pl.Date:
+            converted.append(pl.col(name).dt.to_string("%Y-%m-%d").alias(name))
+    return frame.with_columns(converted) if converted else frame
+
+
+def json_bytes(frame: pl.DataFrame) -> bytes:
+    """The bytes of `<name>.json` for this frame: an array of objects, one row per line,
+    written by polars' own JSON writer (no Python object per value)."""
+    lines = published_values(frame).write_ndjson().split("\n")  # JSON text has no raw newline
+    body = ",\n".join(line for line in lines if line)
+    return ("[\n" + body + "\n]\n" if body else "[]\n").encode()
 
 
 FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
@@ -59,13 +77,8 @@ def neutralise_formulas(frame: pl.DataFrame) -> pl.DataFrame:
 def write_download(frame: pl.DataFrame, name: str, directory: Path) -> dict[str, Path]:
     """Write `<name>.csv` and `<name>.json` (an array of objects, same columns) atomically."""
     directory.mkdir(parents=True, exist_ok=True)
-    published = _decimal_text(frame)
     csv_path, json_path = directory / f"{name}.csv", directory / f"{name}.json"
-    write_bytes(
-        csv_path, neutralise_formulas(frame).pipe(_decimal_text).write_csv(null_value="").encode()
-    )
-    records = [
-        {k: _json_value(v) for k, v in row.items()} for row in published.iter_rows(named=True)
-    ]
-    write_bytes(json_path, (json.dumps(records, ensure_ascii=False, indent=1) + "\n").encode())
+    csv_text = published_values(neutralise_formulas(frame)).write_csv(null_value="")
+    write_bytes(csv_path, csv_text.encode())
+    write_bytes(json_path, json_bytes(frame))
     return {"csv": csv_path, "json": json_path}

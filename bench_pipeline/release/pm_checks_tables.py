@@ -16,6 +16,8 @@ SIMULATED = Column(
 
 CONTAMINATION_COLUMNS = (
     Column("setup_id", "string", "The setup (a model in a harness)."),
+    Column("model_id", "string",
+           "The registry model the setup runs (null: no source lists its API id)."),
     Column("private_cases", "integer", "Private (held-out) cases it has a published run on."),
     Column("matched_by_task", "integer", "Of those, compared with public cases of their task."),
     Column("matched_by_category", "integer",
@@ -50,7 +52,8 @@ ADMISSION_COLUMNS = (
 PM_CHECKS_PUBLISHED = (
     PublishedTable(
         "pm_contamination", "PM suite: public against private cases per setup",
-        "SELECT * FROM pm_contamination ORDER BY setup_id", ("setup_id",), METHODOLOGY,
+        "SELECT t.*, s.model_id FROM pm_contamination t LEFT JOIN setup_models s "
+        "USING (setup_id) ORDER BY setup_id", ("setup_id",), METHODOLOGY,
         CONTAMINATION_COLUMNS, parameters={"alpha": contamination.ALPHA},
     ),
     PublishedTable(

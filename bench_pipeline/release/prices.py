@@ -1,8 +1,10 @@
 """Price history: the dated OpenRouter rates of every accepted ingestion, kept in the warehouse.
 
 The live tables hold only the last accepted run of each source, so before they are replaced
-again the rates they carry are appended to `price_history`, dated by the run's finish time.
-Keyed by source run: a run already recorded is never recorded twice.
+again the rates they carry are appended to `price_history`, dated by the run's finish time:
+only the rates that differ from the last one recorded for the same model, host and tag (or
+are the first), so a run that changes no price adds no row. A run already looked at is never
+recorded twice.
 """
 
 from __future__ import annotations
@@ -37,10 +39,35 @@ WHERE e.source_run_id NOT IN (SELECT source_run_id FROM price_history)
 """
 
 
+_COLUMNS = "observed_at, source_run_id, model_id, host, tag, input_usd_per_1m, output_usd_per_1m"
+# The last rate recorded for each model, host and tag.
+_LATEST = """
+SELECT model_id, host, tag,
+       arg_max(input_usd_per_1m, (observed_at, source_run_id)) AS input_usd_per_1m,
+       arg_max(output_usd_per_1m, (observed_at, source_run_id)) AS output_usd_per_1m
+FROM price_history GROUP BY ALL
+"""
+
+
+def _changes_only(insert: str) -> str:
+    """`insert` (an `INSERT INTO price_history SELECT ...`) keeping only rows whose rate
+    differs from the last recorded one for their model, host and tag."""
+    select = insert.split("INSERT INTO price_history", 1)[1]
+    return (
+        f"INSERT INTO price_history SELECT n.* FROM ({select}) AS n({_COLUMNS}) "
+        f"LEFT JOIN ({_LATEST}) AS l ON l.model_id = n.model_id "
+        "AND l.host IS NOT DISTINCT FROM n.host AND l.tag IS NOT DISTINCT FROM n.tag "
+        "WHERE l.model_id IS NULL "
+        "OR l.input_usd_per_1m IS DISTINCT FROM n.input_usd_per_1m "
+        "OR l.output_usd_per_1m IS DISTINCT FROM n.output_usd_per_1m"
+    )
+
+
 def record_price_history(conn: duckdb.DuckDBPyConnection) -> int:
-    """Append the rates of the live OpenRouter runs not yet recorded; return rows appended."""
+    """Append the changed rates of the live OpenRouter runs not yet looked at; return rows
+    appended."""
     before = conn.execute("SELECT count(*) FROM price_history").fetchall()[0][0]
     with transaction(conn):
-        conn.execute(CANONICAL_SQL)
-        conn.execute(HOSTS_SQL)
+        conn.execute(_changes_only(CANONICAL_SQL))
+        conn.execute(_changes_only(HOSTS_SQL))
     return conn.execute("SELECT count(*) FROM price_history").fetchall()[0][0] - before

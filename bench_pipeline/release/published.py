@@ -328,9 +328,18 @@ FAILURE_COLUMNS = (
     c("dagster_run_id", "string", "The Dagster run."),
 )
 SETUP_ID = c("setup_id", "string", "The setup (a model in a harness).")
+SETUP_MODEL = c(
+    "model_id", "string", "The registry model the setup runs (null: no source lists its API id)."
+)
+# A Navigator table names its setup by label; a label of setups on two models names none.
+LABEL_MODELS = (
+    "(SELECT label, CASE WHEN count(DISTINCT model_id) = 1 THEN any_value(model_id) END "
+    "AS model_id FROM setup_models GROUP BY label)"
+)
 PM_RUNS_COLUMNS = (
     c("run_id", "string", "The model run."),
     SETUP_ID,
+    SETUP_MODEL,
     c("task", "string", "The PM task."),
     c("case_id", "string", "The task bank case."),
     c("category", "string", "The task's category."),
@@ -349,6 +358,7 @@ PM_RUNS_COLUMNS = (
 )
 PM_TASKS_COLUMNS = (
     SETUP_ID,
+    SETUP_MODEL,
     c("task", "string", "The PM task."),
     c("category", "string", "The task's category."),
     c("core", "boolean", "A core task."),
@@ -359,6 +369,7 @@ PM_TASKS_COLUMNS = (
 )
 PM_CATEGORIES_COLUMNS = (
     SETUP_ID,
+    SETUP_MODEL,
     c("category", "string", "The category."),
     c("tasks", "integer", "Tasks scored in it."),
     c("score", "number", "Category score, 0-100."),
@@ -366,6 +377,7 @@ PM_CATEGORIES_COLUMNS = (
 )
 PM_SETUPS_COLUMNS = (
     SETUP_ID,
+    SETUP_MODEL,
     c("overall", "number", "Overall PM score, 0-100."),
     c("margin95", "number", "95% margin over its runs (from five runs)."),
     c("runs", "integer", "Published runs."),
@@ -378,6 +390,7 @@ PM_SETUPS_COLUMNS = (
 )
 PM_DROPS_COLUMNS = (
     SETUP_ID,
+    SETUP_MODEL,
     c("drop_date", "timestamp", "The drop's date: its last grade or review."),
     c("previous_setup_id", "string", "The same company's previous drop."),
     c("verdict_vs_previous", "string", "The verdict against it."),
@@ -449,6 +462,7 @@ USECASE_GROUPS_COLUMNS = (
 )
 NAVIGATOR_MODELS_COLUMNS = (
     c("model", "string", "The setup's label."),
+    SETUP_MODEL,
     c("index", "number", "Navigator Index v2, 0-10 (null unless scored in every category)."),
     *(c(n, "number", f"{n.replace('_', ' ').capitalize()} score.") for n in NAVIGATOR_CATEGORIES),
     c("tasks", "integer", "Tasks scored."),
@@ -479,6 +493,7 @@ NAVIGATOR_FIT_COLUMNS = (
     c("monthly_budget_usd", "decimal", "Monthly budget, USD."),
     c("rank", "integer", "Position in the classic v1 fit order."),
     c("model", "string", "The setup's label."),
+    SETUP_MODEL,
     c("displayed_overall", "number", "Displayed overall score, 0-5."),
     c("calls", "integer", "Calls scored."),
     c("mean_cost_per_call_usd", "decimal", "Mean cost per call, USD."),
@@ -604,19 +619,24 @@ PUBLISHED: tuple[PublishedTable, ...] = (
       "SELECT failed_at, job_name, message, dagster_run_id FROM run_failure_log "
       "ORDER BY failed_at, dagster_run_id", ("dagster_run_id",), "provenance", FAILURE_COLUMNS),
     T("pm_runs", "PM suite: every run and its scores",
-      "SELECT * FROM pm_runs ORDER BY setup_id, task, case_id, repeat, run_id", ("run_id",),
+      "SELECT t.*, s.model_id FROM pm_runs t LEFT JOIN setup_models s USING (setup_id) "
+      "ORDER BY setup_id, task, case_id, repeat, run_id", ("run_id",),
       "pm_suite", PM_RUNS_COLUMNS),
     T("pm_tasks", "PM suite: task scores per setup",
-      "SELECT * FROM pm_tasks ORDER BY setup_id, task", ("setup_id", "task"), "pm_suite",
+      "SELECT t.*, s.model_id FROM pm_tasks t LEFT JOIN setup_models s USING (setup_id) "
+      "ORDER BY setup_id, task", ("setup_id", "task"), "pm_suite",
       PM_TASKS_COLUMNS),
     T("pm_categories", "PM suite: category scores per setup",
-      "SELECT * FROM pm_categories ORDER BY setup_id, category", ("setup_id", "category"),
+      "SELECT t.*, s.model_id FROM pm_categories t LEFT JOIN setup_models s USING (setup_id) "
+      "ORDER BY setup_id, category", ("setup_id", "category"),
       "pm_suite", PM_CATEGORIES_COLUMNS),
     T("pm_setups", "PM suite leaderboard",
-      "SELECT * FROM pm_setups ORDER BY rank NULLS LAST, overall DESC, setup_id",
+      "SELECT t.*, s.model_id FROM pm_setups t LEFT JOIN setup_models s USING (setup_id) "
+      "ORDER BY rank NULLS LAST, overall DESC, setup_id",
       ("setup_id",), "pm_suite", PM_SETUPS_COLUMNS, ranks=(PM_RANK,)),
     T("pm_drops", "PM suite: drops and their verdicts",
-      "SELECT * FROM pm_drops ORDER BY drop_date, setup_id", ("setup_id",), "pm_suite",
+      "SELECT t.*, s.model_id FROM pm_drops t LEFT JOIN setup_models s USING (setup_id) "
+      "ORDER BY drop_date, setup_id", ("setup_id",), "pm_suite",
       PM_DROPS_COLUMNS, ("drop_date",)),
     T("usecase_runs", "UseCaseRank: every live run",
       "SELECT * FROM usecase_runs ORDER BY use_case, run_id", ("run_id",), "usecase_rank",
@@ -626,14 +646,18 @@ PUBLISHED: tuple[PublishedTable, ...] = (
       ("use_case", "group"), "usecase_rank", USECASE_GROUPS_COLUMNS, ranks=(USECASE_RANK,),
       parameters=USECASE_PARAMETERS),
     T("navigator_models", "Navigator Index v2",
-      "SELECT * FROM navigator_models ORDER BY index DESC NULLS LAST, model", ("model",),
+      f"SELECT t.*, s.model_id FROM navigator_models t LEFT JOIN {LABEL_MODELS} s "
+      "ON s.label = t.model "
+      "ORDER BY index DESC NULLS LAST, model", ("model",),
       "navigator_index", NAVIGATOR_MODELS_COLUMNS,
       parameters={"categories": list(NAVIGATOR_CATEGORIES)}),
     T("navigator_pairs", "Navigator Index v2: paired tests",
       "SELECT * FROM navigator_pairs ORDER BY model_a, model_b", ("model_a", "model_b"),
       "navigator_index", NAVIGATOR_PAIRS_COLUMNS),
     T("navigator_v1_fit", "Navigator classic v1: fit for a task, volume, budget",
-      "SELECT * FROM navigator_v1_fit ORDER BY task, monthly_volume, rank",
+      f"SELECT t.*, s.model_id FROM navigator_v1_fit t LEFT JOIN {LABEL_MODELS} s "
+      "ON s.label = t.model "
+      "ORDER BY task, monthly_volume, rank",
       ("task", "monthly_volume", "model"), "navigator_index", NAVIGATOR_FIT_COLUMNS),
     T("navigator_v1_results", "Navigator classic v1: every scored call",
       "SELECT * FROM navigator_v1_results ORDER BY task, model, call, run_id", ("run_id",),

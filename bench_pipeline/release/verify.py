@@ -4,12 +4,15 @@ Private texts (the wording of private evaluation cases, once there are any) must
 a release. `private_texts` lists them; `private_text_findings` searches every file of a
 release, reading each format as a reader would (JSON and CSV cells, Parquet and DuckDB
 string columns, any other file as text), so escaping or compression cannot hide a match.
+Every file is searched for all the texts at once, one column at a time (Aho-Corasick), not
+string by string and text by text.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,7 +42,13 @@ def _count_rows(path: Path) -> int | None:
         return pl.scan_parquet(path).select(pl.len()).collect().item()
     if path.name == DATABASE:
         with duckdb.connect(str(path), read_only=True) as conn:
-            tables = [r[0] for r in conn.execute("SHOW TABLES").fetchall()]
+            tables = [  # its tables, not its views (they show some of the same rows)
+                r[0]
+                for r in conn.execute(
+                    "SELECT table_name FROM duckdb_tables() WHERE database_name = "
+                    "current_database()"
+                ).fetchall()
+            ]
             return sum(conn.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] for t in tables)
     return None
 
@@ -100,20 +109,52 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _file_strings(path: Path) -> Iterator[tuple[str, str]]:
-    """(where, text) for every string a reader of this file would see."""
+Strings = Sequence[str] | pl.Series
+_FLAT = (pl.Utf8, pl.Int64, pl.Float64, pl.Boolean, pl.Null)
+
+
+# The characters of a JSON number, as polars writes one when it reads a mixed column as text.
+_NUMBER_TEXT = re.compile(r"[0-9eE.+\-]*")
+
+
+def _scalar_safe(patterns: Sequence[str]) -> bool:
+    """Whether no pattern could be found inside the text of a JSON number or boolean (then
+    polars' reading of a mixed column as text cannot add a finding)."""
+    return not any(_NUMBER_TEXT.fullmatch(p) or p in "true" or p in "false" for p in patterns)
+
+
+def _json_strings(path: Path, tabular: bool) -> Strings:
+    """Every key and string value of a JSON file. With `tabular`, a download (an array of flat
+    objects) is read by polars, a column at a time; anything else (an object, nested values,
+    what polars cannot read) is walked value by value."""
+    raw = path.read_bytes()
+    frame = None
+    if tabular and raw.lstrip()[:1] == b"[":
+        try:
+            frame = pl.read_json(raw, infer_schema_length=None)
+        except Exception:  # whatever polars cannot read as a table is walked
+            frame = None
+    if frame is not None and all(dtype in _FLAT for dtype in frame.schema.values()):
+        if not frame.height:
+            return []
+        texts = [frame[c].drop_nulls() for c in frame.columns if frame.schema[c] == pl.Utf8]
+        return pl.concat([pl.Series(frame.columns, dtype=pl.Utf8), *texts])
+    return list(_strings(json.loads(raw.decode("utf-8"))))
+
+
+def _file_strings(path: Path, tabular_json: bool = True) -> Iterator[tuple[str, Strings]]:
+    """(where, texts) for every string a reader of this file would see, a column at a time
+    (its raw bytes are searched apart, see `private_text_findings`)."""
     if path.suffix == ".json":
-        for text in _strings(json.loads(path.read_text(encoding="utf-8"))):
-            yield "", text
+        yield "", _json_strings(path, tabular_json)
     elif path.suffix == ".csv":
         with path.open(newline="", encoding="utf-8") as handle:
-            for row in csv.reader(handle):
-                yield from (("", cell) for cell in row)
+            yield "", [cell for row in csv.reader(handle) for cell in row]
     elif path.suffix == ".parquet":
         frame = pl.read_parquet(path)
         for column in frame.columns:
             if frame.schema[column] == pl.Utf8:
-                yield from ((column, v) for v in frame[column].drop_nulls().to_list())
+                yield column, frame[column].drop_nulls()
     elif path.name == DATABASE:
         with duckdb.connect(str(path), read_only=True) as conn:
             columns = conn.execute(
@@ -121,26 +162,86 @@ def _file_strings(path: Path) -> Iterator[tuple[str, str]]:
                 "WHERE NOT internal AND data_type = 'VARCHAR' ORDER BY ALL"
             ).fetchall()
             for schema, table, column in columns:
-                values = conn.execute(
+                values = conn.sql(
                     f'SELECT "{column}" FROM "{schema}"."{table}" WHERE "{column}" IS NOT NULL'
-                ).fetchall()
-                yield from ((f"{table}.{column}", v[0]) for v in values)
-    # and the raw bytes, whatever the format
-    yield "bytes", path.read_bytes().decode("utf-8", errors="replace")
+                ).to_arrow_table()
+                yield f"{table}.{column}", pl.Series(values.column(0))
+
+
+def _series(texts: Strings) -> pl.Series:
+    if isinstance(texts, pl.Series):
+        return texts
+    try:
+        return pl.Series(texts, dtype=pl.Utf8)
+    except UnicodeEncodeError:  # a lone surrogate from a JSON escape; no private text has one
+        return pl.Series(
+            [t.encode("utf-8", "surrogatepass").decode("utf-8", "replace") for t in texts],
+            dtype=pl.Utf8,
+        )
+
+
+def found_texts(texts: Strings, patterns: Sequence[str]) -> set[str]:
+    """Which of `patterns` occur in any of `texts`: one Aho-Corasick pass over all of them
+    (polars `extract_many`, overlapping, so a pattern inside another is found too), the same
+    answer as `pattern in text` for every pair."""
+    if not len(texts) or not patterns:
+        return set()
+    hits = _series(texts).str.extract_many(list(patterns), overlapping=True)
+    return set(hits.explode().drop_nulls().unique().to_list())
+
+
+def _csv_quoted(pattern: str) -> str:
+    """How a pattern with a quote shows in a quoted CSV cell: each quote doubled."""
+    return pattern.replace('"', '""')
+
+
+def _hidden_in_text(suffix: str, raw: str, found: set[str], patterns: Sequence[str]) -> set[str]:
+    r"""The patterns a CSV or JSON cell may hold although the file's text does not show them
+    as they are (`found` holds every pattern and quoted form the text shows).
+
+    A CSV cell shows in the text verbatim, or quoted with its quotes doubled. A JSON string
+    shows verbatim unless it has an escape: a file without any backslash has none; in one
+    with a backslash any pattern can hide (`\u0041` is `A`).
+    """
+    if suffix == ".csv":
+        return {p for p in patterns if '"' in p and _csv_quoted(p) in found}
+    return set(patterns) if "\\" in raw else set()
 
 
 def private_text_findings(release_dir: Path, texts: Sequence[str]) -> list[dict[str, Any]]:
     """Where any of `texts` occurs in the release: file and column, never the text itself,
-    only its position in `texts` (so a report of the finding does not publish it)."""
-    wanted = [(i, t) for i, t in enumerate(texts) if t]
-    if not wanted:
+    only its position in `texts` (so a report of the finding does not publish it).
+
+    Each file's raw text is searched for every text at once; a CSV or JSON file's cells are
+    then read only for the texts its raw text holds or could hide (`_hidden_in_text`), so a
+    clean text file is read once. Parquet and DuckDB files (compressed) are always read.
+    """
+    numbers: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        if text:
+            numbers.setdefault(text, []).append(i)
+    if not numbers:
         return []
+    patterns = list(numbers)
+    searched = list(dict.fromkeys([*patterns, *(_csv_quoted(p) for p in patterns if '"' in p)]))
+    tabular_json = _scalar_safe(patterns)
     findings = []
     for path in sorted(p for p in release_dir.rglob("*") if p.is_file()):
         relative = path.relative_to(release_dir).as_posix()
-        hits: set[tuple[int, str]] = set()
-        for where, text in _file_strings(path):
-            hits.update((i, where) for i, t in wanted if t in text)
+        raw = path.read_bytes().decode("utf-8", errors="replace")
+        in_raw = found_texts([raw], searched)
+        hits = {(i, "bytes") for text in in_raw & numbers.keys() for i in numbers[text]}
+        wanted = patterns
+        if path.suffix in (".csv", ".json"):
+            hidden = _hidden_in_text(path.suffix, raw, in_raw, patterns)
+            wanted = sorted((in_raw & numbers.keys()) | hidden)
+        if wanted:
+            hits |= {
+                (i, where)
+                for where, strings in _file_strings(path, tabular_json)
+                for text in found_texts(strings, wanted)
+                for i in numbers[text]
+            }
         findings += [
             {"file": relative, "where": where or None, "text_number": i}
             for i, where in sorted(hits)

@@ -10,7 +10,7 @@ answer: a step on another worker, or any other writer, gets the file between two
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
@@ -19,7 +19,7 @@ import duckdb
 
 from bench_pipeline.providers.base import Provider
 from bench_pipeline.runs.execute import BatchReport, execute_batch
-from bench_pipeline.runs.plan import WorkItem, planned_partitions, work_items
+from bench_pipeline.runs.plan import EXECUTED_SUITES, WorkItem, planned_partitions, work_items
 from bench_pipeline.runs.proposals import mark_proposed, with_proposals
 from bench_pipeline.runs.rates import rates_by_api_id
 from bench_pipeline.runs.store import (
@@ -79,18 +79,22 @@ def run_model_batch(
     setups: SetupCatalog,
     concurrency: int = 8,
     progress: Callable[[BatchReport], None] | None = None,
+    suites: Collection[str] = EXECUTED_SUITES,
+    cases: Collection[str] = (),
 ) -> BatchReport:
     """Every work item of the partitions `keys` not stored yet, answered, costed at the rate
     in effect on the run date and stored as it finishes; failures stored at the end.
 
     Args:
-        keys: Model-run partition keys (`<setup id>:<suite>:<case>@<version>`).
+        keys: Model-run partition keys (`<model record>@<harness>`, one per setup).
         connect: Opens a warehouse connection.
         calls: The providers; closed before returning.
         bank: The task bank.
         setups: The setups of `setups/` (proposed ones are added from the warehouse).
         concurrency: Calls in flight at most.
         progress: Called after each finished run with the report so far.
+        suites: Only the case versions of these suites (all executed ones by default).
+        cases: Only these cases (`<suite>:<case id>`), when given.
 
     Returns:
         The report; runs that failed for good are in `failures` (stored, not raised: the
@@ -98,8 +102,8 @@ def run_model_batch(
     """
     keys = list(keys)
     with connect() as conn:
-        items = work_items(keys, bank, with_proposals(conn, setups))
-        done = stored_run_ids(conn, keys)
+        items = work_items(keys, bank, with_proposals(conn, setups), suites, cases)
+        done = stored_run_ids(conn, {item.partition_key for item in items})
         rates = rates_by_api_id(conn)
 
     def record(rows: list[dict]) -> None:

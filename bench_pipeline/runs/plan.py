@@ -1,14 +1,19 @@
 """What the pipeline runs itself: executable setups × the PM and Navigator case versions.
 
-A partition is one setup on one case version (its key names both, so a case edit makes new
-partitions and old results stay with the version they ran against). Inside a partition the
-work items are the case's prompts (one, or one per Navigator input) × its repeats (three for
-a noisy case). Use cases are not run here: agents run them elsewhere and submit the runs.
+A model-run partition is one setup, keyed by its readable name (`setup_partition_key`:
+`<model record>@<harness>`, e.g. `gpt-5.4-medium@api-bare`); inside it the work items are
+every current PM and Navigator case version × its prompts (one, or one per Navigator input)
+× its repeats (three for a noisy case). So the Dagster bookkeeping grows with the setups,
+not with the bank: a new case version is new work inside each setup's partition, which
+`bench run` launches only when it has runs to make. Use cases are not run here: agents run
+them elsewhere and submit the runs.
 
-Each work item has a stable `run_id` (a hash of setup, case version, input and repeat), which
-is what makes a batch resumable: a run id already stored is never run again. Repeats differ
-by a `seed` parameter in the request, so each repeat is its own request (and cache entry)
-instead of three copies of one answer.
+Each run row keeps its case key (`partition_key`: `<setup id>:<suite>:<case>@<version>`),
+so old results stay with the case version they ran against. Each work item has a stable
+`run_id` (a hash of setup, case version, input and repeat), which is what makes a batch
+resumable: a run id already stored is never run again. Repeats differ by a `seed` parameter
+in the request, so each repeat is its own request (and cache entry) instead of three copies
+of one answer.
 """
 
 from __future__ import annotations
@@ -28,30 +33,31 @@ _SEP = ":"
 
 
 def partition_key(setup_id: str, case: Case) -> str:
-    """`<setup id>:<suite>:<case id>@<version>`, e.g. `s0a1b…:pm:pm-delay-update@3f2c…`."""
+    """The case key stored with each run: `<setup id>:<suite>:<case id>@<version>`, e.g.
+    `s0a1b…:pm:pm-delay-update@3f2c…`."""
     return f"{setup_id}{_SEP}{case.suite}{_SEP}{case.id}@{case.version}"
 
 
-@dataclass(frozen=True)
-class PartitionRef:
-    setup_id: str
-    suite: str
-    case_id: str
-    version: str
+def setup_partition_key(setup: Setup) -> str:
+    """The setup's model-run partition: `<model record id>@<harness id>`."""
+    return f"{setup.model.id}@{setup.harness.id}"
 
 
-def parse_partition_key(key: str) -> PartitionRef:
-    """The parts of a key made by `partition_key`.
+def setups_by_partition(catalog: SetupCatalog) -> dict[str, Setup]:
+    """Every executable setup by its partition key.
 
     Raises:
-        ValueError: Not such a key.
+        ValueError: Two executable setups share a model record id and a harness id.
     """
-    try:
-        setup_id, suite, rest = key.split(_SEP)
-        case_id, version = rest.split("@")
-    except ValueError:
-        raise ValueError(f"not a model-run partition key: {key!r}") from None
-    return PartitionRef(setup_id, suite, case_id, version)
+    found: dict[str, Setup] = {}
+    for setup in catalog.setups:
+        if not setup.executable:
+            continue
+        key = setup_partition_key(setup)
+        if key in found:
+            raise ValueError(f"two setups are both named {key!r}: model record ids must differ")
+        found[key] = setup
+    return found
 
 
 @dataclass(frozen=True)
@@ -94,59 +100,44 @@ def executable_cases(bank: TaskBank) -> list[Case]:
 
 
 def planned_partitions(bank: TaskBank, catalog: SetupCatalog) -> list[str]:
-    """Every partition key of the current bank and setups, in a stable order."""
-    setups = [s for s in catalog.setups if s.executable]
-    return [partition_key(s.setup_id, c) for s in setups for c in executable_cases(bank)]
-
-
-def ranges_of(keys: Sequence[str], setup_ids: Collection[str]) -> list[tuple[str, str]]:
-    """The first and last key of each unbroken stretch of `keys` (in their registered order)
-    whose setup is one of `setup_ids`: what one run per stretch covers, and nothing else.
-
-    Raises:
-        ValueError: A key is not a model-run partition key.
-    """
-    stretches: list[tuple[str, str]] = []
-    start: str | None = None
-    previous = ""  # set before any stretch can close
-    for key in keys:
-        if parse_partition_key(key).setup_id in setup_ids:
-            start = start or key
-        elif start is not None:
-            stretches.append((start, previous))
-            start = None
-        previous = key
-    if start is not None:
-        stretches.append((start, previous))
-    return stretches
+    """Every model-run partition of the current bank and setups, in a stable order."""
+    if not executable_cases(bank):
+        return []
+    return list(setups_by_partition(catalog))
 
 
 def repeats_of(case: Case) -> int:
     return NOISY_REPEATS if case.noisy else 1
 
 
-def work_items(keys: Iterable[str], bank: TaskBank, catalog: SetupCatalog) -> list[WorkItem]:
-    """The work items of the given partitions, in key order.
+def work_items(
+    keys: Iterable[str],
+    bank: TaskBank,
+    catalog: SetupCatalog,
+    suites: Collection[str] = EXECUTED_SUITES,
+    cases: Collection[str] = (),
+) -> list[WorkItem]:
+    """The work items of the given partitions (of their current case versions in `suites`,
+    and only `cases`, as `<suite>:<case id>`, when given), in key order.
 
     Raises:
-        ValueError: A key names a setup or a case version that is no longer in the config
-            (its runs stay stored; it cannot be run again).
+        ValueError: A key names no executable setup of the config (its runs stay stored; it
+            cannot be run again).
     """
+    setups = setups_by_partition(catalog)
+    chosen = [
+        case
+        for case in executable_cases(bank)
+        if case.suite in suites and (not cases or f"{case.suite}{_SEP}{case.id}" in cases)
+    ]
     items: list[WorkItem] = []
     for key in keys:
-        ref = parse_partition_key(key)
-        try:
-            setup = catalog.get(ref.setup_id)
-            case = bank.get(ref.suite, ref.case_id)
-        except KeyError as missing:
-            raise ValueError(f"partition {key}: {missing.args[0]}") from None
-        if case.version != ref.version:
-            raise ValueError(
-                f"partition {key}: case {ref.case_id} is now version {case.version}; "
-                "the old version cannot be run again"
-            )
+        setup = setups.get(key)
+        if setup is None:
+            raise ValueError(f"partition {key}: no setup of that name among the executable ones")
         items.extend(
             WorkItem(setup, case, prompt, repeat)
+            for case in chosen
             for prompt in case.prompts()
             for repeat in range(repeats_of(case))
         )

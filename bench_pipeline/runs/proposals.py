@@ -40,7 +40,7 @@ import duckdb
 
 from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.core.writer import insert_rows
-from bench_pipeline.runs.plan import executable_cases, partition_key
+from bench_pipeline.runs.plan import executable_cases, setup_partition_key
 from bench_pipeline.taskbank import TaskBank
 from bench_pipeline.taskbank.setups import Harness, ModelRecord, Setup, SetupCatalog
 
@@ -258,7 +258,8 @@ def plan_proposals(
         ingestion: The accepted OpenRouter run the models come from.
         models: Its listed models.
         catalog: The declared setups (a model any of them calls is covered).
-        bank: The task bank: a proposal gets a partition per executable case version.
+        bank: The task bank: a proposal gets its setup's partition when the bank has an executable
+            case version.
         known_companies: Company by API author, as the config spells it.
         proposed_before: Model ids already proposed (by any earlier ingestion).
     """
@@ -282,7 +283,7 @@ def plan_proposals(
             left_out[reason] += 1
             continue
         setup = proposed_setup(model, ingestion, companies[api_author(model.model_id)], harness)
-        keys = tuple(partition_key(setup.setup_id, case) for case in cases)
+        keys = (setup_partition_key(setup),) if cases else ()
         proposals.append(Proposal(model.model_id, ingestion.day, ingestion.run_id, setup, keys))
     return proposals, dict(sorted(left_out.items()))
 

@@ -14,6 +14,7 @@ from datetime import timedelta
 
 import dagster as dg
 
+from bench_pipeline.assets.sources import source_group
 from bench_pipeline.ingest.catalog import SourceDefinition
 
 IN_PROGRESS = (
@@ -30,8 +31,7 @@ STALE_AFTER = timedelta(hours=6)
 def source_job(definition: SourceDefinition):
     return dg.define_asset_job(
         name=f"refresh_{definition.name}",
-        selection=dg.AssetSelection.groups("ingestion").required_multi_asset_neighbors()
-        & dg.AssetSelection.tag("source", definition.name),
+        selection=dg.AssetSelection.groups(source_group(definition.name)),
         description=f"Fetch, validate and publish {definition.title}.",
     )
 
@@ -63,7 +63,11 @@ def overlapping_runs(context: dg.ScheduleEvaluationContext, job_name: str) -> li
     return found
 
 
-def source_schedule(definition: SourceDefinition) -> dg.ScheduleDefinition:
+def source_schedule(
+    definition: SourceDefinition,
+    default_status: dg.DefaultScheduleStatus = dg.DefaultScheduleStatus.STOPPED,
+) -> dg.ScheduleDefinition:
+    """The source's refresh on its cadence (stopped until an operator starts it)."""
     job = source_job(definition)
 
     @dg.schedule(
@@ -71,7 +75,7 @@ def source_schedule(definition: SourceDefinition) -> dg.ScheduleDefinition:
         job=job,
         cron_schedule=definition.cadence_cron,
         execution_timezone="UTC",
-        default_status=dg.DefaultScheduleStatus.STOPPED,
+        default_status=default_status,
         description=(
             f"Refresh {definition.title} on its cadence ({definition.cadence_cron}); a tick "
             "is skipped while another run is writing the source's tables."

@@ -155,9 +155,15 @@ class SiteBuilder:
     def downloads(self) -> list[Row]:
         """Per table, a link for each file: to `data/` when the file there is identical,
         else to a copy under `releases/<id>/`. Also copies the manifest, the schema and the
-        diff there."""
+        diff there, and the datapackage and DuckDB file."""
         release, base = self.release, f"releases/{self.release.id}/"
-        for name in ("manifest.json", "schema.json", "diff.json"):
+        for name in (
+            "manifest.json",
+            "schema.json",
+            "diff.json",
+            "datapackage.json",
+            "bench.duckdb",
+        ):
             if (release.directory / name).is_file():
                 self.copy(release.directory / name, base + name)
         sizes = {f["path"]: f.get("bytes") for f in release.manifest.get("files", [])}

@@ -1,0 +1,159 @@
+"""`datapackage.json`: a release described as a Frictionless Data Package.
+
+Every file of the release is a resource: each table's CSV, JSON and Parquet renderings with
+the table's columns, their Table Schema types and descriptions from the publication schema
+(`published.py`), and the key; `bench.duckdb`, `schema.json` and `diff.json` as plain files.
+The explicit types are what a reader should use: a tool that guesses a column's type from its
+first rows guesses wrong where those rows are empty (`read_csv(..., columns=…)` in DuckDB,
+`schema_overrides` in polars). `manifest.json` is listed without a digest (it is written
+after this file and lists this file's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench_pipeline.core.files import sha256_file
+from bench_pipeline.release.database import VIEWS
+from bench_pipeline.release.schema import Column, PublishedTable
+
+DATAPACKAGE = "datapackage.json"
+# Table Schema's type for each published type (exact decimals are Table Schema numbers,
+# which are decimal, not binary, in the standard).
+FIELD_TYPES = {
+    "string": "string",
+    "integer": "integer",
+    "number": "number",
+    "decimal": "number",
+    "boolean": "boolean",
+    "date": "date",
+    "timestamp": "datetime",
+}
+# DuckDB's type for each published type, for `read_csv(columns=…)`.
+DUCKDB_TYPES = {
+    "string": "VARCHAR",
+    "integer": "BIGINT",
+    "number": "DOUBLE",
+    "decimal": "DECIMAL(38, 12)",
+    "boolean": "BOOLEAN",
+    "date": "DATE",
+    "timestamp": "TIMESTAMPTZ",
+}
+FORMATS = {
+    "csv": "text/csv",
+    "json": "application/json",
+    "parquet": "application/vnd.apache.parquet",
+}
+
+
+def field(column: Column) -> dict[str, Any]:
+    """A column as a Table Schema field."""
+    described = {"name": column.name, "type": FIELD_TYPES[column.type]}
+    if column.title:
+        described["title"] = column.title
+    described["description"] = column.description
+    if column.type == "timestamp":
+        described["format"] = "any"  # ISO 8601 with its offset, e.g. 2026-08-14T09:30:00+00:00
+    return described
+
+
+def table_schema(table: PublishedTable) -> dict[str, Any]:
+    """A published table's Table Schema: its fields, key and how a missing value looks."""
+    return {
+        "fields": [field(column) for column in table.columns],
+        "primaryKey": list(table.key),
+        "missingValues": [""],
+    }
+
+
+def duckdb_columns(table: PublishedTable) -> dict[str, str]:
+    """The `columns` argument of DuckDB's `read_csv` for a table's CSV."""
+    return {column.name: DUCKDB_TYPES[column.type] for column in table.columns}
+
+
+def _file(folder: Path, path: str) -> dict[str, Any]:
+    return {"bytes": (folder / path).stat().st_size, "hash": f"sha256:{sha256_file(folder / path)}"}
+
+
+def datapackage(
+    folder: Path, release_id: str, created_at: str, tables: Sequence[PublishedTable]
+) -> dict[str, Any]:
+    """The descriptor of the release being written in `folder`.
+
+    Args:
+        folder: The release folder, its data files, `bench.duckdb`, `schema.json` and
+            `diff.json` written.
+        release_id: The release's id.
+        created_at: When it was made (ISO 8601 with its offset).
+        tables: The published tables, in release order.
+    """
+    resources: list[dict[str, Any]] = []
+    for table in tables:
+        for fmt, mediatype in FORMATS.items():
+            path = f"data/{table.name}.{fmt}"
+            resources.append(
+                {
+                    "name": f"{table.name}_{fmt}",
+                    "path": path,
+                    "profile": "tabular-data-resource",
+                    "title": table.title,
+                    "format": fmt,
+                    "mediatype": mediatype,
+                    **({"encoding": "utf-8"} if fmt != "parquet" else {}),
+                    **_file(folder, path),
+                    "schema": table_schema(table),
+                }
+            )
+    views = "; ".join(f"{view.name}: {view.description}" for view in VIEWS)
+    resources += [
+        {
+            "name": "bench_duckdb",
+            "path": "bench.duckdb",
+            "profile": "data-resource",
+            "title": "Every table in one DuckDB file (DuckDB 1.2 or later), with views",
+            "description": "One table per table above, every table and column commented "
+            f"(duckdb_tables(), duckdb_columns()). Views: {views}",
+            "format": "duckdb",
+            "mediatype": "application/vnd.duckdb",
+            **_file(folder, "bench.duckdb"),
+        },
+        {
+            "name": "schema",
+            "path": "schema.json",
+            "profile": "data-resource",
+            "title": "Every table's columns, key, lineage and rank rules",
+            "format": "json",
+            "mediatype": "application/json",
+            **_file(folder, "schema.json"),
+        },
+        {
+            "name": "diff",
+            "path": "diff.json",
+            "profile": "data-resource",
+            "title": "What changed since the previous release",
+            "format": "json",
+            "mediatype": "application/json",
+            **_file(folder, "diff.json"),
+        },
+        {
+            "name": "manifest",
+            "path": "manifest.json",
+            "profile": "data-resource",
+            "title": "What the release holds, with the SHA-256 of every other file",
+            "format": "json",
+            "mediatype": "application/json",
+        },
+    ]
+    return {
+        "profile": "data-package",
+        "name": f"bench-pipeline-{release_id}",
+        "id": release_id,
+        "title": f"bench-pipeline release {release_id}",
+        "description": "LLM benchmark data: indices, market data, Arena ratings and the "
+        "pipeline's own boards. Each source's publisher, licence and attribution are in the "
+        "`sources` table.",
+        "created": created_at,
+        "resources": resources,
+    }

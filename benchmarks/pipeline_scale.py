@@ -1,0 +1,172 @@
+"""`bench run` on the recorded snapshots enlarged k times (default 1× and 10×), fresh home each.
+
+For each multiplier the snapshots are enlarged in their own formats
+(`benchmarks.enlarge_snapshots`, fixed seed) into a temp `BENCH_SNAPSHOTS`, then `bench run`
+runs in its own process on a temp `BENCH_HOME`. Printed per multiplier: wall time and peak
+memory (the child's own `ru_maxrss` from `wait4`), and per step (asset) the seconds Dagster
+recorded between its start and end. The baseline is the 1× run of the same invocation: the
+data-dependent cost is the slope between the smallest and largest multiplier (seconds per 1×
+of data), and its goal is under 1.0 s per 1×. Each step's slope is printed too, so the steps
+that grow with the data stand out.
+
+`--profile` runs the largest multiplier under cProfile and prints the top functions by
+cumulative and own time (the run is slower under the profiler; its time is not the one used).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.enlarge_snapshots import enlarge
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAPSHOTS = ROOT / "sources" / "snapshots"
+GOAL_SECONDS_PER_X = 1.0
+
+STEP_TIMES = """
+import json, sys
+from collections import defaultdict
+import dagster as dg
+instance = dg.DagsterInstance.get()
+steps = defaultdict(float)
+for record in instance.get_run_records():
+    for stat in instance.get_run_step_stats(record.dagster_run.run_id):
+        if stat.start_time and stat.end_time:
+            steps[stat.step_key.split("[")[0]] += stat.end_time - stat.start_time
+json.dump(steps, sys.stdout)
+"""
+
+
+@dataclass
+class Run:
+    """One `bench run` at `multiplier` × the recorded data."""
+
+    multiplier: int
+    seconds: float
+    peak_mb: float
+    snapshot_mb: float
+    steps: dict[str, float]
+
+
+def _bench(home: Path, snapshots: Path, profile: Path | None) -> tuple[float, float]:
+    """`bench run` in a child process; its wall seconds and peak RSS in MB."""
+    env = os.environ | {"BENCH_HOME": str(home), "BENCH_SNAPSHOTS": str(snapshots)}
+    env.pop("DAGSTER_HOME", None)
+    prefix = [sys.executable, "-m", "cProfile", "-o", str(profile)] if profile else [sys.executable]
+    command = [*prefix, "-m", "bench_pipeline.cli", "run"]
+    log = (home / "bench-run.log").open("w")
+    started = time.perf_counter()
+    child = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    log.close()
+    if child.returncode != 0:
+        tail = (home / "bench-run.log").read_text()[-3000:]
+        raise RuntimeError(f"bench run failed ({child.returncode}):\n{tail}")
+    return seconds, usage.ru_maxrss / 1024  # KiB on Linux
+
+
+def _step_times(home: Path) -> dict[str, float]:
+    import json
+
+    env = os.environ | {"DAGSTER_HOME": str(home / "build" / "dagster")}
+    out = subprocess.run(
+        [sys.executable, "-c", STEP_TIMES], env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout)
+
+
+def measure(multiplier: int, root: Path, profile: Path | None = None) -> Run:
+    snapshots = root / f"snapshots-{multiplier}x"
+    written = enlarge(SNAPSHOTS, snapshots, multiplier)
+    home = root / f"home-{multiplier}x{'-profiled' if profile else ''}"
+    home.mkdir()
+    seconds, peak = _bench(home, snapshots, profile)
+    return Run(multiplier, seconds, peak, sum(written.values()) / 1e6, _step_times(home))
+
+
+def _print_profile(path: Path) -> None:
+    import pstats
+
+    for order in ("cumulative", "tottime"):
+        print(f"\nprofile of the largest run, top 30 by {order}:")
+        pstats.Stats(str(path), stream=sys.stdout).sort_stats(order).print_stats(30)
+
+
+def report(runs: list[Run]) -> bool:
+    """Print the table and the slope; True when the goal is met."""
+    print("bench run at k× the recorded snapshots (fresh BENCH_HOME each)")
+    print(
+        f"{'k':>4} {'snapshot MB':>12} {'seconds':>9} {'s per 1×':>9} {'peak MB':>8} "
+        f"{'MB per 1×':>10}"
+    )
+    for r in runs:
+        print(
+            f"{r.multiplier:>4} {r.snapshot_mb:>12.1f} {r.seconds:>9.1f} "
+            f"{r.seconds / r.multiplier:>9.2f} {r.peak_mb:>8.0f} {r.peak_mb / r.multiplier:>10.1f}"
+        )
+    small, large = runs[0], runs[-1]
+    span = large.multiplier - small.multiplier
+    if span == 0:
+        print("one multiplier only: no slope")
+        return True
+    slope = (large.seconds - small.seconds) / span
+    fixed = small.seconds - slope * small.multiplier
+    memory = (large.peak_mb - small.peak_mb) / span
+    print(
+        f"slope {small.multiplier}×→{large.multiplier}×: {slope:.2f} s and {memory:.1f} MB per 1× "
+        f"of data (fixed part {fixed:.1f} s); {large.multiplier}× / {small.multiplier}× wall "
+        f"{large.seconds / small.seconds:.2f}×"
+    )
+    names = sorted(set(small.steps) | set(large.steps))
+    growth = {n: (large.steps.get(n, 0.0) - small.steps.get(n, 0.0)) / span for n in names}
+    print(
+        "per step (Dagster step seconds, summed over runs), "
+        f"{small.multiplier}× and {large.multiplier}×:"
+    )
+    for name in sorted(names, key=lambda n: -growth[n])[:25]:
+        print(
+            f"  {name:<44} {small.steps.get(name, 0.0):>7.2f} {large.steps.get(name, 0.0):>8.2f}"
+            f"   {growth[name]:>+6.2f} s per 1×"
+        )
+    met = slope < GOAL_SECONDS_PER_X
+    print(
+        f"goal: data-dependent part < {GOAL_SECONDS_PER_X:g} s per 1×: "
+        f"{'met' if met else 'NOT met'}"
+    )
+    return met
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    summary = (__doc__ or "").split("\n")[0]
+    parser = argparse.ArgumentParser(prog="python -m benchmarks --only scale", description=summary)
+    parser.add_argument(
+        "--multipliers",
+        type=lambda text: sorted({int(k) for k in text.split(",")}),
+        default=[1, 10],
+        help="comma-separated multipliers of the recorded data (default 1,10; 50 is heavy)",
+    )
+    parser.add_argument("--profile", action="store_true", help="cProfile the largest run")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+        root = Path(tmp)
+        runs = [measure(k, root) for k in args.multipliers]
+        met = report(runs)
+        if args.profile:
+            profile = root / "largest.prof"
+            measure(args.multipliers[-1], root / "profiled", profile)
+            _print_profile(profile)
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

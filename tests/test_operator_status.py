@@ -1,0 +1,79 @@
+"""`bench status` as an operator runs it: on an empty home it says nothing has run and creates
+nothing; after a run that failed before its checks it still answers, naming each failing check
+with its reason; it reports the release, the site and every source against its cadence."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from stages import bench_env
+
+from bench_pipeline.cli.instance import INSTANCE_CONFIG
+from bench_pipeline.core import settings
+from bench_pipeline.core.warehouse import connect, migrate
+from bench_pipeline.ingest.catalog import source_definitions
+
+pytestmark = pytest.mark.integration
+REASON = "needs at least 10 judge-person pairs on real runs; has 1"
+
+
+def bench_status(home: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "bench_pipeline.cli", "status"],
+        env=bench_env(home),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_an_empty_home_is_reported_and_left_empty(tmp_path: Path) -> None:
+    result = bench_status(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "nothing has run yet" in result.stdout
+    assert list(tmp_path.iterdir()) == [], "bench status created files in an empty home"
+    assert "Warning" not in result.stderr and "Traceback" not in result.stderr
+
+
+def _runs_with_a_failed_step(dagster_home: Path) -> None:
+    """In the home's instance: `grading/reviews` evaluated once with its blocking gate failing,
+    then a run whose `grading/reviews` step raised, so the gate was planned and never ran."""
+    fail_step = {"now": False}
+
+    @dg.asset(key=["grading", "reviews"])
+    def reviews() -> None:
+        if fail_step["now"]:
+            raise RuntimeError("the warehouse went away")
+
+    @dg.asset_check(asset=reviews, name="calibration_gate", blocking=True)
+    def gate() -> dg.AssetCheckResult:
+        return dg.AssetCheckResult(passed=False, description=REASON)
+
+    with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
+        gated = dg.materialize([reviews, gate], instance=instance, raise_on_error=False)
+        assert [e.passed for e in gated.get_asset_check_evaluations()] == [False]
+        fail_step["now"] = True
+        failed = dg.materialize([reviews, gate], instance=instance, raise_on_error=False)
+        assert [e.step_key for e in failed.get_step_failure_events()] == ["grading__reviews"]
+        assert failed.get_asset_check_evaluations() == []
+
+
+def test_status_after_a_failed_run_names_failing_checks_and_sources(tmp_path: Path) -> None:
+    with connect(tmp_path / "warehouse" / "bench.duckdb") as conn:
+        migrate(conn, settings.migrations_dir())
+    dagster_home = tmp_path / "build" / "dagster"
+    dagster_home.mkdir(parents=True)
+    (dagster_home / "dagster.yaml").write_text(INSTANCE_CONFIG)
+    _runs_with_a_failed_step(dagster_home)
+
+    result = bench_status(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and "Warning" not in result.stderr, result.stderr
+    out = result.stdout
+    assert f"grading/reviews:calibration_gate (ERROR): {REASON}" in out
+    assert "Latest release: none yet" in out and "Site: not built yet" in out
+    for source in source_definitions():
+        assert f"  {source} " in out and "never run" in out, source
