@@ -11,7 +11,7 @@ import pytest
 
 from bench_pipeline.site import build_site
 from bench_pipeline.site.build import RELEASE_PAGES
-from bench_pipeline.site.paging import PAGE_ROWS, first_page, write_if_changed
+from bench_pipeline.site.paging import PAGE_ROWS, copy_if_changed, first_page, write_if_changed
 from bench_pipeline.site.swap import publish_site
 from bench_pipeline.site.views import collect_models, load_release
 from tests.synthetic import copy_downloads, synthetic_tables, write_release
@@ -113,3 +113,15 @@ def test_write_if_changed_leaves_equal_bytes_and_replaces_a_hard_link(tmp_path: 
     assert write_if_changed(target, b"two")
     assert target.read_bytes() == b"two" and other.read_bytes() == b"one"
     assert first_page(list(range(5)), "t", 3).partial and not first_page([1], "t").partial
+
+
+def test_copy_if_changed_leaves_an_equal_copy_and_replaces_a_hard_link(tmp_path: Path) -> None:
+    source, target, shared = tmp_path / "a.duckdb", tmp_path / "site" / "a.duckdb", tmp_path / "b"
+    source.write_bytes(b"x" * 70_000)
+    assert copy_if_changed(source, target)
+    inode = target.stat().st_ino
+    assert not copy_if_changed(source, target) and target.stat().st_ino == inode
+    shared.hardlink_to(target)
+    source.write_bytes(b"y" * 70_000)
+    assert copy_if_changed(source, target)
+    assert target.read_bytes() == source.read_bytes() and shared.read_bytes() == b"x" * 70_000

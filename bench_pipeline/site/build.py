@@ -29,7 +29,13 @@ from bench_pipeline.site.charts import price_history_svg
 from bench_pipeline.site.disclosures import render_disclosures
 from bench_pipeline.site.item_boards import render_item_boards
 from bench_pipeline.site.layout import Row, read_json
-from bench_pipeline.site.paging import CHART_ROWS, PAGE_ROWS, first_page, write_if_changed
+from bench_pipeline.site.paging import (
+    CHART_ROWS,
+    PAGE_ROWS,
+    copy_if_changed,
+    first_page,
+    write_if_changed,
+)
 from bench_pipeline.site.receipts import render_receipts
 from bench_pipeline.site.views import Model, Release, load_release, safe_id
 
@@ -150,7 +156,8 @@ class SiteBuilder:
 
     def copy(self, source: Path, target: str) -> None:
         """Copy a file into the site (not its mode: release files are read-only)."""
-        self.write(self.out / target, source.read_bytes())
+        copy_if_changed(source, self.out / target)
+        self.written.add(self.out / target)
 
     def downloads(self) -> list[Row]:
         """Per table, a link for each file: to `data/` when the file there is identical,

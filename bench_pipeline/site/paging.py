@@ -14,7 +14,9 @@ never changed in place.
 
 from __future__ import annotations
 
+import filecmp
 import os
+import shutil
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,5 +64,17 @@ def write_if_changed(target: Path, content: bytes) -> bool:
         return True
     partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     partial.write_bytes(content)
+    os.replace(partial, target)
+    return True
+
+
+def copy_if_changed(source: Path, target: Path) -> bool:
+    """`write_if_changed` for a file copied as it is (streamed: a release's DuckDB file may be
+    large); True if written. The mode is not copied (release files are read-only)."""
+    if target.is_file() and filecmp.cmp(source, target, shallow=False):
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    shutil.copyfile(source, partial)
     os.replace(partial, target)
     return True
