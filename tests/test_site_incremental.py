@@ -11,7 +11,13 @@ import pytest
 
 from bench_pipeline.site import build_site
 from bench_pipeline.site.build import RELEASE_PAGES
-from bench_pipeline.site.paging import PAGE_ROWS, copy_if_changed, first_page, write_if_changed
+from bench_pipeline.site.paging import (
+    CHART_ROWS,
+    PAGE_ROWS,
+    copy_if_changed,
+    first_page,
+    write_if_changed,
+)
 from bench_pipeline.site.swap import publish_site
 from bench_pipeline.site.views import collect_models, load_release
 from tests.synthetic import copy_downloads, synthetic_tables, write_release
@@ -102,6 +108,15 @@ def test_a_large_table_renders_its_first_page_and_says_where_the_rest_is(
     files = next(t["files"] for t in manifest["tables"] if t["name"] == "models")
     for kind in ("csv", "json"):
         assert f'releases/r-one/{files[kind]["path"]}">{kind.upper()}</a>' in page
+    kgi = (site / "known-good-index.html").read_text("utf-8")
+    chart = kgi.split('<div class="chart-box">')[1].split("</div>")[0]
+    ranked = sum(1 for r in manifest_rows(release, "known_good_index") if r["known_good_index"])
+    assert ranked > CHART_ROWS and f"The top {CHART_ROWS:,} of {ranked:,} ranked models" in kgi
+    assert chart.count("<title>") <= CHART_ROWS + 1 and f"top {CHART_ROWS:,} of" in chart
+
+
+def manifest_rows(release: Path, table: str) -> list[dict]:
+    return json.loads((release / "data" / f"{table}.json").read_text("utf-8"))
 
 
 def test_write_if_changed_leaves_equal_bytes_and_replaces_a_hard_link(tmp_path: Path) -> None:

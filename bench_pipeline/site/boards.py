@@ -50,14 +50,22 @@ def _name_key(model: Any) -> tuple[str, str]:
 # --------------------------------------------------------------- Known Good Index
 
 
-def kgi_bars(leaderboard: Iterable[tuple[int, Row, Any]], components: int) -> Markup:
-    """The ranked models' index values as bars, each noting its coverage ("3 of 6")."""
+def kgi_bars(
+    leaderboard: Iterable[tuple[int, Row, Any]], components: int, total: int | None = None
+) -> Markup:
+    """The ranked models' index values as bars, each noting its coverage ("3 of 6"); `total`
+    is how many models are ranked when `leaderboard` holds only the top of them."""
     bars = [
         Bar(model.name, value, f"{row.get('index_components')} of {components}")
         for _rank, row, model in leaderboard
         if (value := figure(row.get("known_good_index"))) is not None
     ]
-    return bars_svg(bars, "Known Good Index of every ranked model, with its coverage")
+    shown = (
+        "every ranked model"
+        if total is None or total <= len(bars)
+        else (f"the top {len(bars):,} of {total:,} ranked models")
+    )
+    return bars_svg(bars, f"Known Good Index of {shown}, with its coverage")
 
 
 def price_index_points(models: Iterable[Any]) -> list[Point]:

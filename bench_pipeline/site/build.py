@@ -215,7 +215,7 @@ class SiteBuilder:
             unranked=first_page(boards["unranked"], "known_good_index"),
             charted=min(len(ranked), CHART_ROWS),
             bars=board_views.kgi_bars(ranked[:CHART_ROWS], len(views.kgi_components(
-                release.schema))),
+                release.schema)), len(ranked)),
         )  # fmt: skip
         self.render(
             "capability-indices.html", "capability_indices.html", ("capability_indices",),
