@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from bench_pipeline.grading.browser_offline import RecordedInspector
+from bench_pipeline.grading.browser_parent import ChromiumInspector
 from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL
 from bench_pipeline.grading.rounds import grade_pending, review_round
 from bench_pipeline.grading.sandbox import OfflineSandbox
@@ -94,7 +94,7 @@ def build_stage(home: Path) -> Stage:
     assert not report.failures, report.failures
     now = datetime.now(UTC)  # runs are stamped with the clock: grades and boards come after
     grade_pending(
-        warehouse.connection, calls.providers(), inspector=RecordedInspector(home / "browser"),
+        warehouse.connection, calls.providers(), inspector=ChromiumInspector(),
         sandbox=OfflineSandbox({}), bank=bank, setups=setups, now=now,
         screenshots=home / "shots",
     )  # fmt: skip

@@ -198,6 +198,51 @@ def test_demo_navigator_v1_shows_the_cap_triggering_and_the_waiting_splits(home:
     assert "badge mixed" in page and 'id="navigator-pending"' in page
 
 
+def test_demo_shows_waiting_splits_graded_prototypes_and_a_contamination_comparison(
+    home: Path,
+) -> None:
+    """Issue 18's items the offline demo must show: Navigator runs waiting for a person on a
+    (seeded, simulated) judge split, listed by `bench splits`; prototypes opened in Chromium
+    with the vision step's answers, some passing and some failing; and each setup's private
+    PM case compared with a public case of its category."""
+    site = home / "build" / "site"
+    with duckdb.connect(str(home / "warehouse" / "bench.duckdb"), read_only=True) as conn:
+        (splits,) = conn.execute(
+            "SELECT count(*) FROM (SELECT run_id, input_id, question FROM grades "
+            "WHERE suite = 'navigator' AND grader_kind = 'judge' AND NOT sentinel AND NOT held "
+            "GROUP BY ALL HAVING count(DISTINCT outcome) = 2 "
+            "AND bool_and(outcome IN ('pass', 'fail')))"
+        ).fetchone()
+        pages = conn.execute(
+            "SELECT outcome, reason <> 'the output holds no HTML document' FROM grades "
+            "WHERE suite = 'pm' AND grader_kind = 'browser' AND question = 'browser'"
+        ).fetchall()
+        vision = dict(conn.execute(
+            "SELECT outcome, count(*) FROM grades WHERE grader_kind = 'vision' AND simulated "
+            "GROUP BY outcome"
+        ).fetchall())  # fmt: skip
+    assert splits >= 1
+    pending = sum(
+        int(r["pending_runs"]) for r in csv_records(site / "data" / "navigator_models.csv")
+    )
+    assert pending >= 1
+    page = (site / "navigator.html").read_text("utf-8")
+    assert f"{pending} run{'s' if pending != 1 else ''}</strong> wait" in page
+    listed = subprocess.run(
+        [sys.executable, "-m", "bench_pipeline.cli", "splits"], env=bench_env(home),
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    assert f"{splits} judge split(s) wait for a person:" in listed
+    opened = [outcome for outcome, is_page in pages if is_page]
+    # Pages Chromium opened: some pass, some not; the weakest answers build no page and fail.
+    assert "pass" in opened and {"partial", "fail"} & set(opened), pages
+    assert ("fail", False) in pages, pages
+    assert vision.get("pass", 0) >= 1 and vision.get("fail", 0) >= 1, vision
+    contamination = csv_records(site / "data" / "pm_contamination.csv")
+    assert contamination and all(int(r["matched_by_category"]) >= 1 for r in contamination)
+    assert all(r["p_value"] for r in contamination)
+
+
 def test_item_boards_are_published_and_linked_from_home(home: Path) -> None:
     site = home / "build" / "site"
     assert 'href="item-boards.html"' in (site / "index.html").read_text("utf-8")

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 
 import pytest
 
-from bench_pipeline.grading.judge_simulated import simulated_verdict
+from bench_pipeline.grading.decision import FORMAT_PREFIX, NONCE_HEX, TAG
+from bench_pipeline.grading.judge_simulated import (
+    SIMULATED_REASON,
+    SPLIT_SHARE,
+    SimulatedJudgeProvider,
+    simulated_verdict,
+)
+from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL
 from bench_pipeline.grading.simulated import SIMULATED_GRADER, is_simulated, simulated_check
 from bench_pipeline.providers.base import ChatRequest, Message
 from bench_pipeline.providers.simulated import (
@@ -19,6 +27,7 @@ from bench_pipeline.providers.simulated import (
 )
 
 pytestmark = pytest.mark.unit
+NONCE = "0" * NONCE_HEX
 
 
 def _answer(model: str, prompt: str, effort: str | None = None) -> str:
@@ -72,3 +81,39 @@ def test_graders_label_what_they_read() -> None:
     verdict = simulated_verdict("brief text", "[simulated] quality 0.990. anything")
     assert verdict.outcome == "pass" and "latent quality 0.990" in verdict.reason
     assert simulated_verdict("brief", "[simulated] Simulated answer").outcome == "fail"
+
+
+def _navigator_decision(judge: str, output: str, criterion: str) -> str:
+    prompt = (
+        "## Brief\nSummarise the incident report for the on-call team.\n\n"
+        "## Input\nThe database failed over at 02:10 and recovered at 02:25.\n\n"
+        f"## Criterion\nQuestion: {criterion}\n\n"
+        f"## Answer to grade\n<{TAG}-{NONCE}>\n{output}\n</{TAG}-{NONCE}>"
+    )
+    request = ChatRequest(
+        model=judge,
+        messages=[
+            Message(role="system", content=f"{FORMAT_PREFIX}decision\n\nJudge it."),
+            Message(role="user", content=prompt),
+        ],
+    )
+    answer = asyncio.run(SimulatedJudgeProvider().complete(request))
+    assert answer.simulated and SIMULATED_REASON in answer.content
+    return json.loads(answer.content)["outcome"]
+
+
+def test_the_simulated_judge_pair_splits_on_a_small_seeded_share_of_navigator_criteria() -> None:
+    a, b = (j.api_id for j in SIMULATED_JUDGE_POOL[:2])
+    outputs = [_answer("vendor/model-x", f"incident {k}") for k in range(400)]
+    pairs = [(_navigator_decision(a, o, "Is the timeline right?"), o) for o in outputs]
+    sides = [(first, _navigator_decision(b, o, "Is the timeline right?")) for first, o in pairs]
+    splits = [s for s in sides if set(s) == {"pass", "fail"}]
+    # Roughly SPLIT_SHARE of criteria, never zero, never most; A passes where B fails.
+    assert 0.5 * SPLIT_SHARE * 400 <= len(splits) <= 2 * SPLIT_SHARE * 400
+    assert all(s == ("pass", "fail") for s in splits)
+    again = [_navigator_decision(b, o, "Is the timeline right?") for o in outputs]
+    assert again == [second for _, second in sides]  # deterministic
+    # A prepared (non-simulated) answer never splits, whatever the criterion.
+    prose = "The database failed over at 02:10 and recovered at 02:25; the on-call team paged."
+    for k in range(100):
+        assert _navigator_decision(a, prose, f"q{k}") == _navigator_decision(b, prose, f"q{k}")

@@ -102,8 +102,8 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Pipeline:
             )
         )
 
-    # The simulated models answer prototypes without HTML (which fails before any browser),
-    # so each setup's prototype run is given a page of its own, as if a model had built one.
+    # Each setup's prototype run is given a fixture page of its own in place of its simulated
+    # page, so what the browser reports is known exactly.
     # One page's inspection is recorded (as a Chromium run would have kept it); the other
     # page has none.
     with connect(database_of(home)) as conn:

@@ -8,18 +8,21 @@ for a real judge's.
 from __future__ import annotations
 
 import json
-import math
 import re
 
 from pydantic import BaseModel, ConfigDict
 
 from bench_pipeline.grading.decision import FORMAT_PREFIX, quoted_output
+from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL
 from bench_pipeline.grading.outcomes import Outcome
-from bench_pipeline.providers.base import ChatRequest, ChatResponse, Provider, Usage
+from bench_pipeline.providers.base import ChatRequest, ChatResponse, Provider
 from bench_pipeline.providers.simulated import (
     SIMULATED_MARKER,
+    SIMULATION_SEED,
     simulated_outcome,
     simulated_quality,
+    simulated_reply,
+    unit_hash,
 )
 
 MIN_WORDS = 12
@@ -46,7 +49,28 @@ _STOP_STEMS = frozenset(
 _WORD = re.compile(r"[a-z]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _SECTION = re.compile(r"^## (Brief|Context|Input)\n(.*?)(?=\n\n## )", re.DOTALL | re.MULTILINE)
+_CRITERION = re.compile(r"^## Criterion\n(.*?)(?=\n\n## )", re.DOTALL | re.MULTILINE)
 SIMULATED_REASON = "[simulated judge]"
+SPLIT_SHARE = 0.05
+"""Share of Navigator criteria (seeded by the material, criterion and output) on which the
+simulated judge pair splits pass against fail, so the demo has splits a person must decide."""
+_POOL_RANK = {judge.api_id: rank for rank, judge in enumerate(SIMULATED_JUDGE_POOL)}
+
+
+def simulated_split(material: str, criterion: str, output: str, judge: str) -> Outcome | None:
+    """The simulated judge's side on a seeded split, or None when this criterion is no split.
+
+    Only simulated answers to Navigator criteria split (their material has an `Input`
+    section; PM has one judge); prepared sentinel answers never do, so no judge is flagged
+    for a seeded split. On a split, judges of even rank in `SIMULATED_JUDGE_POOL` say pass
+    and odd ranks fail, so the demo's pair (A and B, the first two) always disagree.
+    Deterministic in its inputs.
+    """
+    if simulated_quality(output) is None:
+        return None
+    if unit_hash(SIMULATION_SEED, "split", material, criterion, output) >= SPLIT_SHARE:
+        return None
+    return "pass" if _POOL_RANK.get(judge, 0) % 2 == 0 else "fail"
 
 
 def _stems(text: str) -> set[str]:
@@ -77,7 +101,8 @@ def simulated_verdict(material: str, output: str) -> SimulatedVerdict:
        and context → fail ("ignores the brief"); fewer than `ENOUGH_OVERLAP` → partial;
        otherwise pass (more confident from `STRONG_OVERLAP` on).
 
-    It does not read the criterion: every criterion of one output gets the same outcome.
+    It does not read the criterion: every criterion of one output gets the same outcome (but
+    see `simulated_split`, applied on top for Navigator criteria).
     """
     text = output.strip()
     overlap = len(_stems(text) & _stems(material))
@@ -153,16 +178,29 @@ class SimulatedJudgeProvider(Provider):
             kind = first.removeprefix(FORMAT_PREFIX) if first.startswith(FORMAT_PREFIX) else None
         prompt = user.content if user is not None and isinstance(user.content, str) else ""
         output = quoted_output(prompt)
-        material = "\n".join(body for _, body in _SECTION.findall(prompt))
+        sections = _SECTION.findall(prompt)
+        material = "\n".join(body for _, body in sections)
         if output is None or kind not in {"decision", "claims", "review"}:
             content = f"{SIMULATED_MARKER} not a judge request"
         else:
-            content = json.dumps(self._answer(kind, material, output), ensure_ascii=False)
+            split = None
+            criterion = _CRITERION.search(prompt)
+            if kind == "decision" and criterion and any(t == "Input" for t, _ in sections):
+                split = simulated_split(material, criterion.group(1), output, request.model)
+            answer = self._answer(kind, material, output, split)
+            content = json.dumps(answer, ensure_ascii=False)
         return self._response(request, content)
 
     @staticmethod
-    def _answer(kind: str, material: str, output: str) -> dict[str, object]:
+    def _answer(
+        kind: str, material: str, output: str, split: Outcome | None = None
+    ) -> dict[str, object]:
         verdict = simulated_verdict(material, output)
+        if split is not None:
+            why = f"a seeded simulated split: this judge says {split}"
+            verdict = SimulatedVerdict(
+                outcome=split, confidence=0.7, reason=why, overlap=verdict.overlap
+            )
         reason = f"{SIMULATED_REASON} {verdict.reason}"
         if kind == "claims":
             return {"claims": _simulated_claims(material, output)}
@@ -179,24 +217,4 @@ class SimulatedJudgeProvider(Provider):
         }
 
     def _response(self, request: ChatRequest, content: str) -> ChatResponse:
-        request_hash = request.request_hash()
-        prompt_chars = sum(
-            len(m.content) if isinstance(m.content, str) else len(json.dumps(m.content))
-            for m in request.messages
-        )
-        usage = Usage(
-            prompt_tokens=math.ceil(prompt_chars / 4),
-            completion_tokens=math.ceil(len(content) / 4),
-            per_request=True,
-        )
-        return ChatResponse(
-            request_hash=request_hash,
-            model=request.model,
-            content=content,
-            finish_reason="stop",
-            usage=usage,
-            wall_seconds=0.0,
-            provider=self.name,
-            simulated=True,
-            raw={"simulated": True, "request_hash": request_hash, "model": request.model},
-        )
+        return simulated_reply(request, content, self.name)

@@ -33,7 +33,11 @@ from bench_pipeline.grading.outcomes import OUTCOME_CREDIT
 from bench_pipeline.grading.scripted import run_check
 from bench_pipeline.grading.simulated import is_simulated, simulated_check
 from bench_pipeline.providers.base import ChatRequest, ChatResponse, Message, Provider, Usage
-from bench_pipeline.providers.simulated import SIMULATION_SEED, simulated_quality
+from bench_pipeline.providers.simulated import (
+    SIMULATION_SEED,
+    simulated_quality,
+    simulated_reply,
+)
 from bench_pipeline.taskbank.v1_library import V1Config, V1Task
 
 KIND = "v1score"
@@ -214,21 +218,4 @@ class SimulatedV1Judge(Provider):
             }
         reply = {"overall": overall, "dimensions": dims,
                  "reason": f"[simulated judge] latent quality {quality}"}  # fmt: skip
-        content = json.dumps(reply)
-        request_hash = request.request_hash()
-        chars = sum(len(m.content) for m in request.messages if isinstance(m.content, str))
-        return ChatResponse(
-            request_hash=request_hash,
-            model=request.model,
-            content=content,
-            finish_reason="stop",
-            usage=Usage(
-                prompt_tokens=math.ceil(chars / 4),
-                completion_tokens=math.ceil(len(content) / 4),
-                per_request=True,
-            ),
-            wall_seconds=0.0,
-            provider=self.name,
-            simulated=True,
-            raw={"simulated": True, "request_hash": request_hash},
-        )
+        return simulated_reply(request, json.dumps(reply), self.name)

@@ -30,7 +30,6 @@ import asyncio
 import base64
 import hashlib
 import json
-import math
 import re
 import tomllib
 from collections.abc import Collection, Sequence
@@ -56,6 +55,7 @@ from bench_pipeline.providers.base import (
     ProviderError,
     Usage,
 )
+from bench_pipeline.providers.simulated import simulated_reply
 
 VISION_FILE = "vision.toml"
 SIMULATED_REASON = "[simulated vision]"
@@ -283,22 +283,7 @@ class SimulatedVisionProvider(Provider):
         request_hash = request.request_hash()
         answer = "yes" if int(request_hash[:8], 16) % 3 else "no"
         content = json.dumps({"answer": answer, "reason": f"{SIMULATED_REASON} {answer}"})
-        chars = sum(len(m.content) for m in request.messages if isinstance(m.content, str))
-        return ChatResponse(
-            request_hash=request_hash,
-            model=request.model,
-            content=content,
-            finish_reason="stop",
-            usage=Usage(
-                prompt_tokens=math.ceil(chars / 4),
-                completion_tokens=math.ceil(len(content) / 4),
-                per_request=True,
-            ),
-            wall_seconds=0.0,
-            provider=self.name,
-            simulated=True,
-            raw={"simulated": True, "request_hash": request_hash},
-        )
+        return simulated_reply(request, content, self.name)
 
 
 def screenshot_digest(path: Path) -> str:

@@ -14,7 +14,8 @@ each answer carries a quality (the skill plus request-level noise) in its first 
 `[simulated] quality 0.734.`. The offline graders read it back (`simulated_quality`) and
 grade an item pass, partial or fail by comparing it with the item's own difficulty
 (`simulated_outcome`), so better setups pass more items, and still everything is labelled
-simulated.
+simulated. A prompt asking for an HTML prototype gets a self-contained page after that first
+line (`simulated_pages`), so the browser grading opens real pages.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import re
 from typing import Literal
 
 from bench_pipeline.providers.base import ChatRequest, ChatResponse, Message, Provider, Usage
+from bench_pipeline.providers.simulated_pages import simulated_page, wants_prototype
 
 SIMULATED_MARKER = "[simulated]"
 CHARS_PER_TOKEN = 4
@@ -80,16 +82,52 @@ def _tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def _unit(*parts: object) -> float:
+def unit_hash(*parts: object) -> float:
     """A deterministic number in [0, 1) from `parts` (SHA-256, not Python's salted hash)."""
     digest = hashlib.sha256("\0".join(map(str, parts)).encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
+def simulated_reply(request: ChatRequest, content: str, provider: str) -> ChatResponse:
+    """A simulated grader's answer (judge, vision model): instant, tokens counted from the
+    text sent (about 4 characters a token; an image part counts nothing), labelled simulated.
+
+    Args:
+        request: What was asked.
+        content: The answer.
+        provider: The simulated provider's name.
+    """
+    request_hash = request.request_hash()
+    sent = sum(
+        len(part)
+        for m in request.messages
+        for part in (
+            [m.content]
+            if isinstance(m.content, str)
+            else [p.get("text", "") for p in m.content if p.get("type") == "text"]
+        )
+    )
+    return ChatResponse(
+        request_hash=request_hash,
+        model=request.model,
+        content=content,
+        finish_reason="stop",
+        usage=Usage(
+            prompt_tokens=math.ceil(sent / 4),
+            completion_tokens=math.ceil(len(content) / 4),
+            per_request=True,
+        ),
+        wall_seconds=0.0,
+        provider=provider,
+        simulated=True,
+        raw={"simulated": True, "request_hash": request_hash, "model": request.model},
+    )
+
+
 def latent_skill(model: str, effort: str | None = None, seed: int = SIMULATION_SEED) -> float:
     """The simulated setup's skill in `SKILL_RANGE`: fixed by the seed, model and effort."""
     low, high = SKILL_RANGE
-    return low + (high - low) * _unit(seed, model, effort or "")
+    return low + (high - low) * unit_hash(seed, model, effort or "")
 
 
 def simulated_quality(text: str) -> float | None:
@@ -104,7 +142,7 @@ def simulated_outcome(
     """What an answer of `quality` earns on the item keyed `item` (a check, a criterion):
     pass at or above the item's difficulty (uniform in 0.1–0.9 from the key), partial within
     `PARTIAL_BAND` below it, else fail."""
-    difficulty = 0.1 + 0.8 * _unit(seed, "difficulty", item)
+    difficulty = 0.1 + 0.8 * unit_hash(seed, "difficulty", item)
     if quality >= difficulty:
         return "pass"
     return "partial" if quality >= difficulty - PARTIAL_BAND else "fail"
@@ -130,11 +168,14 @@ class SimulatedProvider(Provider):
             0.0, QUALITY_NOISE
         )
         quality = min(1.0, max(0.0, quality))
-        content = (
+        head = (
             f"{SIMULATED_MARKER} quality {quality:.3f}. Simulated answer from {request.model} "
-            f"(request {request_hash[:12]}) to: {topic!r}. "
-            f"{rng.choice(_OPENINGS)} " + " ".join(sentences)
+            f"(request {request_hash[:12]}) to: {topic!r}."
         )
+        if user_texts and wants_prototype(user_texts[-1]):
+            content = f"{head}\n{simulated_page(user_texts[-1], round(quality, 3), rng)}"
+        else:
+            content = f"{head} {rng.choice(_OPENINGS)} " + " ".join(sentences)
 
         prompt_tokens = 3 + sum(4 + _tokens(_text_of(m)) for m in request.messages)
         reasoning = 0

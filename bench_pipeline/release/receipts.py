@@ -100,9 +100,9 @@ RECEIPT_COLUMNS = (
 )
 SCORE_COLUMNS = (
     _c("run_id", "string", "The run."),
-    _c("criterion", "string", "The criterion or dimension id, or `check:<kind>` / `browser`."),
+    _c("criterion", "string", "Criterion id; `check:<kind>`, `browser` or `vision:<check>`."),
     _c("question", "string", "The criterion's question, where the rubric is public (PM)."),
-    _c("grader_kind", "string", "judge, script, browser or submitter."),
+    _c("grader_kind", "string", "judge, script, browser, vision or submitter."),
     _c("grader", "string", "The grader: a judge model id, a script version, the submitter."),
     _c("tier", "integer", "1 scripted or browser, 2 judge (null: self-reported)."),
     _c("rubric_version", "string", "The judged criterion's rubric version."),
@@ -199,6 +199,8 @@ def _score_rows(run_id: str, case: Case, grades: list[Row]) -> list[Row]:
             criterion = g["question"]
         elif g["grader_kind"] == "browser":
             criterion = "browser"
+        elif g["grader_kind"] == "vision":
+            criterion = g["question"]  # `vision:<check id>`: one answer per browser check
         else:
             kind = next((i.check.kind for i in case.inputs if i.id == g["input_id"]), "check")
             criterion = f"check:{kind}"
