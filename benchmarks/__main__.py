@@ -2,7 +2,8 @@
 
 1. ingest: the ingest swap (`benchmarks.ingest_swap`; `--rows N`, `--parser P`).
 2. indices: the index family (`benchmarks.index_family`; `--models N`, `--seed S`).
-3. site: the static site build for 2,000 synthetic models (`benchmarks.site_build`).
+3. site: the static site build for 2,000 and 20,000 synthetic models, its heaviest pages at
+   100,000 (`benchmarks.site_build`).
 4. pairs: paired ranks, 4,950 exact sign-flip tests at n = 40 against scipy
    (`benchmarks.pairs`; its own options through `python -m benchmarks.pairs`).
 5. exact: exact paired tests at any size (`benchmarks.exact_pairs`): one test at n = 500 on

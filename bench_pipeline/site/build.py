@@ -12,7 +12,6 @@ functions of `views.py`; this module only renders and copies files.
 
 from __future__ import annotations
 
-import shutil
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +29,13 @@ from bench_pipeline.site.charts import price_history_svg
 from bench_pipeline.site.disclosures import render_disclosures
 from bench_pipeline.site.item_boards import render_item_boards
 from bench_pipeline.site.layout import Row, read_json
+from bench_pipeline.site.paging import (
+    CHART_ROWS,
+    PAGE_ROWS,
+    copy_if_changed,
+    first_page,
+    write_if_changed,
+)
 from bench_pipeline.site.receipts import render_receipts
 from bench_pipeline.site.views import Model, Release, load_release, safe_id
 
@@ -52,6 +58,9 @@ METHODOLOGY_ORDER = (
     "model-matching",
     "releases",
 )
+RELEASE_PAGES = frozenset({"index.html", "downloads.html", "about.html", "changes.html"})
+"""Pages whose footer names the release; the others point to Downloads, so that a page
+whose figures did not change keeps its bytes from one release to the next."""
 GENERATED_DIRS = ("models", "methodology", "releases", "static", "item-boards", "receipts")
 
 
@@ -67,6 +76,7 @@ class SiteBuilder:
     def __init__(self, release: Release, out_dir: Path, releases_root: Path) -> None:
         self.release, self.out, self.releases_root = release, out_dir, releases_root
         self.pages: list[Path] = []
+        self.written: set[Path] = set()
         self.models = views.collect_models(release)
         self.simulated = {
             t: any(markup.is_simulated(r) for r in rows) for t, rows in release.tables.items()
@@ -81,6 +91,7 @@ class SiteBuilder:
             undefined=jinja2.StrictUndefined,
             trim_blocks=True,
             lstrip_blocks=True,
+            auto_reload=False,  # one build, fixed templates: no stat of each file per page
         )
         self.env.filters.update(
             num=markup.number, usd=markup.usd, text=markup.text, when=markup.when, q=quote
@@ -92,6 +103,7 @@ class SiteBuilder:
             evaluations=release.schema.evaluations,
             capabilities=views.capabilities(release.schema),
             MISSING=markup.MISSING,
+            RELEASE_PAGES=RELEASE_PAGES,
             board_chart=board_views.board_chart,
             simulated_label=lambda table: board_views.simulated_label(table, release.tables),
         )
@@ -100,27 +112,37 @@ class SiteBuilder:
     def render(self, path: str, template: str, shows: Sequence[str] = (), **context: Any) -> None:
         """Render `template` into `path` (relative to the site root)."""
         target = self.out / path
-        target.parent.mkdir(parents=True, exist_ok=True)
         root = "../" * path.count("/")
         simulated = [self.titles.get(t, t) for t in shows if self.simulated.get(t)]
         context.setdefault("simulated", simulated)
         html = self.env.get_template(template).render(
             root=root, page=path, present=set(self.release.tables), **context
         )
-        target.write_text(html, "utf-8")
+        self.write(target, html.encode("utf-8"))
         self.pages.append(target)
 
-    def clear(self) -> None:
-        """Remove what an earlier build generated; `data/` (the release asset's) stays."""
-        self.out.mkdir(parents=True, exist_ok=True)
-        for name in GENERATED_DIRS:
-            shutil.rmtree(self.out / name, ignore_errors=True)
-        for page in self.out.glob("*.html"):
-            page.unlink()
+    def write(self, target: Path, content: bytes) -> None:
+        """Write a site file (left alone when its bytes are already there)."""
+        write_if_changed(target, content)
+        self.written.add(target)
+
+    def prune(self) -> None:
+        """Remove what an earlier build generated and this one did not write; `data/` (the
+        release asset's) stays. Files this build wrote with unchanged bytes keep their inode
+        and mtime, so an incremental build touches only the pages that changed."""
+        generated = [p for name in GENERATED_DIRS for p in (self.out / name).rglob("*")]
+        for path in [*generated, *self.out.glob("*.html"), *self.out.glob(".*.tmp")]:
+            if (path.is_file() or path.is_symlink()) and path not in self.written:
+                path.unlink()
+        for folder in sorted((p for p in generated if p.is_dir()), reverse=True):
+            if not any(folder.iterdir()):
+                folder.rmdir()
 
     def copy_files(self) -> list[Row]:
         """Static assets and the older releases' manifests; the older manifests, newest first."""
-        shutil.copytree(STATIC, self.out / "static")
+        for asset in sorted(STATIC.rglob("*")):
+            if asset.is_file():
+                self.copy(asset, f"static/{asset.relative_to(STATIC).as_posix()}")
         older = []
         for manifest_path in sorted(self.releases_root.glob("*/manifest.json")):
             release_id = manifest_path.parent.name
@@ -134,9 +156,8 @@ class SiteBuilder:
 
     def copy(self, source: Path, target: str) -> None:
         """Copy a file into the site (not its mode: release files are read-only)."""
-        path = self.out / target
-        path.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, path)
+        copy_if_changed(source, self.out / target)
+        self.written.add(self.out / target)
 
     def downloads(self) -> list[Row]:
         """Per table, a link for each file: to `data/` when the file there is identical,
@@ -170,11 +191,16 @@ class SiteBuilder:
     # -- pages --------------------------------------------------------------------------
     def build(self) -> SiteResult:
         """Render every page; return what was written."""
-        self.clear()
+        self.out.mkdir(parents=True, exist_ok=True)
         older = self.copy_files()
+        tables = self.downloads()
+        self.env.globals["table_downloads"] = {
+            t["name"]: {link["kind"]: link["href"] for link in t["links"]} for t in tables
+        }
         release, models = self.release, self.models
         by_name = sorted(models.values(), key=lambda m: (m.name.lower(), m.id))
         boards = views.leaderboards(release, models)
+        ranked = boards["leaderboard"]
         counts = {
             "models": len(models),
             "ranked": len(boards["leaderboard"]),
@@ -185,29 +211,35 @@ class SiteBuilder:
         self.render("index.html", "index.html", kgi, top=boards["leaderboard"][:10], counts=counts)
         self.render(
             "known-good-index.html", "known_good_index.html", kgi,
-            leaderboard=boards["leaderboard"], unranked=boards["unranked"],
-            bars=board_views.kgi_bars(boards["leaderboard"], len(views.kgi_components(
-                release.schema))),
+            leaderboard=first_page(ranked, "known_good_index"),
+            unranked=first_page(boards["unranked"], "known_good_index"),
+            charted=min(len(ranked), CHART_ROWS),
+            bars=board_views.kgi_bars(ranked[:CHART_ROWS], len(views.kgi_components(
+                release.schema)), len(ranked)),
         )  # fmt: skip
         self.render(
             "capability-indices.html", "capability_indices.html", ("capability_indices",),
             boards=boards["capability_boards"],
-            table=board_views.capability_table(
+            table=first_page(board_views.capability_table(
                 release.rows("capability_indices"), models, views.capabilities(release.schema),
                 {c: release.schema.rank_column("capability_indices", c)
-                 for c, *_ in views.capabilities(release.schema)}),
+                 for c, *_ in views.capabilities(release.schema)}), "capability_indices"),
         )  # fmt: skip
         points = board_views.price_index_points(models.values())
+        market = board_views.market_rows(release.rows("market"), models)
         self.render(
             "market.html", "market.html", ("market",),
-            **board_views.market_rows(release.rows("market"), models),
-            scatter=board_views.price_index_chart(points), points=points,
+            priced=first_page(market["priced"], "market"),
+            unpriced=first_page(market["unpriced"], "market"),
+            scatter=board_views.price_index_chart(board_views.top_points(points, PAGE_ROWS)),
+            points=points, charted=min(len(points), PAGE_ROWS),
         )  # fmt: skip
+        arena = board_views.arena_boards(release.rows("arena_elo"), models, self.runs)
         self.render(
             "arena.html", "arena.html", ("arena_elo",),
-            boards=board_views.arena_boards(release.rows("arena_elo"), models, self.runs),
+            boards=[b | {"page": first_page(b["entries"], "arena_elo")} for b in arena],
         )  # fmt: skip
-        self.render("models.html", "models.html", ("models",), models=by_name)
+        self.render("models.html", "models.html", ("models",), models=first_page(by_name, "models"))
         for model in by_name:
             self.model_page(model)
         self.methodology()
@@ -239,12 +271,13 @@ class SiteBuilder:
         for listed in release.rows("sources"):
             publishers[str(listed.get("publisher"))].append(listed)
         self.render("attribution.html", "attribution.html", publishers=sorted(publishers.items()))
-        self.render("downloads.html", "downloads.html", tables=self.downloads(), older=older)
+        self.render("downloads.html", "downloads.html", tables=tables, older=older)
         self.render(
             "changes.html", "changes.html", diff=views.diff_view(release, models, self.titles),
             summary=board_views.change_summary(release.diff, models),
             titles_of=self.titles,
         )  # fmt: skip
+        self.prune()
         return SiteResult(pages=self.pages, release_id=release.id)
 
     def model_page(self, model: Model) -> None:

@@ -5,7 +5,8 @@ writes the latest release's downloads and every page into a fresh hidden folder,
 to its final name, and replaces the link in one `rename` (atomic on POSIX): a reader, or a
 process killed at any moment, sees either the previous site or the new one, whole, and the
 downloads page's hashes always describe the `data/` files beside it. The previous version is
-kept (a reader may still hold it open); older ones are removed.
+kept (a reader may still hold it open); older ones are removed. The fresh folder starts as
+hard links to the live version's generated files, so a build rewrites only what changed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
+
+from bench_pipeline.site.build import GENERATED_DIRS
 
 Built = TypeVar("Built")
 
@@ -36,6 +39,8 @@ def publish_site(site: Path, build: Callable[[Path], Built]) -> tuple[Path, Buil
     root.mkdir(parents=True, exist_ok=True)
     partial = root / f".building-{uuid.uuid4().hex}"
     try:
+        if site.is_dir():
+            seed_from(site.resolve(), partial)
         result = build(partial)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         final = root / f"{stamp}-{os.getpid()}"
@@ -46,6 +51,26 @@ def publish_site(site: Path, build: Callable[[Path], Built]) -> tuple[Path, Buil
     _point(site, final)
     _prune(root, keep={final.name})
     return final, result
+
+
+def seed_from(previous: Path, folder: Path) -> int:
+    """Hard-link the generated files of the live site version into the new `folder`; returns
+    how many. The build then rewrites only files whose bytes differ, each by renaming a new
+    file over the link (`paging.write_if_changed`), so the live version is never changed and
+    an unchanged page keeps its inode and mtime. Only what the site build owns is seeded
+    (never `data/`: the release asset writes it in place)."""
+    linked = 0
+    owned = [*previous.glob("*.html")]
+    owned += [p for name in GENERATED_DIRS for p in (previous / name).rglob("*")]
+    for path in owned:
+        if path.is_symlink() or not path.is_file() or path.name.startswith("."):
+            continue
+        relative = path.relative_to(previous)
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.link(path, target)
+        linked += 1
+    return linked
 
 
 def _point(site: Path, target: Path) -> None:
