@@ -152,7 +152,7 @@ def test_the_recording_inspector_keeps_what_the_inner_one_reports(tmp_path: Path
 
 
 def test_the_resource_chooses_the_inspector(tmp_path: Path) -> None:
-    assert BrowserResource().inspector() == ChromiumInspector(timeout_seconds=15.0)
+    assert BrowserResource().inspector() == ChromiumInspector(timeout_seconds=60.0)
     recording = BrowserResource(recordings_dir=str(tmp_path), timeout_seconds=4).inspector()
     assert recording == RecordingInspector(ChromiumInspector(4), tmp_path)
     assert BrowserResource(mode="offline", recordings_dir=str(tmp_path)).inspector() == (
