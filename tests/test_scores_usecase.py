@@ -155,6 +155,10 @@ def test_recency_half_life_is_90_days() -> None:
     assert recency(NOW - timedelta(days=90), NOW) == pytest.approx(0.5)
     assert recency(NOW - timedelta(days=180), NOW) == pytest.approx(0.25)
     assert recency(NOW + timedelta(days=3), NOW) == 1.0  # dated after as_of: age 0
+    # Ages count in whole UTC days: earlier the same day is new; one day back, one day old.
+    midnight = NOW.replace(hour=0, minute=0, second=0, microsecond=0)
+    assert recency(midnight, NOW.replace(hour=23, minute=59)) == 1.0
+    assert recency(midnight - timedelta(seconds=1), midnight) == pytest.approx(0.5 ** (1 / 90))
 
 
 def test_group_weighted_mean_n_eff_and_clipped_interval() -> None:

@@ -84,7 +84,9 @@ def demo_submission(
             "schema_version": 1,
             "use_case": use_case,
             "use_case_version": version,
-            "started_at": now - timedelta(days=rng.uniform(1.0, SPREAD_DAYS)),
+            # From midnight (UTC) of `now`'s day, so two homes built the same day agree.
+            "started_at": now.replace(hour=0, minute=0, second=0, microsecond=0)
+            - timedelta(days=rng.uniform(1.0, SPREAD_DAYS)),
             "model": {"name": record.api_id, "settings": settings},
             "harness": {"name": "simulated", "version": "1"},
             "tokens": {"total": {"input_tokens": 20_000 + rng.randint(0, 30_000),

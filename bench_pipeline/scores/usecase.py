@@ -55,7 +55,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Literal, get_args
 
@@ -106,7 +106,6 @@ MIN_PAIRS_FOR_BLEND = 20
 BLEND_SCORE_SHARE = 0.7
 TREND_LOOKBACK = timedelta(days=7)
 
-_SECONDS_PER_DAY = 86_400.0
 _OUTCOMES = frozenset(get_args(RunOutcome))
 _AUTONOMY = frozenset(get_args(Autonomy))
 
@@ -392,9 +391,15 @@ def reproductions(
 
 
 def recency(run_at: datetime, as_of: datetime) -> float:
-    """0.5^(age in days / 90); a run dated after `as_of` counts as new (age 0)."""
-    age_days = max(0.0, (as_of - run_at).total_seconds() / _SECONDS_PER_DAY)
+    """0.5^(age in days / 90), the age in whole UTC days (a run of `as_of`'s own day is new,
+    as is one dated after it). Whole days, so a board rebuilt later the same day, or in a
+    second home, from the same runs gives the same figures to the last digit."""
+    age_days = max(0, (_utc_day(as_of) - _utc_day(run_at)).days)
     return 0.5 ** (age_days / HALF_LIFE_DAYS)
+
+
+def _utc_day(moment: datetime) -> date:
+    return (moment.astimezone(UTC) if moment.tzinfo else moment).date()
 
 
 def cost_per_success(run: UseCaseRun) -> Decimal | None:
