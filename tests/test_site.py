@@ -373,6 +373,8 @@ def test_bench_serve_serves_the_built_site(tmp_path: Path) -> None:
     env = os.environ | {"BENCH_HOME": str(tmp_path / "home")}
     server = subprocess.Popen(
         [sys.executable, "-m", "bench_pipeline.cli", "serve", "--port", str(port)],
+        # A parent that ignores TERM passes that on; serve must stop on TERM all the same.
+        preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -389,12 +391,12 @@ def test_bench_serve_serves_the_built_site(tmp_path: Path) -> None:
         assert RELEASE_ID in body
     finally:
         server.terminate()
-        try:  # a loaded machine (the whole suite on 2 cores) can take seconds to reap it
-            server.wait(timeout=60)
+        try:
+            server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-    assert server.returncode == -signal.SIGTERM, "bench serve did not stop on SIGTERM"
+    assert server.returncode == 0, f"bench serve did not stop on SIGTERM ({server.returncode})"
 
 
 @pytest.mark.integration

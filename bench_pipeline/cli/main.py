@@ -266,6 +266,7 @@ def serve(port: int, out: TextIO = sys.stdout) -> int:
         print(f"no site at {site}: run `bench run` first", file=out)
         return 1
     handler = functools.partial(SimpleHTTPRequestHandler, directory=str(site))
+    _stop_on_term()
     with ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
         print(f"serving {site} on http://127.0.0.1:{server.server_address[1]}/", file=out)
         out.flush()
@@ -274,6 +275,19 @@ def serve(port: int, out: TextIO = sys.stdout) -> int:
         except KeyboardInterrupt:
             pass
     return 0
+
+
+def _stop_on_term() -> None:
+    """Make SIGTERM stop the server like Ctrl-C, whatever this process inherited: a parent
+    that ignores or blocks TERM passes that on through fork and exec (seen under the test
+    suite, where `bench serve` outlived a TERM by a minute)."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 def review(reviewer: str, include_simulated: bool, out: TextIO = sys.stdout) -> int:
