@@ -3,10 +3,8 @@ every string for every text, on release-shaped files (CSV, JSON, Parquet, DuckDB
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import polars as pl
@@ -14,6 +12,7 @@ import pytest
 
 from bench_pipeline.release.downloads import write_download
 from bench_pipeline.release.verify import found_texts, private_text_findings
+from benchmarks.release_checks import old_private_text_findings
 
 pytestmark = pytest.mark.store
 
@@ -27,56 +26,6 @@ SECRETS = [
     "never published anywhere",
     "line one\nline two",  # a newline, escaped in JSON
 ]
-
-
-def _reference(release_dir: Path, texts: list[str]) -> list[dict[str, Any]]:
-    """The check as it was: every string of every file against every text (`t in s`)."""
-    wanted = [(i, t) for i, t in enumerate(texts) if t]
-
-    def strings(value: Any):
-        if isinstance(value, str):
-            yield value
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                yield str(k)
-                yield from strings(v)
-        elif isinstance(value, list):
-            for item in value:
-                yield from strings(item)
-
-    def file_strings(path: Path):
-        if path.suffix == ".json":
-            yield from (("", s) for s in strings(json.loads(path.read_text(encoding="utf-8"))))
-        elif path.suffix == ".csv":
-            with path.open(newline="", encoding="utf-8") as handle:
-                for row in csv.reader(handle):
-                    yield from (("", cell) for cell in row)
-        elif path.suffix == ".parquet":
-            frame = pl.read_parquet(path)
-            for column in frame.columns:
-                if frame.schema[column] == pl.Utf8:
-                    yield from ((column, v) for v in frame[column].drop_nulls().to_list())
-        elif path.name == "bench.duckdb":
-            with duckdb.connect(str(path), read_only=True) as conn:
-                columns = conn.execute(
-                    "SELECT schema_name, table_name, column_name FROM duckdb_columns() "
-                    "WHERE NOT internal AND data_type = 'VARCHAR' ORDER BY ALL"
-                ).fetchall()
-                for schema, table, column in columns:
-                    values = conn.execute(
-                        f'SELECT "{column}" FROM "{schema}"."{table}" WHERE "{column}" IS NOT NULL'
-                    ).fetchall()
-                    yield from ((f"{table}.{column}", v[0]) for v in values)
-        yield "bytes", path.read_bytes().decode("utf-8", errors="replace")
-
-    findings = []
-    for path in sorted(p for p in release_dir.rglob("*") if p.is_file()):
-        hits = {(i, w) for w, s in file_strings(path) for i, t in wanted if t in s}
-        findings += [
-            {"file": path.relative_to(release_dir).as_posix(), "where": w or None, "text_number": i}
-            for i, w in sorted(hits)
-        ]
-    return findings
 
 
 def _release(folder: Path) -> Path:
@@ -106,7 +55,7 @@ def _release(folder: Path) -> Path:
 
 def test_one_search_finds_exactly_what_checking_every_pair_finds(tmp_path: Path) -> None:
     folder = _release(tmp_path / "release")
-    expected = _reference(folder, SECRETS)
+    expected = old_private_text_findings(folder, SECRETS)
     found = private_text_findings(folder, SECRETS)
     assert found == expected
     where = {(f["file"], f["where"]) for f in found}
@@ -137,7 +86,9 @@ def test_a_column_of_mixed_json_values_is_read_as_a_reader_would(tmp_path: Path)
     in a number's digits makes the check walk the values instead, as the old check did."""
     (tmp_path / "mixed.json").write_text('[{"a": 123}, {"a": "x"}]', encoding="utf-8")
     for texts in (["12"], ["true"], ["x"], ["123", "nothing"]):
-        assert private_text_findings(tmp_path, texts) == _reference(tmp_path, texts), texts
+        assert private_text_findings(tmp_path, texts) == old_private_text_findings(
+            tmp_path, texts
+        ), texts
     assert {f["where"] for f in private_text_findings(tmp_path, ["12"])} == {"bytes"}
 
 
@@ -148,7 +99,7 @@ def test_a_text_hidden_by_escapes_is_found_in_the_cells(tmp_path: Path) -> None:
     (tmp_path / "bare.csv").write_text('n\nsay "hi there\n', encoding="utf-8")  # unquoted
     texts = [SECRETS[5], 'say "boiling', "answer", 'say "hi']
     found = private_text_findings(tmp_path, texts)
-    assert found == _reference(tmp_path, texts)
+    assert found == old_private_text_findings(tmp_path, texts)
     assert {"file": "escaped.json", "where": None, "text_number": 0} in found
     assert {"file": "quoted.csv", "where": None, "text_number": 1} in found
     assert {"file": "quoted.csv", "where": "bytes", "text_number": 1} not in found
