@@ -27,6 +27,7 @@ from bench_pipeline.site import boards as board_views
 from bench_pipeline.site import markup, pm_checks, views
 from bench_pipeline.site.charts import price_history_svg
 from bench_pipeline.site.disclosures import render_disclosures
+from bench_pipeline.site.environment import PageEnvironment, remembered
 from bench_pipeline.site.item_boards import render_item_boards
 from bench_pipeline.site.layout import Row, read_json
 from bench_pipeline.site.paging import (
@@ -85,7 +86,7 @@ class SiteBuilder:
         self.sources = {r["name"]: r for r in release.rows("sources")}
         runs = {r["run_id"]: r for r in release.manifest.get("source_runs", [])}
         self.runs = runs | {r["run_id"]: r for r in release.rows("source_runs")}
-        self.env = jinja2.Environment(
+        self.env = PageEnvironment(
             loader=jinja2.FileSystemLoader(TEMPLATES),
             autoescape=True,
             undefined=jinja2.StrictUndefined,
@@ -94,8 +95,9 @@ class SiteBuilder:
             auto_reload=False,  # one build, fixed templates: no stat of each file per page
         )
         self.env.filters.update(
-            num=markup.number, usd=markup.usd, text=markup.text, when=markup.when, q=quote
-        )
+            num=remembered(markup.number), usd=remembered(markup.usd), text=markup.text,
+            when=remembered(markup.when), q=quote,
+        )  # fmt: skip
         self.env.tests["simulated"] = markup.is_simulated
         self.env.globals.update(
             release=release.manifest,
