@@ -38,7 +38,9 @@ from bench_pipeline.site.paging import (
     write_if_changed,
 )
 from bench_pipeline.site.receipts import render_receipts
+from bench_pipeline.site.reuse import MODEL_GLOBALS, PageRecord, code_digest, page_key, shared_key
 from bench_pipeline.site.views import Model, Release, load_release, safe_id
+from bench_pipeline.site.workers import default_workers, render_split
 
 SITE_SOURCES = settings.REPO_ROOT / "site"
 TEMPLATES = SITE_SOURCES / "templates"
@@ -74,8 +76,11 @@ class SiteResult:
 class SiteBuilder:
     """Renders one release into `out_dir`; `pages` lists what it wrote."""
 
-    def __init__(self, release: Release, out_dir: Path, releases_root: Path) -> None:
+    def __init__(
+        self, release: Release, out_dir: Path, releases_root: Path, workers: int | None = None
+    ) -> None:
         self.release, self.out, self.releases_root = release, out_dir, releases_root
+        self.workers = default_workers() if workers is None else workers
         self.pages: list[Path] = []
         self.written: set[Path] = set()
         self.models = views.collect_models(release)
@@ -109,17 +114,26 @@ class SiteBuilder:
             board_chart=board_views.board_chart,
             simulated_label=lambda table: board_views.simulated_label(table, release.tables),
         )
+        # Model pages see only the release-wide values their reuse key holds (reuse.py).
+        self.model_env = self.env.overlay()
+        self.model_env.globals = {name: self.env.globals[name] for name in MODEL_GLOBALS}
 
     # -- output -----------------------------------------------------------------------
-    def render(self, path: str, template: str, shows: Sequence[str] = (), **context: Any) -> None:
-        """Render `template` into `path` (relative to the site root)."""
+    def render(
+        self,
+        path: str,
+        template: str,
+        shows: Sequence[str] = (),
+        env: jinja2.Environment | None = None,
+        **context: Any,
+    ) -> None:
+        """Render `template` into `path` (relative to the site root), by `env` if given."""
         target = self.out / path
         root = "../" * path.count("/")
         simulated = [self.titles.get(t, t) for t in shows if self.simulated.get(t)]
         context.setdefault("simulated", simulated)
-        html = self.env.get_template(template).render(
-            root=root, page=path, present=set(self.release.tables), **context
-        )
+        template_ = (env or self.env).get_template(template)
+        html = template_.render(root=root, page=path, present=set(self.release.tables), **context)
         self.write(target, html.encode("utf-8"))
         self.pages.append(target)
 
@@ -242,8 +256,7 @@ class SiteBuilder:
             boards=[b | {"page": first_page(b["entries"], "arena_elo")} for b in arena],
         )  # fmt: skip
         self.render("models.html", "models.html", ("models",), models=first_page(by_name, "models"))
-        for model in by_name:
-            self.model_page(model)
+        self.model_pages(by_name)
         self.methodology()
         for name, filename in DOCUMENTS.items():
             source = (SITE_SOURCES / filename).read_text("utf-8")
@@ -282,8 +295,42 @@ class SiteBuilder:
         self.prune()
         return SiteResult(pages=self.pages, release_id=release.id)
 
+    def adopt(self, model: Model) -> None:
+        """Record the page of `model` as this build's: kept from the previous build, or
+        written by a worker process (`workers.render_split`)."""
+        self.written.add(self.out / model.href)
+        self.pages.append(self.out / model.href)
+
+    def model_pages(self, models: Sequence[Model]) -> None:
+        """Every model's page; a page whose inputs are those of the page already there is
+        kept (`reuse.py`), the others render in `self.workers` processes."""
+        record = PageRecord(self.out)
+        values = {name: self.model_env.globals[name] for name in MODEL_GLOBALS}
+        shared = shared_key(code_digest(TEMPLATES), values | {"present": set(self.release.tables)})
+        todo = []
+        for model in models:
+            context = self.model_context(model)
+            if record.reusable(model.href, page_key(shared, context)):
+                self.adopt(model)
+            else:
+                todo.append((model, context))
+        render_split(todo, self.render_model, lambda item: self.adopt(item[0]),
+                     lambda item: item[0].href, self.workers)  # fmt: skip
+        self.written.add(record.save(m.href for m in models))
+
     def model_page(self, model: Model) -> None:
         """One model's page: every figure, its hosts, price history and provenance."""
+        self.render_model((model, self.model_context(model)))
+
+    def render_model(self, item: tuple[Model, dict[str, Any]]) -> None:
+        """Render a model's page from its `model_context` (the chart is drawn here)."""
+        model, context = item
+        history = [r for r in model.history if markup.missing(r.get("host"))]
+        chart = price_history_svg(history, f"Price history of {model.name}")
+        self.render(model.href, "model.html", env=self.model_env, chart=chart, **context)
+
+    def model_context(self, model: Model) -> dict[str, Any]:
+        """What a model's page shows besides its chart (a function of `model.history`)."""
         history = [r for r in model.history if markup.missing(r.get("host"))]
         own = {
             "market": [model.market or {}],
@@ -294,16 +341,13 @@ class SiteBuilder:
             "arena_elo": model.arena,
             "index_lineage": model.lineage,
         }
-        self.render(
-            model.href,
-            "model.html",
+        return dict(
             simulated=[
                 self.titles.get(t, t)
                 for t, rows in own.items()
                 if any(markup.is_simulated(r) for r in rows)
             ],
             model=model,
-            chart=price_history_svg(history, f"Price history of {model.name}"),
             history=sorted(history, key=lambda r: str(r["observed_at"])),
             lineage=sorted(model.lineage, key=lambda r: str(r.get("evaluation_id"))),
             provenance=views.provenance(model, self.runs, self.sources),
@@ -329,9 +373,12 @@ class SiteBuilder:
             )
 
 
-def build_site(release_dir: Path, out_dir: Path, releases_root: Path) -> SiteResult:
-    """Render the release in `release_dir` into `out_dir` (see the module docstring)."""
-    return SiteBuilder(load_release(release_dir), out_dir, releases_root).build()
+def build_site(
+    release_dir: Path, out_dir: Path, releases_root: Path, workers: int | None = None
+) -> SiteResult:
+    """Render the release in `release_dir` into `out_dir` (see the module docstring), the
+    model pages in `workers` processes (default: `workers.default_workers()`)."""
+    return SiteBuilder(load_release(release_dir), out_dir, releases_root, workers).build()
 
 
 def latest_release(releases_root: Path) -> Path:
