@@ -128,18 +128,22 @@ def test_a_failure_in_this_process_stops_the_workers(tmp_path: Path) -> None:
         (seen / str(item)).write_text("x")
 
     with pytest.raises(RuntimeError, match="the first item fails here"):
-        render_split(list(range(20)), render, lambda item: None, str, workers=2, min_part=5)
+        render_split(list(range(20)), render, str, workers=2, min_part=5)
     assert _no_children_left()
 
 
-def test_items_a_worker_rendered_are_adopted_in_order(tmp_path: Path) -> None:
-    rendered, adopted = tmp_path / "rendered", []
+def test_every_call_returns_its_result_in_order(tmp_path: Path) -> None:
+    rendered = tmp_path / "rendered"
     rendered.mkdir()
     items = list(range(23))
-    render_split(items, lambda i: (rendered / str(i)).write_text(str(os.getpid())),
-                 adopted.append, str, workers=2, min_part=5)  # fmt: skip
+
+    def render(item: int) -> list:
+        (rendered / str(item)).write_text(str(os.getpid()))
+        return [item, f"key {item}"]
+
+    results = render_split(items, render, str, workers=2, min_part=5)
+    assert results == [[i, f"key {i}"] for i in items]
     writers = {int(p.name): p.read_text() for p in rendered.iterdir()}
-    assert sorted(writers) == items
     here = [i for i in items if writers[i] == str(os.getpid())]
-    assert here == items[: len(here)] and 0 < len(here) < len(items)
-    assert adopted == items[len(here) :]
+    assert sorted(writers) == items and here == items[: len(here)] and 0 < len(here) < 23
+    assert _no_children_left()

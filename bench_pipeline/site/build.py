@@ -128,14 +128,26 @@ class SiteBuilder:
         **context: Any,
     ) -> None:
         """Render `template` into `path` (relative to the site root), by `env` if given."""
+        self.written.add(target := self.render_file(path, template, shows, env, **context))
+        self.pages.append(target)
+
+    def render_file(
+        self,
+        path: str,
+        template: str,
+        shows: Sequence[str] = (),
+        env: jinja2.Environment | None = None,
+        **context: Any,
+    ) -> Path:
+        """`render`, without recording the page as written (a worker process's part)."""
         target = self.out / path
         root = "../" * path.count("/")
         simulated = [self.titles.get(t, t) for t in shows if self.simulated.get(t)]
         context.setdefault("simulated", simulated)
         template_ = (env or self.env).get_template(template)
         html = template_.render(root=root, page=path, present=set(self.release.tables), **context)
-        self.write(target, html.encode("utf-8"))
-        self.pages.append(target)
+        write_if_changed(target, html.encode("utf-8"))
+        return target
 
     def write(self, target: Path, content: bytes) -> None:
         """Write a site file (left alone when its bytes are already there)."""
@@ -147,8 +159,9 @@ class SiteBuilder:
         release asset's) stays. Files this build wrote with unchanged bytes keep their inode
         and mtime, so an incremental build touches only the pages that changed."""
         generated = [p for name in GENERATED_DIRS for p in (self.out / name).rglob("*")]
+        written = {str(p) for p in self.written}  # a str hashes much faster than a Path
         for path in [*generated, *self.out.glob("*.html"), *self.out.glob(".*.tmp")]:
-            if (path.is_file() or path.is_symlink()) and path not in self.written:
+            if (path.is_file() or path.is_symlink()) and str(path) not in written:
                 path.unlink()
         for folder in sorted((p for p in generated if p.is_dir()), reverse=True):
             if not any(folder.iterdir()):
@@ -295,39 +308,36 @@ class SiteBuilder:
         self.prune()
         return SiteResult(pages=self.pages, release_id=release.id)
 
-    def adopt(self, model: Model) -> None:
-        """Record the page of `model` as this build's: kept from the previous build, or
-        written by a worker process (`workers.render_split`)."""
-        self.written.add(self.out / model.href)
-        self.pages.append(self.out / model.href)
-
     def model_pages(self, models: Sequence[Model]) -> None:
-        """Every model's page; a page whose inputs are those of the page already there is
-        kept (`reuse.py`), the others render in `self.workers` processes."""
+        """Every model's page, in `self.workers` processes; a page whose inputs are those of
+        the page already there is kept (`reuse.py`)."""
         record = PageRecord(self.out)
         values = {name: self.model_env.globals[name] for name in MODEL_GLOBALS}
         shared = shared_key(code_digest(TEMPLATES), values | {"present": set(self.release.tables)})
-        todo = []
+        keys = render_split(models, lambda model: self.model_page(model, record, shared),
+                            lambda model: model.href, self.workers)  # fmt: skip
         for model in models:
-            context = self.model_context(model)
-            if record.reusable(model.href, page_key(shared, context)):
-                self.adopt(model)
-            else:
-                todo.append((model, context))
-        render_split(todo, self.render_model, lambda item: self.adopt(item[0]),
-                     lambda item: item[0].href, self.workers)  # fmt: skip
-        self.written.add(record.save(m.href for m in models))
+            self.written.add(self.out / model.href)
+            self.pages.append(self.out / model.href)
+        hrefs = [model.href for model in models]
+        self.written.add(record.save(dict(zip(hrefs, keys, strict=True))))
 
-    def model_page(self, model: Model) -> None:
-        """One model's page: every figure, its hosts, price history and provenance."""
-        self.render_model((model, self.model_context(model)))
+    def model_page(self, model: Model, record: PageRecord | None = None, shared: str = "") -> str:
+        """Render one model's page unless `record` holds it from the same inputs; returns
+        the page's key (see `reuse.py`)."""
+        context = self.model_context(model)
+        key = page_key(shared, context)
+        if record is None or not record.reusable(model.href, key):
+            self.render_model((model, context))
+        return key
 
     def render_model(self, item: tuple[Model, dict[str, Any]]) -> None:
-        """Render a model's page from its `model_context` (the chart is drawn here)."""
+        """Write a model's page from its `model_context` (the chart is drawn here): every
+        figure, its hosts, price history and provenance."""
         model, context = item
         history = [r for r in model.history if markup.missing(r.get("host"))]
         chart = price_history_svg(history, f"Price history of {model.name}")
-        self.render(model.href, "model.html", env=self.model_env, chart=chart, **context)
+        self.render_file(model.href, "model.html", env=self.model_env, chart=chart, **context)
 
     def model_context(self, model: Model) -> dict[str, Any]:
         """What a model's page shows besides its chart (a function of `model.history`)."""

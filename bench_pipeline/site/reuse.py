@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -64,12 +64,11 @@ def _plain(value: Any) -> Any:
 
 
 class PageRecord:
-    """The keys of the pages of the previous build in a site folder, and of this one."""
+    """The keys of the pages of the previous build in a site folder."""
 
     def __init__(self, site: Path) -> None:
         self.site = site
         self.previous: dict[str, list[Any]] = {}
-        self.current: dict[str, str] = {}
         try:
             loaded = json.loads((site / RECORD).read_text("utf-8"))
         except (OSError, ValueError):  # no record, or a damaged one: render everything
@@ -79,8 +78,7 @@ class PageRecord:
 
     def reusable(self, page: str, key: str) -> bool:
         """True when `page` (relative to the site) was built from `key` and its file is the
-        one that build wrote; records `key` for this build either way."""
-        self.current[page] = key
+        one that build wrote."""
         held = self.previous.get(page)
         if held is None or held[0] != key:
             return False
@@ -90,12 +88,13 @@ class PageRecord:
             return False
         return [status.st_size, status.st_mtime_ns] == held[1:]
 
-    def save(self, pages: Iterable[str]) -> Path:
-        """Write the record for `pages` (as they are on disk now); returns its path."""
+    def save(self, keys: Mapping[str, str]) -> Path:
+        """Write the record of this build's pages (`keys`: each page's key, its file as it
+        is on disk now); returns its path."""
         record = {}
-        for page in pages:
+        for page, key in keys.items():
             status = (self.site / page).stat()
-            record[page] = [self.current[page], status.st_size, status.st_mtime_ns]
+            record[page] = [key, status.st_size, status.st_mtime_ns]
         target = self.site / RECORD
         write_if_changed(target, json.dumps(record, sort_keys=True).encode("utf-8"))
         return target

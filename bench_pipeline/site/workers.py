@@ -3,29 +3,32 @@
 The pages of a site are independent once the release is shaped, so `render_split` forks
 children that inherit the shaped release as it is in memory (nothing is pickled or read
 again), each rendering one contiguous part of the pages while this process renders the
-first. Every page's bytes depend on its own inputs only, so the site is byte-identical to a
-one-process build. A child reports failure through a pipe (what failed and why) and its
-exit status; the parent then stops any other child, waits for all of them, and raises, so
-the build fails before anything is published (see `swap.publish_site`). Without `os.fork`
-(not POSIX) the pages render here, one after another.
+first; what each call returns comes back through a pipe, as JSON. Every page's bytes depend
+on its own inputs only, so the site is byte-identical to a one-process build. A child
+reports a failure through the pipe (what failed and why) and its exit status; the parent
+waits for every child and raises, so the build fails before anything is published (see
+`swap.publish_site`); when the parent itself fails, it kills the children first. Without
+`os.fork` (not POSIX) the pages render here, one after another.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 Item = TypeVar("Item")
+Result = TypeVar("Result")
 
 MAX_WORKERS = 2
 """Processes rendering at once, this one included: the machine has two cores."""
 MIN_PART = 250
 """Fewest pages worth a process of their own (a fork costs tens of milliseconds)."""
-_REPORT_BYTES = 8_000
+_REPORT_CHARACTERS = 8_000
 
 
 class WorkerError(RuntimeError):
@@ -50,19 +53,17 @@ def default_workers() -> int:
 
 def render_split(
     items: Sequence[Item],
-    render: Callable[[Item], None],
-    adopt: Callable[[Item], None],
+    render: Callable[[Item], Result],
     label: Callable[[Item], str],
     workers: int,
     min_part: int | None = None,
-) -> None:
-    """`render` every item; items a child rendered are then passed, in order, to `adopt`
-    in this process (to record what the child wrote).
+) -> list[Result]:
+    """`render` every item; returns what each call returned, in the order of `items`.
 
     Args:
         items: what to render, in the order a one-process build renders it.
-        render: renders one item (writes its page).
-        adopt: records, in this process, an item a child rendered.
+        render: renders one item (writes its page); what it returns must be JSON (a child
+            sends it back through a pipe).
         label: names an item in a failure's message.
         workers: processes to render with, this one included.
         min_part: fewest items per process (default `MIN_PART`); fewer items use fewer
@@ -74,29 +75,31 @@ def render_split(
     smallest = MIN_PART if min_part is None else max(1, min_part)
     parts = max(1, min(workers, len(items) // smallest))
     if parts == 1 or not hasattr(os, "fork"):
-        for item in items:
-            render(item)
-        return
+        return [render(item) for item in items]
     bounds = [len(items) * k // parts for k in range(parts + 1)]
     chunks = [items[bounds[k] : bounds[k + 1]] for k in range(parts)]
     children: list[_Child] = []
     try:
         for chunk in chunks[1:]:  # one at a time: a failed fork still stops the earlier ones
             children.append(_fork(chunk, render, label))  # noqa: PERF401
-        for item in chunks[0]:
-            render(item)
+        results = [render(item) for item in chunks[0]]
     except BaseException:
         _stop(children)
         raise
-    failures = _collect(children)
+    failures = []
+    for child, chunk in zip(children, chunks[1:], strict=True):
+        returned, failure = _collect(child, len(chunk))
+        results += returned
+        if failure:
+            failures.append(failure)
     if failures:
         raise WorkerError("; ".join(failures))
-    for chunk in chunks[1:]:
-        for item in chunk:
-            adopt(item)
+    return results
 
 
-def _fork(chunk: Sequence[Item], render: Callable[[Item], None], label: Callable[[Item], str]):
+def _fork(
+    chunk: Sequence[Item], render: Callable[[Item], Result], label: Callable[[Item], str]
+) -> _Child:
     read, write = os.pipe()
     pid = os.fork()
     if pid:  # the parent
@@ -105,33 +108,41 @@ def _fork(chunk: Sequence[Item], render: Callable[[Item], None], label: Callable
     os.close(read)
     code, current = 0, None
     try:
+        results = []
         for current in chunk:
-            render(current)
+            results.append(render(current))
+        report = json.dumps({"results": results}).encode("utf-8")
     except BaseException as error:  # report everything: the parent raises it
         code = 1
         where = label(current) if current is not None else "before the first page"
         lines = traceback.format_exception_only(type(error), error)
-        message = f"rendering {where}: {''.join(lines).strip()}"
-        os.write(write, message.encode("utf-8", "replace")[:_REPORT_BYTES])
+        message = f"rendering {where}: {''.join(lines).strip()}"[:_REPORT_CHARACTERS]
+        report = json.dumps({"failure": message}).encode("utf-8")
+    try:
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write(report)
     finally:
         os._exit(code)  # no atexit handlers, no flushing the parent's buffers twice
 
 
-def _collect(children: list[_Child]) -> list[str]:
-    """Wait for every child; the failures, each in words."""
-    failures = []
-    for child in children:
-        chunks = []
-        while block := os.read(child.report, 65536):
-            chunks.append(block)
-        os.close(child.report)
-        _, status = os.waitpid(child.pid, 0)
-        message = b"".join(chunks).decode("utf-8", "replace")
-        if os.WIFSIGNALED(status):
-            failures.append(f"site worker {child.pid} killed by signal {os.WTERMSIG(status)}")
-        elif os.WEXITSTATUS(status) or message:
-            failures.append(f"site worker {child.pid} failed {message or 'without a message'}")
-    return failures
+def _collect(child: _Child, expected: int) -> tuple[list[Any], str]:
+    """Wait for `child`: what its `expected` calls returned, and its failure in words."""
+    with os.fdopen(child.report, "rb") as pipe:
+        received = pipe.read()
+    _, status = os.waitpid(child.pid, 0)
+    name = f"site worker {child.pid}"
+    if os.WIFSIGNALED(status):
+        return [], f"{name} killed by signal {os.WTERMSIG(status)}"
+    try:
+        report = json.loads(received)
+    except ValueError:
+        report = {}
+    if "failure" in report or os.WEXITSTATUS(status):
+        return [], f"{name} failed {report.get('failure') or 'without a message'}"
+    results = report.get("results")
+    if not isinstance(results, list) or len(results) != expected:
+        return [], f"{name} returned {len(results or [])} results for {expected} pages"
+    return results, ""
 
 
 def _stop(children: list[_Child]) -> None:
