@@ -13,6 +13,7 @@ waits for every child and raises, so the build fails before anything is publishe
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -79,9 +80,17 @@ def render_split(
     bounds = [len(items) * k // parts for k in range(parts + 1)]
     chunks = [items[bounds[k] : bounds[k + 1]] for k in range(parts)]
     children: list[_Child] = []
+    # The inherited objects leave the collector's view, so that a collection in a child
+    # does not write to (and so copy) every page of the inherited memory.
+    frozen_before = gc.get_freeze_count()
+    gc.freeze()
     try:
-        for chunk in chunks[1:]:  # one at a time: a failed fork still stops the earlier ones
-            children.append(_fork(chunk, render, label))  # noqa: PERF401
+        try:
+            for chunk in chunks[1:]:  # one at a time: a failed fork still stops the others
+                children.append(_fork(chunk, render, label))  # noqa: PERF401
+        finally:
+            if not frozen_before:  # leave frozen what a caller had frozen
+                gc.unfreeze()
         results = [render(item) for item in chunks[0]]
     except BaseException:
         _stop(children)
