@@ -495,13 +495,15 @@ def sign_test_pvalues(wins_a: npt.ArrayLike, wins_b: npt.ArrayLike) -> npt.NDArr
     if not tested.any():
         return pvalues
     n, low = (a + b)[tested], np.minimum(a, b)[tested]
-    pairs, inverse = np.unique(np.stack((n, low)), axis=1, return_inverse=True)
-    found = np.empty(pairs.shape[1], dtype=np.float64)
-    cuts = np.flatnonzero(np.diff(pairs[0])) + 1
-    for columns in np.split(np.arange(pairs.shape[1]), cuts):
-        size = int(pairs[0, columns[0]])
-        lows = pairs[1, columns].tolist()
-        found[columns] = [min(1.0, 2 * tail / 2**size) for tail in _binomial_tails(size, lows)]
+    # One code per (n, low), ordered by n then low (low < n).
+    codes, inverse = np.unique(n * (int(n.max()) + 1) + low, return_inverse=True)
+    sizes, lows = np.divmod(codes, int(n.max()) + 1)
+    found = np.empty(codes.size, dtype=np.float64)
+    cuts = np.flatnonzero(np.diff(sizes)) + 1
+    for columns in np.split(np.arange(codes.size), cuts):
+        size = int(sizes[columns[0]])
+        tails = _binomial_tails(size, lows[columns].tolist())
+        found[columns] = [min(1.0, 2 * tail / 2**size) for tail in tails]
     pvalues[tested] = found[inverse.reshape(-1)]
     return pvalues
 

@@ -62,11 +62,11 @@ def pair_counts(results: ItemResults, ranked: Sequence[int]) -> PairCounts:
     rows, resolved = rows[kept], results.resolved[kept]
     items, columns = np.unique(results.item[kept], return_inverse=True)
     columns = columns.reshape(-1)
-    if np.unique(rows * items.size + columns).size != rows.size:
-        raise ValueError("an entry has two results on the same item")
     dtype = np.float32 if items.size < FLOAT32_EXACT else np.float64
     ran = np.zeros((size, items.size), dtype=dtype)
     ran[rows, columns] = 1
+    if np.count_nonzero(ran) != rows.size:  # two rows landed on one cell
+        raise ValueError("an entry has two results on the same item")
     res = np.zeros((size, items.size), dtype=dtype)
     res[rows[resolved], columns[resolved]] = 1
     shared = ran @ ran.T

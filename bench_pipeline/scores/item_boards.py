@@ -194,12 +194,12 @@ def item_board(board: str, entries: Iterable[BoardEntry], *, alpha: float = ALPH
     for index, e in enumerate(listed):
         if not e.items:
             continue
-        for item, result in e.items.items():
-            entry_index.append(index)
-            item_codes.append(codes.setdefault(item, len(codes)))
-            resolved.append(result.resolved)
+        entry_index += [index] * len(e.items)
+        item_codes += [codes.setdefault(item, len(codes)) for item in e.items]
+        outcomes = [r.resolved for r in e.items.values()]
+        resolved += outcomes
         costs[index] = cost_per_success(
-            [r.cost_usd for r in e.items.values()], [float(r.resolved) for r in e.items.values()]
+            [r.cost_usd for r in e.items.values()], [float(r) for r in outcomes]
         )
     results = ItemResults(
         entry=np.array(entry_index, dtype=np.int64),
