@@ -313,3 +313,13 @@ def _boards_as_the_old_store_read_them(conn, aliases) -> list[tuple[str, list[Bo
             )
         )  # fmt: skip
     return sorted(by_board.items())
+
+
+@pytest.mark.assets
+def test_the_recorded_boards_are_what_the_per_pair_path_published(recorded_warehouse) -> None:
+    aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
+    got = board_frames(load_boards(recorded_warehouse, aliases))
+    expected = per_pair_frames(_boards_as_the_old_store_read_them(recorded_warehouse, aliases))
+    assert got["item_board_pairs"]["significant"].any()
+    for name in ("item_boards", "item_board_pairs"):
+        assert_frame_equal(got[name], expected[name], check_exact=True)
