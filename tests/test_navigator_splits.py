@@ -124,8 +124,10 @@ def test_a_decision_enters_the_score_as_a_row_never_an_edit(conn) -> None:
     assert open_splits(conn) == []
     assert "Judge splits waiting for a person: 0 in 0 runs" in "\n".join(activity_lines(conn))
     # As of a day before the decision the run was still pending.
-    before = _board(conn, decided_at - timedelta(days=1))
-    assert "m1" not in before  # its only run was pending: nothing of it counted
+    before = _board(conn, decided_at - timedelta(days=1))["m1"]
+    # Its only run was pending: listed with the count, nothing of it scored.
+    assert (before["runs"], before["tasks"], before["pending_runs"]) == (0, 0, 1)
+    assert before["index"] is None and before["rank_best"] is None
 
 
 def test_a_pass_decision_gives_full_credit_where_the_split_averaged_nothing(conn) -> None:
