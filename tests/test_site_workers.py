@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -147,3 +150,44 @@ def test_every_call_returns_its_result_in_order(tmp_path: Path) -> None:
     here = [i for i in items if writers[i] == str(os.getpid())]
     assert sorted(writers) == items and here == items[: len(here)] and 0 < len(here) < 23
     assert _no_children_left()
+
+
+_KILLED_PARENT = """
+import os, signal, sys, time
+from pathlib import Path
+from bench_pipeline.site.workers import render_split
+
+folder, parent = Path(sys.argv[1]), os.getpid()
+
+
+def render(item):
+    if os.getpid() != parent:  # the worker: says who it is, then takes its time
+        (folder / "worker").write_text(str(os.getpid()))
+        time.sleep(120)
+    while not (folder / "worker").exists():
+        time.sleep(0.01)
+    os.kill(parent, signal.SIGKILL)  # the build's process dies mid-build
+
+
+render_split([0, 1], render, str, workers=2, min_part=1)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status  # a zombie has ended
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="parent-death signal is Linux's")
+def test_a_worker_dies_with_a_killed_build(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", _KILLED_PARENT, str(tmp_path)], timeout=120,
+                          check=False, cwd=Path(__file__).parents[1])  # fmt: skip
+    assert done.returncode == -signal.SIGKILL
+    worker = int((tmp_path / "worker").read_text())
+    deadline = time.monotonic() + 20
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(worker), f"worker {worker} outlived the killed build"

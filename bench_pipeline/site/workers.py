@@ -13,6 +13,7 @@ waits for every child and raises, so the build fails before anything is publishe
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import json
 import os
@@ -30,6 +31,7 @@ MAX_WORKERS = 2
 MIN_PART = 250
 """Fewest pages worth a process of their own (a fork costs tens of milliseconds)."""
 _REPORT_CHARACTERS = 8_000
+_PR_SET_PDEATHSIG = 1
 
 
 class WorkerError(RuntimeError):
@@ -110,6 +112,7 @@ def _fork(
     chunk: Sequence[Item], render: Callable[[Item], Result], label: Callable[[Item], str]
 ) -> _Child:
     read, write = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid:  # the parent
         os.close(write)
@@ -117,6 +120,7 @@ def _fork(
     os.close(read)
     code, current = 0, None
     try:
+        _die_with(parent)
         results = []
         for current in chunk:
             results.append(render(current))
@@ -132,6 +136,18 @@ def _fork(
             pipe.write(report)
     finally:
         os._exit(code)  # no atexit handlers, no flushing the parent's buffers twice
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this child when its parent dies (Linux), so a killed build leaves
+    no process writing into its abandoned folder."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the child ends with its part
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def _collect(child: _Child, expected: int) -> tuple[list[Any], str]:
