@@ -34,6 +34,7 @@ from bench_pipeline.core.processes import pid_alive
 from bench_pipeline.core.warehouse import fetch_frame, transaction
 from bench_pipeline.core.writer import insert_rows, write_frame
 from bench_pipeline.ingest import contract as contracts
+from bench_pipeline.ingest import contract_screen
 from bench_pipeline.ingest.catalog import SourceDefinition
 from bench_pipeline.ingest.payload import (
     PayloadError,
@@ -337,7 +338,7 @@ def check_contract(
         if spec is None:
             continue
         document = read_csv(raw, ()) if spec.records == "csv" else load_json(raw)
-        contracts.check_document(contract, raw.name, document, report)
+        contract_screen.check_document(contract, raw.name, document, raw.content, report)
     return report
 
 

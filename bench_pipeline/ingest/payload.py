@@ -180,6 +180,57 @@ def staged_frame(
 ) -> pl.DataFrame:
     """Staging rows as text columns, each with the file and record number it came from (and
     the problem that quarantines it, if its row could not be built)."""
+    rows = rows if isinstance(rows, list) else list(rows)
+    extra = (PROBLEM_FIELD_COLUMN, PROBLEM_COLUMN)
+    values = {name: [record.get(name) for _, _, record in rows] for name in (*columns, *extra)}
+    return staged_columns(
+        values, [file_name for file_name, _, _ in rows], [number for _, number, _ in rows]
+    )
+
+
+def staged_columns(
+    values: Mapping[str, Sequence[Any]], files: Sequence[str], numbers: Sequence[int]
+) -> pl.DataFrame:
+    """`staged_frame` from columns: each staged column's values (as `record.get` gives them;
+    the problem columns may be left out), then each row's file and record number."""
+    names = [*(n for n in values if n not in _PROBLEM_COLUMNS), *_PROBLEM_COLUMNS]
+    height = len(numbers)
+    series = [
+        staged_text(name, values[name])
+        if name in values
+        else pl.Series(name, [None] * height, pl.Utf8)
+        for name in names
+    ]
+    series += [pl.Series(FILE_COLUMN, files, pl.Utf8), pl.Series(RECORD_COLUMN, numbers, pl.Int64)]
+    return pl.DataFrame(series)
+
+
+_PROBLEM_COLUMNS = (PROBLEM_FIELD_COLUMN, PROBLEM_COLUMN)
+_BLANK_TEXT = pl.Series([None], dtype=pl.Utf8)
+
+
+def staged_text(name: str, values: Sequence[Any]) -> pl.Series:
+    """`text` of every value as one Utf8 column, converted a whole column at a time when its
+    values are all of one plain JSON type (text, booleans, integers), else value by value."""
+    kinds = set(map(type, values)) - {type(None)}
+    if kinds <= {str}:
+        column = pl.Series(name, values, pl.Utf8)
+        return column.set(column == "", None) if kinds else column  # a blank is no value
+    if kinds == {bool}:
+        flags = pl.Series(name, values, pl.Boolean)
+        return flags.replace_strict({True: "true", False: "false"}, return_dtype=pl.Utf8)
+    if kinds == {int}:
+        try:
+            return pl.Series(name, values, pl.Int64).cast(pl.Utf8)
+        except (OverflowError, TypeError):  # beyond 64 bits: Python's own digits, below
+            pass
+    return pl.Series(name, [text(value) for value in values], pl.Utf8)
+
+
+def staged_frame_by_record(
+    columns: Sequence[str], rows: Iterable[tuple[str, int, Mapping[str, Any]]]
+) -> pl.DataFrame:
+    """The record-by-record `staged_frame` (the reference the columnar one is tested against)."""
     extra = (PROBLEM_FIELD_COLUMN, PROBLEM_COLUMN)
     names = (*columns, *extra, FILE_COLUMN)
     data: dict[str, list[Any]] = {name: [] for name in (*names, RECORD_COLUMN)}

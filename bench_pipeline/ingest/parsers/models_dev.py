@@ -14,6 +14,7 @@ from bench_pipeline.ingest.payload import (
     isolated,
     load_json,
     obj,
+    staged_columns,
     staged_frame,
 )
 from bench_pipeline.ingest.tables import MODELSDEV_MODELS
@@ -43,14 +44,69 @@ def _model_row(provider_id: str, provider: Mapping[str, Any], model_id: str, mod
     }
 
 
+def _document(raw: RawFile) -> dict:
+    document = load_json(raw)
+    if not isinstance(document, dict) or not all(
+        isinstance(p, dict) and "models" in p for p in document.values()
+    ):
+        raise PayloadError(f"{raw.name}: expected {{provider: {{..., 'models': {{...}}}}}}")
+    return document
+
+
+def _file_columns(document: dict) -> dict[str, list[Any]]:
+    """One file's staged columns, each read for all of its models at once (as `_model_row`
+    reads them one model at a time)."""
+    provider_ids, providers, model_ids, models = [], [], [], []
+    for provider_id, provider in document.items():
+        served = provider["models"] if isinstance(provider["models"], dict) else {}
+        provider_ids += [provider_id] * len(served)
+        providers += [provider] * len(served)
+        model_ids += served.keys()
+        models += [m if isinstance(m, dict) else {} for m in served.values()]
+    cost = [obj(m.get("cost")) for m in models]
+    limit = [obj(m.get("limit")) for m in models]
+
+    def field(records: list[Any], key: str) -> list[Any]:
+        return [record.get(key) for record in records]
+
+    return {
+        "provider_id": provider_ids,
+        "model_id": [m.get("id", key) for m, key in zip(models, model_ids, strict=True)],
+        "provider_name": field(providers, "name"),
+        **{key: field(models, key) for key in ("name", "family", "release_date")},
+        **{key: field(models, key) for key in ("open_weights", "reasoning", "tool_call")},
+        "context_limit": field(limit, "context"),
+        "output_limit": field(limit, "output"),
+        "input_usd_per_m": field(cost, "input"),
+        "output_usd_per_m": field(cost, "output"),
+        "cache_read_usd_per_m": field(cost, "cache_read"),
+        "cache_write_usd_per_m": field(cost, "cache_write"),
+        "status": field(models, "status"),
+    }
+
+
 def parse(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
+    """Column by column: the frame `parse_by_record` builds (no model can make `_model_row`
+    fail once its provider is an object, so no record needs isolating)."""
+    names = list(MODELSDEV_MODELS.columns)
+    values: dict[str, list[Any]] = {name: [] for name in names}
+    file_names: list[str] = []
+    numbers: list[int] = []
+    for raw in files:
+        columns = _file_columns(_document(raw))
+        count = len(columns["provider_id"])
+        for name in names:
+            values[name] += columns.get(name, [None] * count)
+        file_names += [raw.name] * count
+        numbers += range(1, count + 1)
+    return {MODELSDEV_MODELS.name: staged_columns(values, file_names, numbers)}
+
+
+def parse_by_record(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
+    """Record by record (the reference `parse` is tested against)."""
     rows = []
     for raw in files:
-        document = load_json(raw)
-        if not isinstance(document, dict) or not all(
-            isinstance(p, dict) and "models" in p for p in document.values()
-        ):
-            raise PayloadError(f"{raw.name}: expected {{provider: {{..., 'models': {{...}}}}}}")
+        document = _document(raw)
         number = 0
         for provider_id, provider in document.items():
             models = provider["models"] if isinstance(provider["models"], dict) else {}
