@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import struct
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -37,7 +38,11 @@ pytestmark = pytest.mark.unit
 SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
 SOURCES = sorted(PARSERS)
 PARSER_MODULES = (arena, epoch, models_dev, openrouter, swebench)
-BY_RECORD = {"models_dev": models_dev.parse_by_record}
+BY_RECORD = {
+    "models_dev": models_dev.parse_by_record,
+    "arena": arena.parse_by_record,
+    "swebench": swebench.parse_by_record,
+}
 
 
 def _files(folder: Path) -> list[RawFile]:
@@ -310,3 +315,17 @@ def test_staged_text_is_text_of_each_value(values: list[Any]) -> None:
     expected = pl.Series("c", [payload.text(v) for v in values], pl.Utf8)
     assert payload.staged_text("c", values).to_list() == expected.to_list()
     assert payload.staged_text("c", values).dtype == pl.Utf8
+
+
+def test_number_text_is_repr_of_every_float() -> None:
+    """Floats of every magnitude (random bit patterns), with integers and nulls among them."""
+    rng = random.Random(7)
+    floats = [
+        struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(50_000)
+    ]
+    floats += [round(rng.uniform(0, 100), rng.randrange(6)) for _ in range(50_000)]
+    floats += [rng.uniform(-1e-3, 1e-3) for _ in range(20_000)] + [1e16, 9999999999999998.0, 1e-4]
+    values: list[Any] = [v for f in floats for v in (f, None, rng.randrange(-(2**63), 2**63))]
+    for column in (floats, values, [*values, 2**64]):
+        expected = [payload.text(v) for v in column]
+        assert payload.staged_text("c", column).to_list() == expected

@@ -180,38 +180,55 @@ def staged_frame(
 ) -> pl.DataFrame:
     """Staging rows as text columns, each with the file and record number it came from (and
     the problem that quarantines it, if its row could not be built)."""
-    rows = rows if isinstance(rows, list) else list(rows)
-    extra = (PROBLEM_FIELD_COLUMN, PROBLEM_COLUMN)
-    values = {name: [record.get(name) for _, _, record in rows] for name in (*columns, *extra)}
-    return staged_columns(
-        values, [file_name for file_name, _, _ in rows], [number for _, number, _ in rows]
-    )
+    return StagedColumns(columns).add_rows(rows).frame()
 
 
-def staged_columns(
-    values: Mapping[str, Sequence[Any]], files: Sequence[str], numbers: Sequence[int]
-) -> pl.DataFrame:
-    """`staged_frame` from columns: each staged column's values (as `record.get` gives them;
-    the problem columns may be left out), then each row's file and record number."""
-    names = [*(n for n in values if n not in _PROBLEM_COLUMNS), *_PROBLEM_COLUMNS]
-    height = len(numbers)
-    series = [
-        staged_text(name, values[name])
-        if name in values
-        else pl.Series(name, [None] * height, pl.Utf8)
-        for name in names
-    ]
-    series += [pl.Series(FILE_COLUMN, files, pl.Utf8), pl.Series(RECORD_COLUMN, numbers, pl.Int64)]
-    return pl.DataFrame(series)
+class StagedColumns:
+    """A staging frame gathered a column at a time: whole columns of a file's records
+    (`add_columns`) or rows one dict per record (`add_rows`), in record order. `frame()` is
+    the frame `staged_frame_by_record` builds from the same rows."""
+
+    def __init__(self, columns: Sequence[str]) -> None:
+        self.names = [*(n for n in columns if n not in _PROBLEM_COLUMNS), *_PROBLEM_COLUMNS]
+        self.values: dict[str, list[Any]] = {name: [] for name in self.names}
+        self.files: list[str] = []
+        self.numbers: list[int] = []
+
+    def add_columns(
+        self, file_name: str, columns: Mapping[str, Sequence[Any]], numbers: Sequence[int]
+    ) -> StagedColumns:
+        """One file's records as columns (as `record.get` would give them; a column left out
+        is null), numbered `numbers`."""
+        count = len(numbers)
+        for name in self.names:
+            self.values[name] += columns[name] if name in columns else [None] * count
+        self.files += [file_name] * count
+        self.numbers += numbers
+        return self
+
+    def add_rows(self, rows: Iterable[tuple[str, int, Mapping[str, Any]]]) -> StagedColumns:
+        rows = rows if isinstance(rows, list) else list(rows)
+        for name in self.names:
+            self.values[name] += [record.get(name) for _, _, record in rows]
+        self.files += [file_name for file_name, _, _ in rows]
+        self.numbers += [number for _, number, _ in rows]
+        return self
+
+    def frame(self) -> pl.DataFrame:
+        series = [staged_text(name, self.values[name]) for name in self.names]
+        series += [
+            pl.Series(FILE_COLUMN, self.files, pl.Utf8),
+            pl.Series(RECORD_COLUMN, self.numbers, pl.Int64),
+        ]
+        return pl.DataFrame(series)
 
 
 _PROBLEM_COLUMNS = (PROBLEM_FIELD_COLUMN, PROBLEM_COLUMN)
-_BLANK_TEXT = pl.Series([None], dtype=pl.Utf8)
 
 
 def staged_text(name: str, values: Sequence[Any]) -> pl.Series:
     """`text` of every value as one Utf8 column, converted a whole column at a time when its
-    values are all of one plain JSON type (text, booleans, integers), else value by value."""
+    values are all text, all booleans or all numbers, else value by value."""
     kinds = set(map(type, values)) - {type(None)}
     if kinds <= {str}:
         column = pl.Series(name, values, pl.Utf8)
@@ -219,12 +236,36 @@ def staged_text(name: str, values: Sequence[Any]) -> pl.Series:
     if kinds == {bool}:
         flags = pl.Series(name, values, pl.Boolean)
         return flags.replace_strict({True: "true", False: "false"}, return_dtype=pl.Utf8)
-    if kinds == {int}:
+    if kinds <= {int, float}:
         try:
-            return pl.Series(name, values, pl.Int64).cast(pl.Utf8)
-        except (OverflowError, TypeError):  # beyond 64 bits: Python's own digits, below
+            return _number_text(name, values, kinds)
+        except (OverflowError, TypeError):  # an integer beyond 64 bits: Python's digits, below
             pass
     return pl.Series(name, [text(value) for value in values], pl.Utf8)
+
+
+PLAIN_FLOATS = (1e-4, 1e16)
+"""The magnitudes whose `repr` is plain decimal notation, which polars writes the same way
+(shortest round-trip digits); zero too. Others (`1e-07`, `nan`) are written by `repr`."""
+
+
+def _number_text(name: str, values: Sequence[Any], kinds: set[type]) -> pl.Series:
+    """`text` (that is, `repr`) of a column of integers and floats, whole columns at a time."""
+    if kinds == {int}:
+        return pl.Series(name, values, pl.Int64).cast(pl.Utf8)
+    floats = pl.Series(name, [v if v.__class__ is float else None for v in values], pl.Float64)
+    written = floats.cast(pl.Utf8)
+    size = floats.abs()
+    plain = floats.is_finite() & (
+        ((size >= PLAIN_FLOATS[0]) & (size < PLAIN_FLOATS[1])) | (size == 0)
+    )
+    odd = (floats.is_not_null() & ~plain).arg_true()
+    if odd.len():
+        written = written.scatter(odd, [repr(values[i]) for i in odd.to_list()])
+    if int in kinds:
+        ints = pl.Series(name, [v if v.__class__ is int else None for v in values], pl.Int64)
+        written = written.zip_with(ints.is_null(), ints.cast(pl.Utf8))
+    return written
 
 
 def staged_frame_by_record(

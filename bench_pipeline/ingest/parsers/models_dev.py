@@ -11,10 +11,10 @@ import polars as pl
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
+    StagedColumns,
     isolated,
     load_json,
     obj,
-    staged_columns,
     staged_frame,
 )
 from bench_pipeline.ingest.tables import MODELSDEV_MODELS
@@ -88,18 +88,11 @@ def _file_columns(document: dict) -> dict[str, list[Any]]:
 def parse(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
     """Column by column: the frame `parse_by_record` builds (no model can make `_model_row`
     fail once its provider is an object, so no record needs isolating)."""
-    names = list(MODELSDEV_MODELS.columns)
-    values: dict[str, list[Any]] = {name: [] for name in names}
-    file_names: list[str] = []
-    numbers: list[int] = []
+    staged = StagedColumns(MODELSDEV_MODELS.columns)
     for raw in files:
         columns = _file_columns(_document(raw))
-        count = len(columns["provider_id"])
-        for name in names:
-            values[name] += columns.get(name, [None] * count)
-        file_names += [raw.name] * count
-        numbers += range(1, count + 1)
-    return {MODELSDEV_MODELS.name: staged_columns(values, file_names, numbers)}
+        staged.add_columns(raw.name, columns, range(1, len(columns["provider_id"]) + 1))
+    return {MODELSDEV_MODELS.name: staged.frame()}
 
 
 def parse_by_record(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
