@@ -309,6 +309,8 @@ def test_screen_finds_what_the_record_check_finds() -> None:
         [None, None],
         [],
         ["x", 1, True, 2.5, {"b": 1, "a": [1, 2]}, [1, "x"], ""],
+        ["x", "", 1, True, False, 2.5, None, 1e-07, 10**30, "n/a", 0, 0.0],
+        ["300", 300, 300.0, "", None],
     ],
 )
 def test_staged_text_is_text_of_each_value(values: list[Any]) -> None:

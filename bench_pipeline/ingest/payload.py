@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import repeat
 from typing import Any
 
 import polars as pl
@@ -226,9 +227,18 @@ class StagedColumns:
 _PROBLEM_COLUMNS = (PROBLEM_FIELD_COLUMN, PROBLEM_COLUMN)
 
 
+def field_columns(records: Sequence[dict], names: Iterable[str]) -> dict[str, list[Any]]:
+    """`record.get(name)` of every record, one column per name (the records are objects)."""
+    return {name: list(map(dict.get, records, repeat(name))) for name in names}
+
+
+_KIND_GROUPS = ((str,), (bool,), (int, float))
+
+
 def staged_text(name: str, values: Sequence[Any]) -> pl.Series:
-    """`text` of every value as one Utf8 column, converted a whole column at a time when its
-    values are all text, all booleans or all numbers, else value by value."""
+    """`text` of every value as one Utf8 column, converted a whole column at a time: text,
+    booleans and numbers each as one series (a column mixing them is split by kind); a column
+    holding nested or other values is written value by value."""
     kinds = set(map(type, values)) - {type(None)}
     if kinds <= {str}:
         column = pl.Series(name, values, pl.Utf8)
@@ -241,6 +251,13 @@ def staged_text(name: str, values: Sequence[Any]) -> pl.Series:
             return _number_text(name, values, kinds)
         except (OverflowError, TypeError):  # an integer beyond 64 bits: Python's digits, below
             pass
+    elif kinds <= {str, bool, int, float}:
+        parts = []
+        for group in _KIND_GROUPS:
+            if kinds & set(group):
+                part = [v if v.__class__ in group else None for v in values]
+                parts.append(staged_text(name, part))
+        return pl.select(pl.coalesce(parts)).to_series().alias(name)
     return pl.Series(name, [text(value) for value in values], pl.Utf8)
 
 

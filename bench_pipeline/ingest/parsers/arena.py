@@ -18,6 +18,7 @@ from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
     StagedColumns,
+    field_columns,
     load_json,
     obj,
     read_csv,
@@ -47,13 +48,14 @@ def _catalogue_columns(raw: RawFile, board: str) -> dict[str, list[Any]]:
         keys += models.keys()
         entries += [obj(entry) for entry in models.values()]
     count = len(keys)
+    read = field_columns(entries, ("rating", "rating_q025", "rating_q975"))
     return {
         "leaderboard": [board] * count,
         "category": categories,
         "model_key": keys,
-        "rating": [entry.get("rating") for entry in entries],
-        "rating_low": [entry.get("rating_q025") for entry in entries],
-        "rating_high": [entry.get("rating_q975") for entry in entries],
+        "rating": read["rating"],
+        "rating_low": read["rating_q025"],
+        "rating_high": read["rating_q975"],
         "source_file": [raw.name] * count,
     }
 

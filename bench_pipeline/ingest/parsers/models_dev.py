@@ -12,6 +12,7 @@ from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
     StagedColumns,
+    field_columns,
     isolated,
     load_json,
     obj,
@@ -67,7 +68,7 @@ def _file_columns(document: dict) -> dict[str, list[Any]]:
     limit = [obj(m.get("limit")) for m in models]
 
     def field(records: list[Any], key: str) -> list[Any]:
-        return [record.get(key) for record in records]
+        return field_columns(records, (key,))[key]
 
     return {
         "provider_id": provider_ids,
