@@ -40,6 +40,7 @@ from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
     content_sha256,
+    cycle_collection_paused,
     load_json,
     read_csv,
 )
@@ -293,10 +294,11 @@ def stage(
     _touch_claim(conn, run)
     try:
         files = load_raw_files(conn, run.run_id)
-        report = check_contract(definition.contract, files)
-        if report.missing:
-            return run.rejected(f"contract: {'; '.join(report.missing)}")
-        frames = parse(files)
+        with cycle_collection_paused():
+            report = check_contract(definition.contract, files)
+            if report.missing:
+                return run.rejected(f"contract: {'; '.join(report.missing)}")
+            frames = parse(files)
     except PayloadError as error:
         return run.rejected(f"unreadable payload: {error}")
     except Exception as error:  # a parser bug must not leave the run unrecorded
