@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cached_property
 from itertools import repeat
 from typing import Any
@@ -95,7 +96,16 @@ def text(value: Any) -> str | None:
         return value
     if isinstance(value, int | float):
         return repr(value)
-    return json.dumps(value, sort_keys=True)
+    if isinstance(value, Decimal):  # a parser reading exact numbers: its published digits
+        return str(value)
+    return json.dumps(value, sort_keys=True, default=_exact_number)
+
+
+def _exact_number(value: Any) -> float:
+    """A Decimal nested in a value, written as the JSON number a float parser would read."""
+    if isinstance(value, Decimal):
+        return float(value)
+    raise TypeError(f"cannot stage a {type(value).__name__} as JSON")
 
 
 def load_json(raw: RawFile) -> Any:
