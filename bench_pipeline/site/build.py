@@ -91,7 +91,7 @@ class SiteBuilder:
         self.sources = {r["name"]: r for r in release.rows("sources")}
         runs = {r["run_id"]: r for r in release.manifest.get("source_runs", [])}
         self.runs = runs | {r["run_id"]: r for r in release.rows("source_runs")}
-        self.env = PageEnvironment(
+        self.env: jinja2.Environment = PageEnvironment(
             loader=jinja2.FileSystemLoader(TEMPLATES),
             autoescape=True,
             undefined=jinja2.StrictUndefined,
