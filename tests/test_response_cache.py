@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -265,3 +266,36 @@ def test_two_processes_answering_at_once_then_a_rerun_served_wholly_from_the_cac
     assert [r.model_copy(update={"from_cache": False}) for r in rerun] == answered
     journal = (root / cache_module.JOURNAL).read_bytes()
     assert journal.count(b'{"hash":"') == 120  # every answer stored exactly once
+
+
+def _index_rows(root: Path) -> list[tuple[bytes, int, int]]:
+    with sqlite3.connect(root / cache_module.INDEX) as db:
+        return sorted(db.execute("SELECT hash, offset, length FROM entries"))
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_a_writer_indexes_its_own_batch_as_reading_the_journal_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interleaved: bool
+) -> None:
+    # A writer's batch goes to the index from memory when the journal since the index's mark
+    # is exactly its own entries; another writer's entries (or a repeat) in between make it
+    # read the journal instead. Either way the index is the one a rebuild from the journal
+    # makes (the oracle).
+    monkeypatch.setattr(cache_module, "PENDING_LIMIT", 4)
+    writer, other = ResponseCache(tmp_path), ResponseCache(tmp_path)
+    requests = [_request(f"batch {n}", max_tokens=n + 1) for n in range(23)]
+    for n, request in enumerate(requests):
+        (other if interleaved and n % 5 == 2 else writer).put(request, _answer(request, "b" * n))
+    writer.put(requests[0], _answer(requests[0], "a later answer replaces the first"))
+    writer._catch_up()
+    other._catch_up()
+    indexed = _index_rows(tmp_path)
+
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{tmp_path / cache_module.INDEX}{suffix}").unlink(missing_ok=True)
+    rebuilt = ResponseCache(tmp_path)
+    assert len(rebuilt) == 23
+    assert indexed == _index_rows(tmp_path)
+    assert rebuilt.get(requests[0].request_hash()).content.startswith("a later")
+    for n, request in enumerate(requests[1:], start=1):
+        assert rebuilt.get(request.request_hash()) == _answer(request, "b" * n)

@@ -15,10 +15,16 @@ Storage, under one directory:
   derived, never the truth: writers only append to the journal, and a reader that misses
   indexes the entries appended since the index's high-water mark, streaming them in
   bounded chunks, in one `BEGIN IMMEDIATE` transaction (so processes catching up at once
-  take turns). A lost or unreadable index is rebuilt from the journal; a journal shorter
-  than the index says (replaced by hand) is indexed again from the start.
+  take turns). A writer indexes its own batch of entries from memory when the journal since
+  the mark is exactly that batch (nobody else appended in between), without reading it
+  back. A lost or unreadable index is rebuilt from the journal; a journal shorter than the
+  index says (replaced by hand) is indexed again from the start.
 - `<hash[:2]>/<hash>.json`, one file per entry, read but never written here: recordings a
   person checks in or edits by hand.
+
+Entries are written with pydantic's JSON of the request and the response (field order, not
+sorted; older journals with sorted keys read the same). Nothing is fsynced: an entry survives
+a killed process (it is in the kernel's page cache), not a power cut, as before.
 
 Why a journal: creating a file costs about 0.6 ms of kernel time on this machine (measured
 with a throwaway script), as much as the rest of a call's client-side work, so a file per
@@ -244,32 +250,15 @@ class ResponseCache:
         db.execute("BEGIN IMMEDIATE")
         try:
             (indexed_to,) = db.execute("SELECT indexed_to FROM progress").fetchone()
+            own = self._own_rows(indexed_to, size)
             if size < indexed_to:  # the journal was replaced: index it again from the start
                 db.execute("DELETE FROM entries")
-                indexed_to = 0
-            found = 0
-            with self.journal.open("rb") as handle:
-                handle.seek(indexed_to)
-                position, carry = indexed_to, b""
-                read = indexed_to
-                while chunk := handle.read(CHUNK):
-                    read += len(chunk)
-                    lines = (carry + chunk).split(b"\n")
-                    carry = lines.pop()  # only complete lines: a writer may be mid-entry
-                    entries = []
-                    for line in lines:
-                        # A torn entry almost never ends like a whole one; `get` parses anyway.
-                        if (
-                            line.startswith(_HEAD)
-                            and _HASH.fullmatch(line, 9, 73)
-                            and line.endswith(b"}}")
-                        ):
-                            entries.append(
-                                (bytes.fromhex(line[9:73].decode()), position, len(line))
-                            )
-                        position += len(line) + 1
-                    db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", entries)
-                    found += len(entries)
+                indexed_to, own = 0, None
+            if own is not None:  # a writer's own batch: what it holds in memory, not re-read
+                db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", own)
+                position = read = size
+            else:
+                position, read = self._index_from_journal(db, indexed_to)
             db.execute("UPDATE progress SET indexed_to = ?", (position,))
             db.execute("COMMIT")
         except BaseException:
@@ -277,7 +266,51 @@ class ResponseCache:
             raise
         self._known_size = read
         self._pending = {h: place for h, place in self._pending.items() if place[0] >= position}
-        return found > 0 or position != indexed_to
+        return position != indexed_to
+
+    def _own_rows(self, start: int, end: int) -> list[tuple[bytes, int, int]] | None:
+        """Index rows for the journal bytes `[start, end)` when they are exactly this
+        process's own pending entries, back to back (nobody else appended in between, no
+        torn tail), else None: then the journal must be read."""
+        rows = []
+        position = start
+        for request_hash, (offset, length) in sorted(
+            self._pending.items(), key=lambda item: item[1][0]
+        ):
+            if offset <= start:
+                continue  # indexed already (by another process catching up)
+            if offset - 1 != position:  # each entry is its line break, the line, a line break
+                return None
+            rows.append((bytes.fromhex(request_hash), offset, length))
+            position = offset + length + 1
+        return rows if rows and position == end else None
+
+    def _index_from_journal(self, db: sqlite3.Connection, indexed_to: int) -> tuple[int, int]:
+        """Index the whole entries from `indexed_to` on, reading the journal in chunks.
+
+        Returns:
+            The position indexed to (the end of the last complete line) and the bytes read.
+        """
+        with self.journal.open("rb") as handle:
+            handle.seek(indexed_to)
+            position, carry = indexed_to, b""
+            read = indexed_to
+            while chunk := handle.read(CHUNK):
+                read += len(chunk)
+                lines = (carry + chunk).split(b"\n")
+                carry = lines.pop()  # only complete lines: a writer may be mid-entry
+                entries = []
+                for line in lines:
+                    # A torn entry almost never ends like a whole one; `get` parses anyway.
+                    if (
+                        line.startswith(_HEAD)
+                        and _HASH.fullmatch(line, 9, 73)
+                        and line.endswith(b"}}")
+                    ):
+                        entries.append((bytes.fromhex(line[9:73].decode()), position, len(line)))
+                    position += len(line) + 1
+                db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", entries)
+        return position, read
 
 
 def _check_hash(request_hash: str) -> None:
