@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from loopback import LoopbackServer, chat_completions
+from loopback import LoopbackServer, Reply, chat_completions
 
 from bench_pipeline.providers import (
     CachedProvider,
@@ -299,3 +299,19 @@ def test_a_writer_indexes_its_own_batch_as_reading_the_journal_would(
     assert rebuilt.get(requests[0].request_hash()).content.startswith("a later")
     for n, request in enumerate(requests[1:], start=1):
         assert rebuilt.get(request.request_hash()) == _answer(request, "b" * n)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("echoed", [True, False])
+def test_without_a_key_header_like_keys_are_still_dropped(echoed: bool) -> None:
+    # A local server (no API key) that echoes a proxy's headers: the provider skips the
+    # scrubbing copy only when no header-like key is anywhere in the body.
+    body = {
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}],
+        "debug": {"note": "proxied", "echo": [{"X-Api-Key": "abc"}] if echoed else []},
+    }
+    with LoopbackServer({PATH: [Reply(200, body=json.dumps(body))]}) as server:
+        provider = OpenAICompatibleProvider(None, base_url=server.url + "/v1", timeout=5)
+        response = asyncio.run(provider.complete(_request("echo")))
+    assert response.raw["debug"] == {"note": "proxied", "echo": [{}] if echoed else []}
+    assert "abc" not in response.model_dump_json()

@@ -15,7 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench_pipeline.providers.scrubbing import REDACTED, SECRET_KEYS, scrub, secret_pattern
+from bench_pipeline.providers.scrubbing import (
+    REDACTED,
+    SECRET_KEYS,
+    holds_secret_key,
+    scrub,
+    secret_pattern,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -174,3 +180,18 @@ def _typed(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return (type(value).__name__, [_typed(v) for v in value])
     return (type(value).__name__, value)
+
+
+_JSON_BODIES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _TEXTS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXTS, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(body=_JSON_BODIES)
+def test_a_body_holds_a_secret_key_exactly_when_scrubbing_would_change_it(body: Any) -> None:
+    # Without a secret to hide, the provider skips the scrubbing copy of a body it parsed
+    # itself when `holds_secret_key` says nothing would be dropped.
+    assert holds_secret_key(body) == (scrub(body, []) != body)

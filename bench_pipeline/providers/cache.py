@@ -131,7 +131,9 @@ class ResponseCache:
             )
         # pydantic's own JSON (a third of the time of `model_dump` + `json.dumps`): the same
         # values read back, JSON escapes every line break, and an object ends the entry.
-        stored = response.model_copy(update={"from_cache": False}).model_dump_json()
+        if response.from_cache:
+            response = response.model_copy(update={"from_cache": False})
+        stored = response.model_dump_json()
         entry = (
             f'\n{{"hash":"{request_hash}","request":{request.model_dump_json()},'
             f'"response":{stored}}}\n'

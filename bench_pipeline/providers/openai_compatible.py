@@ -49,7 +49,7 @@ from bench_pipeline.providers.base import (
     Usage,
 )
 from bench_pipeline.providers.pool import ClientPool
-from bench_pipeline.providers.scrubbing import scrub
+from bench_pipeline.providers.scrubbing import holds_secret_key, scrub
 
 log = logging.getLogger(__name__)
 
@@ -270,7 +270,9 @@ class OpenAICompatibleProvider(Provider):
     def _response(
         self, request: ChatRequest, answer: _Answer, started: float, retries: int
     ) -> ChatResponse:
-        raw = self._scrub(answer.raw)
+        raw = answer.raw  # parsed for this call alone: no copy needed when nothing is hidden
+        if self._api_key or holds_secret_key(raw):
+            raw = self._scrub(raw)
         upstream = raw.get("provider")
         return ChatResponse(
             request_hash=request.request_hash(),

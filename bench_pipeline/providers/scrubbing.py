@@ -116,3 +116,23 @@ def _scrubbed(value: Any, patterns: list[re.Pattern[str]]) -> Any:
     if isinstance(value, list | tuple):
         return [_scrubbed(item, patterns) for item in value]
     return value
+
+
+def holds_secret_key(value: Any) -> bool:
+    """Whether JSON-like `value` holds, at any depth, a key `scrub` would drop: when it holds
+    none and there is no secret to hide, `scrub` would return an equal copy, which a caller
+    owning `value` can skip."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and key.lower() in SECRET_KEYS:
+                return True
+            if type(item) not in _LEAVES and holds_secret_key(item):
+                return True
+    elif isinstance(value, list | tuple):
+        for item in value:
+            if type(item) not in _LEAVES and holds_secret_key(item):
+                return True
+    return False
+
+
+_LEAVES = _PLAIN | {str}
