@@ -109,9 +109,12 @@ class ResponseCache:
         response = self._from_journal(request_hash)
         if response is not None:
             return response
-        # Every miss looks here before the model is asked: plain strings and one `open`,
-        # no `Path` objects (a measurable share of a call's client-side work).
+        # Every miss looks here before the model is asked: a plain string and one `access`
+        # (no `Path` objects, no exception for the usual absent file), a measurable share
+        # of a call's client-side work.
         path = f"{self.root}{os.sep}{request_hash[:2]}{os.sep}{request_hash}.json"
+        if not os.access(path, os.F_OK):
+            return None
         try:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
