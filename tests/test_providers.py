@@ -798,3 +798,30 @@ def test_retry_policy_decides_like_the_source_fetcher() -> None:
     assert policy.delay(0, status=429, retry_after="120") == 3.0  # capped
     assert 0 <= policy.delay(1, status=500) <= 0.2  # type: ignore[operator]
     assert 0 <= policy.delay(0) <= 0.1  # type: ignore[operator]  # transport error
+
+
+@pytest.mark.integration
+def test_an_answer_with_a_lone_surrogate_is_stored_and_served_again(tmp_path: Path) -> None:
+    """`\\ud800` escapes in a reply decode to half a character: it becomes U+FFFD, so the
+    answer is cached and read back instead of failing its storage and being lost."""
+    body = _completion("ship \\ud800 now", reasoning="half \\udfff").replace("\\\\", "\\")
+    assert "\\ud800" in body and json.loads(body)["choices"][0]["message"]["content"][5] == "\ud800"
+    request = _request("surrogate")
+    with LoopbackServer({PATH: [Reply(200, body=body)]}) as server:
+        first = _complete(CachedProvider(_provider(server), ResponseCache(tmp_path)), request)
+        again = _complete(CachedProvider(_provider(server), ResponseCache(tmp_path)), request)
+        calls = len(server.requests(PATH))
+    assert first.content == "ship \ufffd now" and first.raw["reasoning"] == "half \ufffd"
+    assert again.from_cache and again.content == first.content and calls == 1
+
+
+@pytest.mark.unit
+def test_lone_surrogates_are_replaced_and_clean_values_kept_as_they_are() -> None:
+    from bench_pipeline.core.text import without_lone_surrogates
+
+    clean = {"a": ["é ok", 1, None], "b": {"c": "plain"}}
+    assert without_lone_surrogates(clean) is clean
+    odd = {"a": ["x\ud83d", 1], "\udc00k": "pair \U0001f600 kept"}
+    assert without_lone_surrogates(odd) == {"a": ["x\ufffd", 1], "\ufffdk": "pair \U0001f600 kept"}
+    assert odd["a"][0] == "x\ud83d"  # the input is not changed in place
+    json.dumps(without_lone_surrogates(odd), ensure_ascii=False).encode()  # UTF-8 can hold it

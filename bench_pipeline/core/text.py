@@ -17,6 +17,9 @@ escape sequences, and letters of other scripts that look like Latin ones (a Cyri
 - `lookalike_problems`: why a name is not what it appears to be (empty when it is plain).
 - `escaped`: a name with every character that could pass for another shown as `\uXXXX`, so
   a look-alike is never displayed as the real name.
+- `without_lone_surrogates`: a JSON escape such as `\ud800` decodes to half a character that
+  no UTF-8 file, DuckDB column or Arrow array can hold; each becomes U+FFFD, as a decoder
+  shows a broken byte, so one odd answer cannot stop its storage.
 
 The stored text always keeps its exact bytes: these functions make copies.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 _ESCAPE_SEQUENCE = re.compile(
     r"""
@@ -172,3 +176,28 @@ def escaped(name: str) -> str:
         else:
             out.append(char)
     return "".join(out)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """`value` (text, or JSON-like lists and dicts of it) with every lone surrogate replaced
+    by U+FFFD; the same object when it holds none (ASCII text is skipped without a scan)."""
+    if isinstance(value, str):
+        if value.isascii() or not _LONE_SURROGATE.search(value):
+            return value
+        return _LONE_SURROGATE.sub(REPLACEMENT, value)
+    if isinstance(value, list):
+        items = [without_lone_surrogates(v) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    if isinstance(value, dict):
+        changed = False
+        pairs = {}
+        for key, item in value.items():
+            clean_key, clean_item = without_lone_surrogates(key), without_lone_surrogates(item)
+            changed |= clean_key is not key or clean_item is not item
+            pairs[clean_key] = clean_item
+        return pairs if changed else value
+    return value

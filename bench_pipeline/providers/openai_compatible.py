@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from bench_pipeline.core.http import RetryPolicy
+from bench_pipeline.core.text import without_lone_surrogates
 from bench_pipeline.providers.base import (
     ChatRequest,
     ChatResponse,
@@ -270,14 +271,16 @@ class OpenAICompatibleProvider(Provider):
     def _response(
         self, request: ChatRequest, answer: _Answer, started: float, retries: int
     ) -> ChatResponse:
-        raw = answer.raw  # parsed for this call alone: no copy needed when nothing is hidden
+        # Parsed for this call alone: no copy needed when nothing is hidden. A `\ud800`
+        # escape in the body would leave half a character no cache or table can store.
+        raw = without_lone_surrogates(answer.raw)
         if self._api_key or holds_secret_key(raw):
             raw = self._scrub(raw)
         upstream = raw.get("provider")
         return ChatResponse(
             request_hash=request.request_hash(),
             model=request.model,
-            content=self._scrub(answer.content),
+            content=self._scrub(without_lone_surrogates(answer.content)),
             finish_reason=answer.finish_reason,
             usage=parse_usage(raw.get("usage")),
             wall_seconds=time.perf_counter() - started,
