@@ -202,6 +202,10 @@ class _Found:
     distinct: bool = False
 
 
+_NOTHING = _Found(None)
+_NONE: frozenset[str] = frozenset()
+
+
 class _Index:
     """Lookups by exact id, by API id form within a lab, and by name within a lab."""
 
@@ -231,7 +235,13 @@ class _Index:
             self.tails[(candidate.lab, normalised, model_id)].add(split_name(candidate.name)[1])
 
     def by_exact_id(self, candidate: Candidate) -> _Found:
-        found = set().union(*(self.by_id.get(i, set()) for i in candidate.provider_ids))
+        ids = candidate.provider_ids
+        if not ids:
+            return _NOTHING
+        if len(ids) == 1:  # most listings carry one id: no union to build
+            found = self.by_id.get(ids[0], _NONE)
+        else:
+            found = set().union(*(self.by_id.get(i, _NONE) for i in ids))
         if len(found) == 1:
             return _Found(next(iter(found)), "provider_id")
         return _Found(None, reason="provider id names several models" if found else None)
