@@ -22,6 +22,7 @@ import polars as pl
 
 from bench_pipeline.core.files import sha256_file
 from bench_pipeline.release.build import DATABASE, LATEST, MANIFEST, read_latest
+from bench_pipeline.release.diff import json_rows
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank import private_texts as bank_private_texts
 
@@ -34,7 +35,7 @@ def private_texts() -> list[str]:
 
 def _count_rows(path: Path) -> int | None:
     if path.suffix == ".json" and path.parent.name == "data":
-        return len(json.loads(path.read_text(encoding="utf-8")))
+        return json_rows(path)
     if path.suffix == ".csv":
         with path.open(newline="", encoding="utf-8") as handle:
             return max(sum(1 for _ in csv.reader(handle)) - 1, 0)
