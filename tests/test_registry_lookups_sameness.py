@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from bench_pipeline.registry import matching
 from bench_pipeline.registry.forms import HOST_SUFFIX, REVISION, unwrap_host_id
 from bench_pipeline.registry.labs import Labs, lab_key
-from bench_pipeline.registry.matching import AliasFile, Candidate, build_registry
+from bench_pipeline.registry.matching import AliasFile, Candidate, build_registry, host_matches
 from bench_pipeline.registry.text import clean
 
 pytestmark = pytest.mark.unit
@@ -111,3 +111,34 @@ def test_registry_with_fast_id_lookup_is_the_plain_one(listing: list[Candidate])
         patch.setattr(matching._Index, "by_exact_id", _old_by_exact_id)
         plain = build_registry(listing, aliases)
     assert fast == plain
+
+
+probes = st.builds(
+    Candidate,
+    source=st.just("probe"),
+    key=text,
+    name=st.none() | st.sampled_from(["GPT-4o", "GPT-4o (EU)", "Claude Opus 4.5"]) | text,
+    provider_ids=st.lists(st.sampled_from(IDS) | text, max_size=2).map(tuple),
+    lab=st.none() | st.sampled_from(["openai", "anthropic", "x"]),
+    role=st.just("host"),
+    api_ids=st.lists(st.sampled_from(["gpt-4o", "gpt-4o-2024-05-13"]) | text, max_size=2).map(
+        tuple
+    ),
+    host=st.just("probe"),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(candidates, max_size=25, unique_by=lambda c: (c.source, c.key)),
+    st.lists(probes, max_size=8, unique_by=lambda c: c.key),
+)
+def test_host_matches_is_what_the_whole_registry_gives_them(
+    listing: list[Candidate], listings: list[Candidate]
+) -> None:
+    aliases = AliasFile(entries={}, setting_suffixes={})
+    whole = build_registry([*listing, *listings], aliases)
+    expected = {c.key: None for c in listings} | {
+        a.key: a.model_id for a in whole.aliases if a.source == "probe"
+    }
+    assert host_matches(listing, aliases, listings) == expected

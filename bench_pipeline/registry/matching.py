@@ -46,7 +46,14 @@ Method = Literal["alias_file", "provider_id", "normalised_name", "new"]
 Role = Literal["catalogue", "variant", "lab", "host", "score"]
 Price = tuple[str, str]
 
-__all__ = ["AliasFile", "Candidate", "build_registry", "normalise_name", "split_name"]
+__all__ = [
+    "AliasFile",
+    "Candidate",
+    "build_registry",
+    "host_matches",
+    "normalise_name",
+    "split_name",
+]
 
 
 @dataclass(frozen=True)
@@ -326,6 +333,35 @@ SOURCE_ORDER = {"epoch": 0, "arena": 1}
 
 def build_registry(candidates: Sequence[Candidate], aliases: AliasFile) -> Registry:
     """Canonical models and every listing's alias, quarantine or review entry."""
+    registry, index = _founded(candidates, aliases)
+    for candidate in sorted((c for c in candidates if c.role == "host"), key=lambda c: c.key):
+        found = _match(candidate, aliases, index, strict=True)
+        if found.model_id not in registry.models:  # a host's listing never founds a model
+            reason = found.reason or f"the alias file names {found.model_id!r}, no model"
+            registry.unmatched.append(_unmatched(candidate, None, reason))
+            continue
+        registry.aliases.append(_alias(candidate, found.model_id, found.method, aliases))
+    _disambiguate_names(registry)
+    return registry
+
+
+def host_matches(
+    candidates: Sequence[Candidate], aliases: AliasFile, listings: Sequence[Candidate]
+) -> dict[str, str | None]:
+    """The model each of `listings` (more hosts' listings) gets when the registry is built
+    from `candidates` and them, by key (None: unmatched). Hosts neither found models nor
+    lend their ids to later matches, so the registry of everything else is built once and
+    no other host is matched; the answer is `build_registry`'s for these listings."""
+    registry, index = _founded([c for c in candidates if c.role != "host"], aliases)
+    matched = {}
+    for listing in listings:
+        found = _match(listing, aliases, index, strict=True)
+        matched[listing.key] = found.model_id if found.model_id in registry.models else None
+    return matched
+
+
+def _founded(candidates: Sequence[Candidate], aliases: AliasFile) -> tuple[Registry, _Index]:
+    """The registry and index of every listing but the hosts' (which match into them)."""
     registry = Registry()
     index = _Index(_dated_prices(candidates))
     by_role: dict[str, list[Candidate]] = defaultdict(list)
@@ -376,16 +412,7 @@ def build_registry(candidates: Sequence[Candidate], aliases: AliasFile) -> Regis
         else:
             _ensure_model(registry, found.model_id, candidate)
             _record(registry, index, candidate, found.model_id, found.method or "new", aliases)
-
-    for candidate in sorted(by_role["host"], key=lambda c: c.key):
-        found = _match(candidate, aliases, index, strict=True)
-        if found.model_id not in registry.models:  # a host's listing never founds a model
-            reason = found.reason or f"the alias file names {found.model_id!r}, no model"
-            registry.unmatched.append(_unmatched(candidate, None, reason))
-            continue
-        registry.aliases.append(_alias(candidate, found.model_id, found.method, aliases))
-    _disambiguate_names(registry)
-    return registry
+    return registry, index
 
 
 def _chosen(candidate: Candidate, aliases: AliasFile) -> str | None:
