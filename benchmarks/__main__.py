@@ -23,9 +23,9 @@
     `--repeat` applies).
 11. noop: a `bench run` that changes nothing against a fresh one on the recorded snapshots,
     with the Dagster events of each (`benchmarks.noop_rerun`; `--repeat` reruns).
-12. scale: `bench run` on the recorded snapshots enlarged 1× and 10× (time, peak memory and
-   per-step seconds per 1× of data; `benchmarks.pipeline_scale`, its options through
-   `python -m benchmarks.pipeline_scale`, e.g. `--multipliers 1,10,50 --profile`).
+12. scale: `bench run` on the recorded snapshots enlarged 1×, 10× and 50× (time, peak memory
+   and per-step seconds per 1× of data; `benchmarks.pipeline_scale`, its options through
+   `python -m benchmarks.pipeline_scale`, e.g. `--multipliers 1,10 --profile`).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (1 for ingest, 5 for indices).

@@ -1,13 +1,15 @@
-"""`bench run` on the recorded snapshots enlarged k times (default 1× and 10×), fresh home each.
+"""`bench run` on the recorded snapshots enlarged k times (default 1×, 10×, 50×), fresh homes.
 
 For each multiplier the snapshots are enlarged in their own formats
 (`benchmarks.enlarge_snapshots`, fixed seed) into a temp `BENCH_SNAPSHOTS`, then `bench run`
 runs in its own process on a temp `BENCH_HOME`. Printed per multiplier: wall time and peak
 memory (the child's own `ru_maxrss` from `wait4`), and per step (asset) the seconds Dagster
-recorded between its start and end. The baseline is the 1× run of the same invocation: the
-data-dependent cost is the slope between the smallest and largest multiplier (seconds per 1×
-of data), and its goal is under 1.0 s per 1×. Each step's slope is printed too, so the steps
-that grow with the data stand out.
+recorded between its start and end. The baseline is the smallest run of the same invocation:
+the data-dependent cost is the least-squares slope of wall seconds over the multipliers
+(seconds per 1× of data; with two multipliers, the slope between them), and its goal is under
+1.0 s per 1×. The slope between each pair of neighbouring multipliers is printed beside it, so
+a cost that grows faster than the data shows, and each step's slope between the smallest and
+largest run, so the steps that grow stand out.
 
 `--profile` runs the largest multiplier under cProfile and prints the top functions by
 cumulative and own time (the run is slower under the profiler; its time is not the one used).
@@ -16,6 +18,7 @@ cumulative and own time (the run is slower under the profiler; its time is not t
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import subprocess
 import sys
@@ -102,6 +105,13 @@ def _print_profile(path: Path) -> None:
         pstats.Stats(str(path), stream=sys.stdout).sort_stats(order).print_stats(30)
 
 
+def least_squares_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """The slope of the least-squares line through the points (xs, ys)."""
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+
+
 def report(runs: list[Run]) -> bool:
     """Print the table and the slope; True when the goal is met."""
     print("bench run at k× the recorded snapshots (fresh BENCH_HOME each)")
@@ -119,14 +129,20 @@ def report(runs: list[Run]) -> bool:
     if span == 0:
         print("one multiplier only: no slope")
         return True
-    slope = (large.seconds - small.seconds) / span
-    fixed = small.seconds - slope * small.multiplier
+    slope = least_squares_slope([r.multiplier for r in runs], [r.seconds for r in runs])
+    fixed = sum(r.seconds - slope * r.multiplier for r in runs) / len(runs)
     memory = (large.peak_mb - small.peak_mb) / span
     print(
-        f"slope {small.multiplier}×→{large.multiplier}×: {slope:.2f} s and {memory:.1f} MB per 1× "
-        f"of data (fixed part {fixed:.1f} s); {large.multiplier}× / {small.multiplier}× wall "
-        f"{large.seconds / small.seconds:.2f}×"
+        f"slope over {', '.join(f'{r.multiplier}×' for r in runs)} (least squares): "
+        f"{slope:.2f} s per 1× of data (fixed part {fixed:.1f} s); memory {memory:.1f} MB "
+        f"per 1× ({small.multiplier}×→{large.multiplier}×); {large.multiplier}× / "
+        f"{small.multiplier}× wall {large.seconds / small.seconds:.2f}×"
     )
+    for a, b in itertools.pairwise(runs):
+        print(
+            f"  {a.multiplier}×→{b.multiplier}×: "
+            f"{(b.seconds - a.seconds) / (b.multiplier - a.multiplier):.2f} s per 1×"
+        )
     names = sorted(set(small.steps) | set(large.steps))
     growth = {n: (large.steps.get(n, 0.0) - small.steps.get(n, 0.0)) / span for n in names}
     print(
@@ -152,8 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--multipliers",
         type=lambda text: sorted({int(k) for k in text.split(",")}),
-        default=[1, 10],
-        help="comma-separated multipliers of the recorded data (default 1,10; 50 is heavy)",
+        default=[1, 10, 50],
+        help="comma-separated multipliers of the recorded data (default 1,10,50)",
     )
     parser.add_argument("--profile", action="store_true", help="cProfile the largest run")
     args = parser.parse_args(argv)

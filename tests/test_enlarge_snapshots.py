@@ -84,3 +84,12 @@ def test_names_stay_plausible_and_distinct() -> None:
     assert renamed("gpt-4o", 3) != renamed("gpt-4o", 12) != "gpt-4o"
     assert renamed("Claude Opus 4.7 (xhigh)", 2).endswith(" (xhigh)")
     assert " " not in renamed("claude-opus-4-7_xhigh", 5)
+
+
+def test_scale_slope_is_the_least_squares_line_through_the_runs() -> None:
+    from benchmarks.pipeline_scale import least_squares_slope
+
+    assert least_squares_slope([1, 10], [51.6, 102.4]) == pytest.approx(50.8 / 9)
+    # A cost that grows faster than the data pulls the fitted slope above the first span's.
+    assert least_squares_slope([1, 10, 50], [11, 20, 160]) > (20 - 11) / 9
+    assert least_squares_slope([1, 10, 50], [3, 30, 150]) == pytest.approx(3.0)

@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from bench_pipeline.cli.status import activity_lines
 from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import migrate
 from bench_pipeline.core.writer import insert_rows
@@ -98,6 +99,8 @@ def test_a_split_waits_for_a_person_and_counts_nowhere(conn) -> None:
     assert row["pending_runs"] == 1
     assert [s.run_id for s in open_splits(conn)] == ["split"]
     assert open_splits(conn)[0].judges == {"judge/a": "pass", "judge/b": "fail"}
+    status = "\n".join(activity_lines(conn))
+    assert "Judge splits waiting for a person: 1 in 1 runs" in status and "bench decide" in status
 
 
 def test_a_decision_enters_the_score_as_a_row_never_an_edit(conn) -> None:
@@ -119,9 +122,12 @@ def test_a_decision_enters_the_score_as_a_row_never_an_edit(conn) -> None:
     expected = 100 * (len(CRITERIA) - 1) / len(CRITERIA)
     assert row[CASE.category] == pytest.approx(expected)
     assert open_splits(conn) == []
+    assert "Judge splits waiting for a person: 0 in 0 runs" in "\n".join(activity_lines(conn))
     # As of a day before the decision the run was still pending.
-    before = _board(conn, decided_at - timedelta(days=1))
-    assert "m1" not in before  # its only run was pending: nothing of it counted
+    before = _board(conn, decided_at - timedelta(days=1))["m1"]
+    # Its only run was pending: listed with the count, nothing of it scored.
+    assert (before["runs"], before["tasks"], before["pending_runs"]) == (0, 0, 1)
+    assert before["index"] is None and before["rank_best"] is None
 
 
 def test_a_pass_decision_gives_full_credit_where_the_split_averaged_nothing(conn) -> None:

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 import duckdb
 
 from bench_pipeline.core import settings
+from bench_pipeline.grading.split_decisions import open_splits
 from bench_pipeline.ingest.catalog import SourceDefinition
 
 
@@ -171,7 +172,8 @@ def release_lines(conn: duckdb.DuckDBPyConnection, now: datetime) -> list[str]:
 
 
 def activity_lines(conn: duckdb.DuckDBPyConnection) -> list[str]:
-    """Quarantine, model runs, grading and reviews, and the last failed Dagster runs."""
+    """Quarantine, model runs, grading, reviews and open judge splits, and the last failed
+    Dagster runs."""
     (held,) = conn.execute(
         "SELECT count(*) FROM quarantine q WHERE q.run_id IN (SELECT run_id FROM source_runs "
         "QUALIFY row_number() OVER (PARTITION BY source ORDER BY finished_at DESC) = 1)"
@@ -188,12 +190,16 @@ def activity_lines(conn: duckdb.DuckDBPyConnection) -> list[str]:
         "(SELECT count(*) FROM practice_reviews)"
     ).fetchall()[0]
     label = " (all simulated)" if runs and simulated == runs else ""
+    waiting = open_splits(conn)
     lines = [
         f"Quarantined records in the sources' last runs: {held}",
         f"Model runs: {runs} stored{label}, {failed} failed",
         f"Grading: {cycles} cycles, {grades} grades, {flagged} judges flagged by sentinels, "
         f"{looks} runs on the second-look list, {people} reviews by people "
         f"(and {practice} practice reviews of simulated runs, kept apart)",
+        f"Judge splits waiting for a person: {len(waiting)} in "
+        f"{len({s.run_id for s in waiting})} runs, which count nowhere until decided"
+        + (" (`bench splits` lists them, `bench decide` settles one)" if waiting else ""),
         "Failed Dagster runs (last 5):",
     ]
     failures = conn.execute(

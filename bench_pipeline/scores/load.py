@@ -270,8 +270,22 @@ def navigator_frames(
         )
     categories = {c.task: c.category for c in cases.values()}  # the bank checks they agree
     board = navigator_board(runs, task_categories=categories)
+    models = board.navigator_models
+    # A model whose every run waits for a person stays listed, unscored, with its count.
+    waiting_only = sorted(set(pending) - set(models["model"].to_list()))
+    unscored = {"tasks": 0, "runs": 0, "dominated_by": "", "dominates": ""}
+    models = pl.concat(
+        [
+            models,
+            pl.DataFrame(
+                [{"model": label, **unscored} for label in waiting_only],
+                schema=models.schema,
+                orient="row",
+            ),
+        ]
+    )
     frames = {
-        "navigator_models": board.navigator_models.with_columns(
+        "navigator_models": models.with_columns(
             pl.col("model")
             .replace_strict(pending, default=0, return_dtype=pl.Int64)
             .alias("pending_runs")
