@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from bench_pipeline.core.allocation import without_collector
 from bench_pipeline.registry.forms import LATEST, id_forms
 from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.text import (
@@ -331,6 +332,7 @@ ROLE_ORDER = {"lab": 0, "score": 1}
 SOURCE_ORDER = {"epoch": 0, "arena": 1}
 
 
+@without_collector
 def build_registry(candidates: Sequence[Candidate], aliases: AliasFile) -> Registry:
     """Canonical models and every listing's alias, quarantine or review entry."""
     registry, index = _founded(candidates, aliases)
@@ -345,6 +347,7 @@ def build_registry(candidates: Sequence[Candidate], aliases: AliasFile) -> Regis
     return registry
 
 
+@without_collector
 def host_matches(
     candidates: Sequence[Candidate], aliases: AliasFile, listings: Sequence[Candidate]
 ) -> dict[str, str | None]:
