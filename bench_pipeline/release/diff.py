@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 from bench_pipeline.core.allocation import without_collector
 from bench_pipeline.release.published import PUBLISHED_BY_NAME
 from bench_pipeline.release.schema import RankRule, rules_from_document
@@ -33,21 +31,6 @@ def load_manifest(release_dir: Path) -> dict[str, Any]:
 
 def _rows(release_dir: Path, entry: dict[str, Any]) -> list[Row]:
     return json.loads((release_dir / entry["files"]["json"]["path"]).read_text(encoding="utf-8"))
-
-
-def json_rows(path: Path) -> int:
-    """The length of a download's JSON array, read a column at a time by polars when it is an
-    array of objects; anything else (another shape, objects without keys, what polars cannot
-    read) is counted by the json module."""
-    raw = path.read_bytes()
-    if raw.lstrip()[:1] == b"[":
-        try:
-            frame = pl.read_json(raw, infer_schema_length=None)
-        except Exception:  # whatever polars cannot read as a table is counted below
-            frame = None
-        if frame is not None and frame.width:  # `[{}]` reads as no rows and no columns
-            return frame.height
-    return len(json.loads(raw.decode("utf-8")))
 
 
 def _shape(entry: dict[str, Any]) -> tuple[list[str], tuple[RankRule, ...], list[str]]:
@@ -164,13 +147,11 @@ def diff_releases(old_dir: Path | None, new_dir: Path) -> dict[str, Any]:
     tables: dict[str, Any] = {}
     models: dict[str, list] = {"models_added": [], "models_removed": []}
     for name, entry in new_entries.items():
-        if name not in old_entries:  # only counted (and the models' ids read, below)
-            path = new_dir / entry["files"]["json"]["path"]
-            tables[name] = {"added_table": True, "rows": json_rows(path)}
-            new_rows = _rows(new_dir, entry) if name == "models" else []
+        new_rows = _rows(new_dir, entry)
+        if name not in old_entries:
+            tables[name] = {"added_table": True, "rows": len(new_rows)}
             old_rows: list[Row] = []
         else:
-            new_rows = _rows(new_dir, entry)
             assert old_dir is not None
             old_rows = _rows(old_dir, old_entries[name])
             tables[name] = diff_table(old_rows, new_rows, *_shape(entry))

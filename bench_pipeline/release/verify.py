@@ -21,9 +21,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from bench_pipeline.core.allocation import without_collector
 from bench_pipeline.core.files import sha256_file
 from bench_pipeline.release.build import DATABASE, LATEST, MANIFEST, read_latest
-from bench_pipeline.release.diff import json_rows
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank import private_texts as bank_private_texts
 
@@ -36,7 +36,7 @@ def private_texts() -> list[str]:
 
 def _count_rows(path: Path) -> int | None:
     if path.suffix == ".json" and path.parent.name == "data":
-        return json_rows(path)
+        return len(json.loads(path.read_text(encoding="utf-8")))
     if path.suffix == ".csv":
         with path.open(newline="", encoding="utf-8") as handle:
             return max(sum(1 for _ in csv.reader(handle)) - 1, 0)
@@ -55,6 +55,7 @@ def _count_rows(path: Path) -> int | None:
     return None
 
 
+@without_collector
 def verify_release(release_dir: Path) -> list[str]:
     """Problems with a release folder: a listed file missing or different from its manifest
     entry (sha256, bytes, rows), or a file the manifest does not list. Empty when sound."""
