@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench_pipeline.core.allocation import without_collector
 from bench_pipeline.release.published import PUBLISHED_BY_NAME
 from bench_pipeline.release.schema import RankRule, rules_from_document
 
@@ -137,7 +136,6 @@ def _causes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[dict[str, A
     ]
 
 
-@without_collector
 def diff_releases(old_dir: Path | None, new_dir: Path) -> dict[str, Any]:
     """The differences from the release in `old_dir` (None: no earlier release) to `new_dir`."""
     new = load_manifest(new_dir)

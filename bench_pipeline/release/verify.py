@@ -21,7 +21,6 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from bench_pipeline.core.allocation import without_collector
 from bench_pipeline.core.files import sha256_file
 from bench_pipeline.release.build import DATABASE, LATEST, MANIFEST, read_latest
 from bench_pipeline.taskbank import load_bank
@@ -55,7 +54,6 @@ def _count_rows(path: Path) -> int | None:
     return None
 
 
-@without_collector
 def verify_release(release_dir: Path) -> list[str]:
     """Problems with a release folder: a listed file missing or different from its manifest
     entry (sha256, bytes, rows), or a file the manifest does not list. Empty when sound."""
