@@ -26,6 +26,8 @@
 12. scale: `bench run` on the recorded snapshots enlarged 1×, 10× and 50× (time, peak memory
    and per-step seconds per 1× of data; `benchmarks.pipeline_scale`, its options through
    `python -m benchmarks.pipeline_scale`, e.g. `--multipliers 1,10 --profile`).
+13. boards: the SWE-bench item boards enlarged 10× and 50× (31k and 780k pairs a board), every
+   pair at once against the per-pair path it replaced (`benchmarks.item_boards`).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (1 for ingest, 5 for indices).
@@ -42,6 +44,7 @@ from benchmarks import (
     exact_pairs,
     index_family,
     ingest_swap,
+    item_boards,
     model_calls,
     noop_rerun,
     pairs,
@@ -54,7 +57,7 @@ from benchmarks import (
 
 BENCHMARKS = (
     "ingest", "indices", "site", "pairs", "exact", "calls", "writer", "bradley", "cache",
-    "release", "noop", "scale",
+    "release", "noop", "scale", "boards",
 )  # fmt: skip
 
 
@@ -101,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
     if args.only == "ingest" and index_options_given:
         parser.error("--models and --seed apply to the indices benchmark only")
-    if args.only in ("pairs", "exact", "calls", "cache", "scale") and (
+    if args.only in ("pairs", "exact", "calls", "cache", "scale", "boards") and (
         ingest_argv or index_options_given or args.repeat is not None or args.profile
     ):
         parser.error(f"the {args.only} benchmark takes no options here (see its module)")
@@ -127,6 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "release": lambda: release_checks.main(shared),
         "noop": lambda: noop_rerun.main(shared),
         "scale": lambda: pipeline_scale.main([]),
+        "boards": lambda: item_boards.main([]),
     }
     # Every benchmark runs even when an earlier one misses its goal (the exit status still
     # says so), so one slow figure never hides the others.

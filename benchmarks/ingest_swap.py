@@ -9,8 +9,9 @@ one record in 1,000 bad (alternately a non-numeric score and a score of 300).
   fetch_and_store → stage → validate → publish, each stage on its own connection (connect +
   migrate), as the Dagster assets open them. The live table already holds a previous accepted
   run of the same size, so publish really swaps. Staging goes through the code every
-  production JSON parser uses (`ingest/parsers/*`): `payload.load_json`, one dict per record,
-  then `payload.staged_frame`. `--parser polars` stages with one `pl.read_json` pass instead:
+  production JSON parser uses (`ingest/parsers/*`): `payload.load_json`, each field read as
+  one column, then `payload.StagedColumns` (whole columns written as text at once).
+  `--parser polars` stages with one `pl.read_json` pass instead:
   a benchmark-only parser no source uses, kept to show the floor of the engine around it.
 
 Each measurement runs in its own freshly spawned process. Peak memory is that process's
@@ -198,24 +199,25 @@ def parse_synthetic(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
 
 def parse_as_production(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
     """The staged frame built the way the production JSON parsers build theirs (see
-    `ingest/parsers/openrouter.py`): `load_json`, one row dict per record (read field by
-    field, a non-object record read as an empty one), then `staged_frame`."""
-    from bench_pipeline.ingest.payload import PayloadError, load_json, staged_frame
+    `ingest/parsers/models_dev.py`): `load_json`, each field read as one column over the
+    file's records (a non-object record read as an empty one), then `StagedColumns`."""
+    from bench_pipeline.ingest.payload import (
+        PayloadError,
+        StagedColumns,
+        field_columns,
+        load_json,
+    )
     from bench_pipeline.ingest.tables import EVALUATION_ROWS
 
-    columns = list(EVALUATION_ROWS.columns)
-    rows = []
+    staged = StagedColumns(EVALUATION_ROWS.columns)
     for raw in files:
         records = load_json(raw)
         if not isinstance(records, list):
             raise PayloadError(f"{raw.name}: expected a list of records")
-        rows.extend(
-            (raw.name, number, {name: record.get(name) for name in columns})
-            for number, record in enumerate(
-                (r if isinstance(r, dict) else {} for r in records), start=1
-            )
-        )
-    return {TABLE: staged_frame(columns, rows)}
+        records = [r if isinstance(r, dict) else {} for r in records]
+        columns = field_columns(records, EVALUATION_ROWS.columns)
+        staged.add_columns(raw.name, columns, range(1, len(records) + 1))
+    return {TABLE: staged.frame()}
 
 
 PARSERS: dict[str, Callable[[Sequence[RawFile]], dict[str, pl.DataFrame]]] = {

@@ -3,8 +3,10 @@
 Plain, typed functions with no pipeline dependencies:
 
 * :func:`sign_flip_pvalue`: exact paired sign-flip (randomisation) test, at any size on
-  lattice data (:func:`lattice_terms`, :func:`extreme_count`).
-* :func:`holm`: Holm–Bonferroni step-down multiple-testing correction.
+  lattice data (:func:`lattice_terms`, :func:`extreme_count`); :func:`sign_test_pvalues`,
+  the same test of 0/1 outcomes for many pairs at once.
+* :func:`holm`: Holm–Bonferroni step-down multiple-testing correction (on arrays:
+  :func:`holm_rejected`).
 * :func:`cohen_kappa`: chance-corrected agreement between two raters.
 * :func:`weighted_ci90`, :func:`margin95`, :func:`repeat_spread`: uncertainty summaries.
 * :func:`paired_comparisons`, :func:`rank_ranges`, :func:`dominates`: pairwise model
@@ -41,12 +43,15 @@ __all__ = [
     "dominates",
     "extreme_count",
     "holm",
+    "holm_rejected",
     "lattice_terms",
     "margin95",
     "paired_comparisons",
+    "rank_bounds",
     "rank_ranges",
     "repeat_spread",
     "sign_flip_pvalue",
+    "sign_test_pvalues",
     "significantly_better_pairs",
     "weighted_ci90",
     "weighted_sum",
@@ -443,12 +448,7 @@ def extreme_count(magnitudes: Sequence[int], statistic: int) -> int:
     total = sum(magnitudes)
     low = (total - target) // 2  # subsets with s <= low form one tail
     if len(set(magnitudes)) == 1:
-        step = magnitudes[0]
-        term, tail = 1, 1
-        for j in range(1, low // step + 1):
-            term = term * (n - j + 1) // j
-            tail += term
-        return 2 * tail
+        return 2 * _binomial_tails(n, [low // magnitudes[0]])[0]
     bits = _coefficient_bits(n)
     packed = 1
     for magnitude in sorted(magnitudes):
@@ -458,6 +458,54 @@ def extreme_count(magnitudes: Sequence[int], statistic: int) -> int:
     sums = limbs.reshape(low + 1, bits // 32).sum(axis=0, dtype=np.uint64)
     tail = sum(int(value) << (32 * place) for place, value in enumerate(sums.tolist()))
     return 2 * tail
+
+
+def _binomial_tails(n: int, lows: Sequence[int]) -> list[int]:
+    """``sum_{j <= low} C(n, j)`` for each of ``lows`` (ascending), exactly, in one pass."""
+    tails = []
+    term, tail, j = 1, 1, 0
+    for low in lows:
+        while j < low:
+            j += 1
+            term = term * (n - j + 1) // j
+            tail += term
+        tails.append(tail)
+    return tails
+
+
+def sign_test_pvalues(wins_a: npt.ArrayLike, wins_b: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """:func:`sign_flip_pvalue` of 0/1 paired outcomes for many pairs at once, bit for bit.
+
+    Pair ``t`` has ``wins_a[t]`` differences of +1 and ``wins_b[t]`` of -1 (the discordant
+    items; the others are zero and dropped). Its terms are ``n = wins_a + wins_b`` equal
+    magnitudes, so the count is a binomial tail (:func:`extreme_count`) and the p-value is
+    ``min(1, 2 * sum_{j <= min(wins)} C(n, j) / 2**n)``, 1.0 when the wins are level. Each
+    distinct ``(n, min(wins))`` is computed once, each ``n``'s tails in one pass.
+
+    Raises:
+        ValueError: On arrays of different shapes or a negative count.
+    """
+    a, b = np.asarray(wins_a, dtype=np.int64), np.asarray(wins_b, dtype=np.int64)
+    if a.shape != b.shape:
+        raise ValueError(f"wins_a has shape {a.shape} but wins_b has shape {b.shape}")
+    if a.size and min(int(a.min()), int(b.min())) < 0:
+        raise ValueError("win counts must be non-negative")
+    pvalues = np.ones(a.shape, dtype=np.float64)
+    tested = a != b
+    if not tested.any():
+        return pvalues
+    n, low = (a + b)[tested], np.minimum(a, b)[tested]
+    # One code per (n, low), ordered by n then low (low < n).
+    codes, inverse = np.unique(n * (int(n.max()) + 1) + low, return_inverse=True)
+    sizes, lows = np.divmod(codes, int(n.max()) + 1)
+    found = np.empty(codes.size, dtype=np.float64)
+    cuts = np.flatnonzero(np.diff(sizes)) + 1
+    for columns in np.split(np.arange(codes.size), cuts):
+        size = int(sizes[columns[0]])
+        tails = _binomial_tails(size, lows[columns].tolist())
+        found[columns] = [min(1.0, 2 * tail / 2**size) for tail in tails]
+    pvalues[tested] = found[inverse.reshape(-1)]
+    return pvalues
 
 
 def sign_flip_pvalue(
@@ -606,18 +654,34 @@ def holm(pvalues: Sequence[float], alpha: float = 0.05) -> list[bool]:
         ValueError: If a p-value is outside ``[0, 1]`` (or NaN) or ``alpha`` is not in
             ``(0, 1)``.
     """
+    if isinstance(pvalues, np.ndarray):
+        values = pvalues.astype(np.float64).reshape(-1)
+    else:
+        values = np.fromiter((float(p) for p in pvalues), dtype=np.float64)
+    return holm_rejected(values, alpha).tolist()
+
+
+def holm_rejected(pvalues: npt.NDArray[np.float64], alpha: float = 0.05) -> npt.NDArray[np.bool_]:
+    """:func:`holm` on a float64 array, as a boolean array (the one implementation).
+
+    The p-values are ranked by a stable sort (equal ones keep their input order) and
+    compared with ``alpha / (m - k)``; everything before the first failure is rejected.
+
+    Raises:
+        ValueError: As :func:`holm`.
+    """
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    values = [float(p) for p in pvalues]
-    for p in values:
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"p-values must be in [0, 1], got {p}")
-    m = len(values)
-    rejected = [False] * m
-    for rank, index in enumerate(sorted(range(m), key=values.__getitem__)):
-        if values[index] > alpha / (m - rank):
-            break
-        rejected[index] = True
+    values = np.asarray(pvalues, dtype=np.float64)
+    invalid = ~((values >= 0.0) & (values <= 1.0))
+    if invalid.any():
+        raise ValueError(f"p-values must be in [0, 1], got {float(values[invalid][0])}")
+    m = values.size
+    order = np.argsort(values, kind="stable")
+    passed = values[order] <= alpha / (m - np.arange(m))
+    stop = m if passed.all() else int(np.argmin(passed))
+    rejected = np.zeros(m, dtype=np.bool_)
+    rejected[order[:stop]] = True
     return rejected
 
 
@@ -773,15 +837,25 @@ def rank_ranges(
             raise ValueError(f"model {winner!r} cannot be better than itself")
         if (loser, winner) in pairs:
             raise ValueError(f"contradictory pairs for {winner!r} and {loser!r}")
-    beaten_by = Counter(loser for _, loser in pairs)
-    beats = Counter(winner for winner, _ in pairs)
-    total = len(names)
-    ranges = {}
-    for name in names:
-        best = 1 + beaten_by[name]
-        worst = total - beats[name]
-        ranges[name] = RankRange(rank_best=best, rank_worst=worst, tied=best != worst)
-    return ranges
+    index = {name: position for position, name in enumerate(names)}
+    winners = np.array([index[w] for w, _ in pairs], dtype=np.int64)
+    losers = np.array([index[loser] for _, loser in pairs], dtype=np.int64)
+    best, worst = rank_bounds(len(names), winners, losers)
+    return {
+        name: RankRange(rank_best=b, rank_worst=w, tied=b != w)
+        for name, b, w in zip(names, best.tolist(), worst.tolist(), strict=True)
+    }
+
+
+def rank_bounds(
+    count: int, winners: npt.NDArray[np.integer], losers: npt.NDArray[np.integer]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Best and worst rank of each of ``count`` models (indices ``0..count-1``) when model
+    ``winners[t]`` is significantly better than ``losers[t]`` (distinct pairs, as
+    :func:`rank_ranges` checks): ``1 +`` how many beat it, ``count -`` how many it beats."""
+    beaten_by = np.bincount(losers, minlength=count)
+    beats = np.bincount(winners, minlength=count)
+    return 1 + beaten_by, count - beats
 
 
 @dataclass(frozen=True, slots=True)

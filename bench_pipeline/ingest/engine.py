@@ -34,11 +34,13 @@ from bench_pipeline.core.processes import pid_alive
 from bench_pipeline.core.warehouse import fetch_frame, transaction
 from bench_pipeline.core.writer import insert_rows, write_frame
 from bench_pipeline.ingest import contract as contracts
+from bench_pipeline.ingest import contract_screen
 from bench_pipeline.ingest.catalog import SourceDefinition
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
     content_sha256,
+    cycle_collection_paused,
     load_json,
     read_csv,
 )
@@ -292,10 +294,11 @@ def stage(
     _touch_claim(conn, run)
     try:
         files = load_raw_files(conn, run.run_id)
-        report = check_contract(definition.contract, files)
-        if report.missing:
-            return run.rejected(f"contract: {'; '.join(report.missing)}")
-        frames = parse(files)
+        with cycle_collection_paused():
+            report = check_contract(definition.contract, files)
+            if report.missing:
+                return run.rejected(f"contract: {'; '.join(report.missing)}")
+            frames = parse(files)
     except PayloadError as error:
         return run.rejected(f"unreadable payload: {error}")
     except Exception as error:  # a parser bug must not leave the run unrecorded
@@ -337,7 +340,7 @@ def check_contract(
         if spec is None:
             continue
         document = read_csv(raw, ()) if spec.records == "csv" else load_json(raw)
-        contracts.check_document(contract, raw.name, document, report)
+        contract_screen.check_document(contract, raw.name, document, raw.content, report)
     return report
 
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import csv
+import gc
 import hashlib
 import io
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cached_property
+from itertools import repeat
 from typing import Any
 
 import polars as pl
@@ -59,6 +63,20 @@ class RawFile:
         return _parse_csv(self)
 
 
+@contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Pause Python's cycle collector while a payload becomes records and columns: parsed JSON
+    holds no reference cycles, and a collection pass over a million fresh objects costs more
+    than the parse (the collector runs again, as before, when the block ends)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def content_sha256(files: Sequence[RawFile]) -> str:
     """One digest for a whole payload: the names and digests of its files, in name order."""
     digest = hashlib.sha256()
@@ -78,7 +96,16 @@ def text(value: Any) -> str | None:
         return value
     if isinstance(value, int | float):
         return repr(value)
-    return json.dumps(value, sort_keys=True)
+    if isinstance(value, Decimal):  # a parser reading exact numbers: its published digits
+        return str(value)
+    return json.dumps(value, sort_keys=True, default=_exact_number)
+
+
+def _exact_number(value: Any) -> float:
+    """A Decimal nested in a value, written as the JSON number a float parser would read."""
+    if isinstance(value, Decimal):
+        return float(value)
+    raise TypeError(f"cannot stage a {type(value).__name__} as JSON")
 
 
 def load_json(raw: RawFile) -> Any:
@@ -180,6 +207,119 @@ def staged_frame(
 ) -> pl.DataFrame:
     """Staging rows as text columns, each with the file and record number it came from (and
     the problem that quarantines it, if its row could not be built)."""
+    return StagedColumns(columns).add_rows(rows).frame()
+
+
+class StagedColumns:
+    """A staging frame gathered a column at a time: whole columns of a file's records
+    (`add_columns`) or rows one dict per record (`add_rows`), in record order. `frame()` is
+    the frame `staged_frame_by_record` builds from the same rows."""
+
+    def __init__(self, columns: Sequence[str]) -> None:
+        self.names = [*(n for n in columns if n not in _PROBLEM_COLUMNS), *_PROBLEM_COLUMNS]
+        self.values: dict[str, list[Any]] = {name: [] for name in self.names}
+        self.files: list[str] = []
+        self.numbers: list[int] = []
+
+    def add_columns(
+        self, file_name: str, columns: Mapping[str, Sequence[Any]], numbers: Sequence[int]
+    ) -> StagedColumns:
+        """One file's records as columns (as `record.get` would give them; a column left out
+        is null), numbered `numbers`."""
+        count = len(numbers)
+        for name in self.names:
+            if name not in columns:
+                self.values[name] += repeat(None, count)
+            elif self.values[name]:
+                self.values[name] += columns[name]
+            else:  # the first file's column: taken as it is, not copied
+                self.values[name] = list(columns[name])
+        self.files += [file_name] * count
+        self.numbers += numbers
+        return self
+
+    def add_rows(self, rows: Iterable[tuple[str, int, Mapping[str, Any]]]) -> StagedColumns:
+        rows = rows if isinstance(rows, list) else list(rows)
+        for name in self.names:
+            self.values[name] += [record.get(name) for _, _, record in rows]
+        self.files += [file_name for file_name, _, _ in rows]
+        self.numbers += [number for _, number, _ in rows]
+        return self
+
+    def frame(self) -> pl.DataFrame:
+        series = [staged_text(name, self.values[name]) for name in self.names]
+        series += [
+            pl.Series(FILE_COLUMN, self.files, pl.Utf8),
+            pl.Series(RECORD_COLUMN, self.numbers, pl.Int64),
+        ]
+        return pl.DataFrame(series)
+
+
+_PROBLEM_COLUMNS = (PROBLEM_FIELD_COLUMN, PROBLEM_COLUMN)
+
+
+def field_columns(records: Sequence[dict], names: Iterable[str]) -> dict[str, list[Any]]:
+    """`record.get(name)` of every record, one column per name (the records are objects)."""
+    return {name: list(map(dict.get, records, repeat(name))) for name in names}
+
+
+_KIND_GROUPS = ((str,), (bool,), (int, float))
+
+
+def staged_text(name: str, values: Sequence[Any]) -> pl.Series:
+    """`text` of every value as one Utf8 column, converted a whole column at a time: text,
+    booleans and numbers each as one series (a column mixing them is split by kind); a column
+    holding nested or other values is written value by value."""
+    kinds = set(map(type, values)) - {type(None)}
+    if kinds <= {str}:
+        column = pl.Series(name, values, pl.Utf8)
+        return column.set(column == "", None) if kinds else column  # a blank is no value
+    if kinds == {bool}:
+        flags = pl.Series(name, values, pl.Boolean)
+        return flags.replace_strict({True: "true", False: "false"}, return_dtype=pl.Utf8)
+    if kinds <= {int, float}:
+        try:
+            return _number_text(name, values, kinds)
+        except (OverflowError, TypeError):  # an integer beyond 64 bits: Python's digits, below
+            pass
+    elif kinds <= {str, bool, int, float}:
+        parts = []
+        for group in _KIND_GROUPS:
+            if kinds & set(group):
+                part = [v if v.__class__ in group else None for v in values]
+                parts.append(staged_text(name, part))
+        return pl.select(pl.coalesce(parts)).to_series().alias(name)
+    return pl.Series(name, [text(value) for value in values], pl.Utf8)
+
+
+PLAIN_FLOATS = (1e-4, 1e16)
+"""The magnitudes whose `repr` is plain decimal notation, which polars writes the same way
+(shortest round-trip digits); zero too. Others (`1e-07`, `nan`) are written by `repr`."""
+
+
+def _number_text(name: str, values: Sequence[Any], kinds: set[type]) -> pl.Series:
+    """`text` (that is, `repr`) of a column of integers and floats, whole columns at a time."""
+    if kinds == {int}:
+        return pl.Series(name, values, pl.Int64).cast(pl.Utf8)
+    floats = pl.Series(name, [v if v.__class__ is float else None for v in values], pl.Float64)
+    written = floats.cast(pl.Utf8)
+    size = floats.abs()
+    plain = floats.is_finite() & (
+        ((size >= PLAIN_FLOATS[0]) & (size < PLAIN_FLOATS[1])) | (size == 0)
+    )
+    odd = (floats.is_not_null() & ~plain).arg_true()
+    if odd.len():
+        written = written.scatter(odd, [repr(values[i]) for i in odd.to_list()])
+    if int in kinds:
+        ints = pl.Series(name, [v if v.__class__ is int else None for v in values], pl.Int64)
+        written = written.zip_with(ints.is_null(), ints.cast(pl.Utf8))
+    return written
+
+
+def staged_frame_by_record(
+    columns: Sequence[str], rows: Iterable[tuple[str, int, Mapping[str, Any]]]
+) -> pl.DataFrame:
+    """The record-by-record `staged_frame` (the reference the columnar one is tested against)."""
     extra = (PROBLEM_FIELD_COLUMN, PROBLEM_COLUMN)
     names = (*columns, *extra, FILE_COLUMN)
     data: dict[str, list[Any]] = {name: [] for name in (*names, RECORD_COLUMN)}

@@ -16,25 +16,29 @@ size on lattice data). Holm over every pair of the board at 5%; rank ranges and 
 the Navigator Index defines them (`stats.rank_ranges`); dominance = significantly better
 and strictly cheaper per resolved item (`stats.dominates`). Entries without per-item results
 are listed after the ranked ones with their published percentage and no rank range.
+
+Pairs are computed for the whole board at once (a board at 50× the recorded data has ~1,250
+ranked entries and ~780,000 pairs): an entries × items 0/1 matrix of what each entry ran and
+resolved gives every pair's shared items and wins by three matrix products
+(:mod:`bench_pipeline.scores.board_matrix`); the p-values are
+`stats.sign_test_pvalues` (bit for bit `stats.sign_flip_pvalue` on the same items), Holm is
+`stats.holm_rejected`, and the pairs table is built from the arrays, column by column.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 from scipy import stats as scipy_stats
 
-from bench_pipeline.core.stats import (
-    PairResult,
-    dominates,
-    paired_comparisons,
-    rank_ranges,
-    significantly_better_pairs,
-)
+from bench_pipeline.core.stats import holm_rejected, rank_bounds, sign_test_pvalues
 from bench_pipeline.runs.costing import format_usd
+from bench_pipeline.scores.board_matrix import ItemResults, pair_counts
 from bench_pipeline.scores.navigator import cost_per_success
 
 ALPHA = 0.05
@@ -109,13 +113,26 @@ class BoardPair:
     dominates: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ItemBoard:
-    """A board: its rows (ranked entries first) and every pair of ranked entries."""
+    """A board: its rows (ranked entries first) and every pair of ranked entries.
+
+    Attributes:
+        board: The leaderboard's name.
+        rows: One per entry, ranked entries first.
+        pair_frame: Its `item_board_pairs` rows, one per pair of ranked entries in ranked
+            order (a before b), as published.
+    """
 
     board: str
     rows: tuple[BoardRow, ...]
-    pairs: tuple[BoardPair, ...]
+    pair_frame: pl.DataFrame
+
+    @property
+    def pairs(self) -> tuple[BoardPair, ...]:
+        """The pairs as records, for reading a board (the frame is what is published)."""
+        columns = self.pair_frame.select(_PAIR_FIELDS)
+        return tuple(BoardPair(*row) for row in columns.iter_rows())
 
 
 def clopper_pearson(successes: int, trials: int, level: float = LEVEL) -> tuple[float, float]:
@@ -140,6 +157,27 @@ def clopper_pearson(successes: int, trials: int, level: float = LEVEL) -> tuple[
     return 100.0 * float(low), 100.0 * float(high)
 
 
+def clopper_pearson_many(
+    successes: npt.NDArray[np.int64], trials: npt.NDArray[np.int64], level: float = LEVEL
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """:func:`clopper_pearson` of many proportions at once (the same quantiles, in percent).
+
+    Raises:
+        ValueError: Unless every ``0 <= successes <= trials`` and ``trials > 0``.
+    """
+    k, n = np.asarray(successes, dtype=np.int64), np.asarray(trials, dtype=np.int64)
+    bad = (n <= 0) | (k < 0) | (k > n)
+    if bad.any():
+        where = int(np.argmax(bad))
+        raise ValueError(f"need 0 <= successes <= trials and trials > 0, got {k[where]}/{n[where]}")
+    tail = (1.0 - level) / 2.0
+    low, high = np.zeros(k.shape), np.ones(k.shape)
+    some, short = k > 0, k < n
+    low[some] = scipy_stats.beta.ppf(tail, k[some], n[some] - k[some] + 1)
+    high[short] = scipy_stats.beta.ppf(1.0 - tail, k[short] + 1, n[short] - k[short])
+    return 100.0 * low, 100.0 * high
+
+
 def item_board(board: str, entries: Iterable[BoardEntry], *, alpha: float = ALPHA) -> ItemBoard:
     """The board of one leaderboard (see the module docstring).
 
@@ -150,45 +188,94 @@ def item_board(board: str, entries: Iterable[BoardEntry], *, alpha: float = ALPH
         ValueError: On two entries with the same key.
     """
     listed = list(entries)
-    keys = [e.key for e in listed]
+    codes: dict[str, int] = {}
+    entry_index, item_codes, resolved = [], [], []
+    costs: dict[int, tuple[Decimal | None, Decimal | None]] = {}
+    for index, e in enumerate(listed):
+        if not e.items:
+            continue
+        entry_index += [index] * len(e.items)
+        item_codes += [codes.setdefault(item, len(codes)) for item in e.items]
+        outcomes = [r.resolved for r in e.items.values()]
+        resolved += outcomes
+        costs[index] = cost_per_success(
+            [r.cost_usd for r in e.items.values()], [float(r) for r in outcomes]
+        )
+    results = ItemResults(
+        entry=np.array(entry_index, dtype=np.int64),
+        item=np.array(item_codes, dtype=np.int64),
+        resolved=np.array(resolved, dtype=np.bool_),
+    )
+    return board_from_results(board, listed, results, costs, alpha=alpha)
+
+
+def board_from_results(
+    board: str,
+    entries: Sequence[BoardEntry],
+    results: ItemResults,
+    costs: Mapping[int, tuple[Decimal | None, Decimal | None]],
+    *,
+    alpha: float = ALPHA,
+) -> ItemBoard:
+    """The board of one leaderboard from its per-item results in columns.
+
+    Args:
+        board: The leaderboard's name.
+        entries: Its entries; their ``items`` are not read (``results`` holds them).
+        results: One row per (entry, item), ``entry`` indexing ``entries``; an entry with
+            no row publishes only a percentage.
+        costs: ``navigator.cost_per_success`` (total, per resolved item) of every entry
+            with results, by index.
+        alpha: Family-wise level of Holm over the board's pairs.
+
+    Raises:
+        ValueError: On two entries with the same key.
+    """
+    keys = [e.key for e in entries]
     if len(set(keys)) != len(keys):
         raise ValueError(f"board {board}: an entry key appears twice")
-    ranked = [e for e in listed if e.items]
-    resolved = {e.key: sum(r.resolved for r in e.items.values()) for e in ranked}
-    ranked.sort(key=lambda e: (-resolved[e.key] / len(e.items), e.entry, e.key))
+    n_items = np.bincount(results.entry, minlength=len(entries)).tolist()
+    n_resolved = np.bincount(results.entry[results.resolved], minlength=len(entries)).tolist()
+    ranked = [i for i in range(len(entries)) if n_items[i]]
+    ranked.sort(key=lambda i: (-n_resolved[i] / n_items[i], entries[i].entry, entries[i].key))
     unranked = sorted(
-        (e for e in listed if not e.items),
-        key=lambda e: (-(e.published_percent or 0.0), e.entry, e.key),
+        (i for i in range(len(entries)) if not n_items[i]),
+        key=lambda i: (-(entries[i].published_percent or 0.0), entries[i].entry, entries[i].key),
     )
+    counts = pair_counts(results, ranked)
+    a, b = counts.a, counts.b
+    pvalues = sign_test_pvalues(counts.wins_a, counts.wins_b)
+    significant = holm_rejected(pvalues, alpha)
+    size = len(ranked)
+    better = np.where(significant, np.where(counts.wins_a > counts.wins_b, a, b), size)
+    winners = better[significant]
+    losers = np.where(winners == a[significant], b[significant], a[significant])
+    best, worst = rank_bounds(size, winners, losers)
+    # Dominance (`stats.dominates`): significantly better and strictly cheaper per resolved
+    # item, never with an unknown cost. Costs are compared as exact decimals, through
+    # their rank among the board's distinct known costs.
+    per_success = [costs[i][1] for i in ranked]
+    known_costs = sorted({c for c in per_success if c is not None})
+    cost_rank = {c: r for r, c in enumerate(known_costs)}
+    order = np.array([-1 if c is None else cost_rank[c] for c in per_success], dtype=np.int64)
+    dominant = (order[winners] >= 0) & (order[losers] >= 0) & (order[winners] < order[losers])
+    dominance = np.full(a.size, size)
+    dominance[np.flatnonzero(significant)[dominant]] = winners[dominant]
+    dominated_by = _dominated_by(entries, ranked, winners[dominant], losers[dominant])
 
-    outcomes = {e.key: {i: int(r.resolved) for i, r in e.items.items()} for e in ranked}
-    items_of = {e.key: set(e.items) for e in ranked}
-    weights = {item: 1 for e in ranked for item in e.items}
-    tests = paired_comparisons(outcomes, weights, alpha=alpha)
-    better_pairs = significantly_better_pairs(tests)
-    ranges = rank_ranges([e.key for e in ranked], better_pairs)
-    costs = {
-        e.key: cost_per_success(
-            [r.cost_usd for r in e.items.values()], [float(r.resolved) for r in e.items.values()]
-        )
-        for e in ranked
-    }
-    dominated_by: dict[str, list[str]] = {e.key: [] for e in listed}
-    names = {e.key: e.entry for e in listed}
-    for winner, loser in sorted(better_pairs):
-        if dominates(True, costs[winner][1], costs[loser][1]):
-            dominated_by[loser].append(winner)
-
+    low, high = clopper_pearson_many(
+        np.array([n_resolved[i] for i in ranked], dtype=np.int64),
+        np.array([n_items[i] for i in ranked], dtype=np.int64),
+    )
     rows = []
-    for e in ranked:
-        n, k = len(e.items), resolved[e.key]
-        low, high = clopper_pearson(k, n)
-        rank = ranges[e.key]
+    for position, i in enumerate(ranked):
+        e, n, k = entries[i], n_items[i], n_resolved[i]
+        rank_best, rank_worst = int(best[position]), int(worst[position])
         rows.append(
             BoardRow(
                 board, e.key, e.entry, e.model_id, e.published_percent, n, k, 100.0 * k / n,
-                low, high, rank.rank_best, rank.rank_worst, rank.tied, *costs[e.key],
-                tuple(names[w] for w in dominated_by[e.key]),
+                float(low[position]), float(high[position]), rank_best, rank_worst,
+                rank_best != rank_worst, *costs[i], dominated_by[position],
             )
         )  # fmt: skip
     rows.extend(
@@ -196,34 +283,49 @@ def item_board(board: str, entries: Iterable[BoardEntry], *, alpha: float = ALPH
             board, e.key, e.entry, e.model_id, e.published_percent, None, None, None, None,
             None, None, None, None, None, None,
         )
-        for e in unranked
+        for e in (entries[i] for i in unranked)
     )  # fmt: skip
-    pairs = tuple(_pair(board, t, items_of, outcomes, names, dominated_by) for t in tests)
-    return ItemBoard(board=board, rows=tuple(rows), pairs=pairs)
+    names = pl.Series([*(entries[i].entry for i in ranked), None], dtype=pl.String)
+    ranked_keys = pl.Series([entries[i].key for i in ranked], dtype=pl.String)
+    pair_frame = pl.DataFrame(
+        {
+            "board": pl.repeat(board, a.size, dtype=pl.String, eager=True),
+            "entry_a": names.gather(a),
+            "entry_b": names.gather(b),
+            "items": counts.shared,
+            "discordant": counts.wins_a + counts.wins_b,
+            "p_value": pvalues,
+            "significant": significant,
+            "better": names.gather(better),
+            "dominates": names.gather(dominance),
+            "wins_a": counts.wins_a,
+            "wins_b": counts.wins_b,
+            "entry_key_a": ranked_keys.gather(a),
+            "entry_key_b": ranked_keys.gather(b),
+        },
+        schema=_PAIR_SCHEMA,
+    )
+    return ItemBoard(board=board, rows=tuple(rows), pair_frame=pair_frame)
 
 
-def _pair(
-    board: str,
-    test: PairResult,
-    items_of: Mapping[str, set[str]],
-    outcomes: Mapping[str, Mapping[str, int]],
-    names: Mapping[str, str],
-    dominated_by: Mapping[str, list[str]],
-) -> BoardPair:
-    a, b = test.model_a, test.model_b
-    shared = items_of[a] & items_of[b]
-    wins_a = sum(1 for i in shared if outcomes[a][i] > outcomes[b][i])
-    wins_b = sum(1 for i in shared if outcomes[a][i] < outcomes[b][i])
-    winner = None
-    if a in dominated_by[b]:
-        winner = names[a]
-    elif b in dominated_by[a]:
-        winner = names[b]
-    return BoardPair(
-        board, a, b, names[a], names[b], len(shared), wins_a + wins_b, wins_a, wins_b,
-        test.p_value, test.significant, None if test.better is None else names[test.better],
-        winner,
-    )  # fmt: skip
+def _dominated_by(
+    entries: Sequence[BoardEntry],
+    ranked: Sequence[int],
+    winners: npt.NDArray[np.int64],
+    losers: npt.NDArray[np.int64],
+) -> list[tuple[str, ...]]:
+    """Per ranked position, the names of the entries dominating it, in their keys' order."""
+    key_order = np.empty(len(ranked), dtype=np.int64)
+    key_order[sorted(range(len(ranked)), key=lambda p: entries[ranked[p]].key)] = np.arange(
+        len(ranked)
+    )
+    order = np.lexsort((key_order[winners], losers))
+    names = np.array([entries[i].entry for i in ranked] or [""], dtype=object)
+    cuts = np.searchsorted(losers[order], np.arange(len(ranked) + 1))
+    sorted_winners = winners[order]
+    return [
+        tuple(names[sorted_winners[cuts[p] : cuts[p + 1]]].tolist()) for p in range(len(ranked))
+    ]
 
 
 _BOARD_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -259,6 +361,11 @@ _PAIR_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "entry_key_a": pl.String,
     "entry_key_b": pl.String,
 }
+_PAIR_FIELDS = (
+    "board", "entry_key_a", "entry_key_b", "entry_a", "entry_b", "items", "discordant",
+    "wins_a", "wins_b", "p_value", "significant", "better", "dominates",
+)  # fmt: skip
+"""The pairs table's columns in the order of :class:`BoardPair`'s fields."""
 
 
 def _row_record(r: BoardRow) -> dict[str, object]:
@@ -282,32 +389,14 @@ def _row_record(r: BoardRow) -> dict[str, object]:
     }
 
 
-def _pair_record(p: BoardPair) -> dict[str, object]:
-    return {
-        "board": p.board,
-        "entry_a": p.entry_a,
-        "entry_b": p.entry_b,
-        "items": p.items,
-        "discordant": p.discordant,
-        "p_value": p.p_value,
-        "significant": p.significant,
-        "better": p.better,
-        "dominates": p.dominates,
-        "wins_a": p.wins_a,
-        "wins_b": p.wins_b,
-        "entry_key_a": p.key_a,
-        "entry_key_b": p.key_b,
-    }
-
-
 def board_frames(boards: Iterable[ItemBoard]) -> dict[str, pl.DataFrame]:
     """`item_boards` and `item_board_pairs`; costs as exact decimal strings, null when unknown."""
     listed = list(boards)
     rows = [_row_record(r) for board in listed for r in board.rows]
-    pairs = [_pair_record(p) for board in listed for p in board.pairs]
+    pairs = [board.pair_frame for board in listed]
     return {
         "item_boards": pl.DataFrame(rows, schema=_BOARD_SCHEMA, orient="row"),
-        "item_board_pairs": pl.DataFrame(pairs, schema=_PAIR_SCHEMA, orient="row"),
+        "item_board_pairs": pl.concat(pairs) if pairs else pl.DataFrame(schema=_PAIR_SCHEMA),
     }
 
 
@@ -317,7 +406,10 @@ __all__ = [
     "BoardRow",
     "ItemBoard",
     "ItemResult",
+    "ItemResults",
     "board_frames",
+    "board_from_results",
     "clopper_pearson",
+    "clopper_pearson_many",
     "item_board",
 ]

@@ -8,21 +8,24 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
+from bench_pipeline.core.warehouse import fetch_frame
 from bench_pipeline.ingest.parsers.swebench import model_tags
 from bench_pipeline.registry.candidates import all_candidates, catalogue_labs
 from bench_pipeline.registry.matching import AliasFile, Candidate, build_registry
+from bench_pipeline.scores.board_matrix import ItemResults
 from bench_pipeline.scores.item_boards import (
     BoardEntry,
     ItemBoard,
-    ItemResult,
     board_frames,
-    item_board,
+    board_from_results,
 )
+from bench_pipeline.scores.navigator import cost_per_success
 
 SOURCE = "swebench"
 ORG_TAG = "Org: "
@@ -69,18 +72,17 @@ def _org(tags: list[str]) -> str | None:
 
 
 def load_boards(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> list[ItemBoard]:
-    """One board per leaderboard that has per-item results, with all its entries."""
+    """One board per leaderboard that has per-item results, with all its entries.
+
+    The per-item results are read as columns (an entry and an item code per row) and each
+    entry's cost totals are summed by the warehouse, exactly (DECIMAL): no Python object per
+    item result.
+    """
     entries = conn.execute(
         "SELECT leaderboard, folder, entry, resolved_percent, tags FROM swebench_entries "
         "WHERE leaderboard IN (SELECT DISTINCT leaderboard FROM swebench_item_results) "
         "ORDER BY leaderboard, folder"
     ).fetchall()
-    items: dict[tuple[str, str], dict[str, ItemResult]] = defaultdict(dict)
-    for leaderboard, folder, instance, resolved, cost in conn.execute(
-        "SELECT leaderboard, folder, instance_id, resolved, cost_usd FROM swebench_item_results "
-        "ORDER BY leaderboard, folder, instance_id"
-    ).fetchall():
-        items[(leaderboard, folder)][instance] = ItemResult(bool(resolved), cost)
     tags = {f"{b}\0{f}": json.loads(t or "[]") for b, f, _, _, t in entries}
     models = entry_models(conn, aliases, tags)
     by_board: dict[str, list[BoardEntry]] = defaultdict(list)
@@ -91,10 +93,50 @@ def load_boards(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> list[Ite
                 entry=name,
                 model_id=models[f"{leaderboard}\0{folder}"],
                 published_percent=percent,
-                items=items.get((leaderboard, folder), {}),
             )
         )
-    return [item_board(board, listed) for board, listed in sorted(by_board.items())]
+    index = {(b, e.key): i for b, listed in by_board.items() for i, e in enumerate(listed)}
+    costs: dict[str, dict[int, tuple[Decimal | None, Decimal | None]]] = defaultdict(dict)
+    for leaderboard, folder, items, priced, total, resolved in conn.execute(
+        "SELECT leaderboard, folder, count(*), count(cost_usd), sum(cost_usd), "
+        "count(*) FILTER (WHERE resolved) FROM swebench_item_results GROUP BY ALL"
+    ).fetchall():
+        if (leaderboard, folder) in index:
+            # The one rule (`cost_per_success`) on the exact total: unknown when any item
+            # has no cost; Σ of 0/1 outcomes is the count resolved.
+            known = total if priced == items else None
+            costs[leaderboard][index[(leaderboard, folder)]] = cost_per_success(
+                [known], [float(resolved)]
+            )
+    return [
+        board_from_results(board, listed, _results(conn, board, index), costs[board])
+        for board, listed in sorted(by_board.items())
+    ]
+
+
+def _results(
+    conn: duckdb.DuckDBPyConnection, board: str, index: dict[tuple[str, str], int]
+) -> ItemResults:
+    """The board's per-item results as columns: entry index, item code, resolved."""
+    frame = fetch_frame(
+        conn,
+        "SELECT folder, dense_rank() OVER (ORDER BY instance_id) AS item, resolved "
+        "FROM swebench_item_results WHERE leaderboard = ?",
+        [board],
+    )
+    folders = pl.DataFrame(
+        {
+            "folder": [folder for (b, folder) in index if b == board],
+            "entry": [i for (b, _), i in index.items() if b == board],
+        },
+        schema={"folder": pl.String, "entry": pl.Int64},
+    )
+    joined = frame.join(folders, on="folder", how="inner")
+    return ItemResults(
+        entry=joined["entry"].to_numpy(),
+        item=joined["item"].cast(pl.Int64).to_numpy(),
+        resolved=joined["resolved"].to_numpy(),
+    )
 
 
 def item_board_frames(conn: duckdb.DuckDBPyConnection, alias_path: Path) -> dict[str, pl.DataFrame]:

@@ -17,6 +17,8 @@ import polars as pl
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
+    StagedColumns,
+    field_columns,
     load_json,
     obj,
     read_csv,
@@ -31,33 +33,31 @@ INTERVAL = re.compile(r"^\s*±\s*(\d+(?:\.\d+)?)\s*(\(Preliminary\))?\s*$")
 CSV_COLUMNS = ("Rank", "Rank Spread", "Model", "Score", "95% CI (±)", "Votes")
 
 
-def _catalogue_rows(raw: RawFile, board: str) -> list[tuple[str, int, dict]]:
+def _catalogue_columns(raw: RawFile, board: str) -> dict[str, list[Any]]:
+    """A leaderboard file's ratings, a column at a time (in document order)."""
     document = load_json(raw)
     if not isinstance(document, dict):
         raise PayloadError(f"{raw.name}: expected {{category: {{model: rating}}}}")
-    rows, number = [], 0
+    categories: list[str] = []
+    keys: list[str] = []
+    entries: list[Any] = []
     for category, models in document.items():
         if not isinstance(models, dict):
             raise PayloadError(f"{raw.name}: category {category!r} is not an object")
-        for model_key, entry in models.items():
-            number += 1
-            entry = obj(entry)
-            rows.append(
-                (
-                    raw.name,
-                    number,
-                    {
-                        "leaderboard": board,
-                        "category": category,
-                        "model_key": model_key,
-                        "rating": entry.get("rating"),
-                        "rating_low": entry.get("rating_q025"),
-                        "rating_high": entry.get("rating_q975"),
-                        "source_file": raw.name,
-                    },
-                )
-            )
-    return rows
+        categories += [category] * len(models)
+        keys += models.keys()
+        entries += [obj(entry) for entry in models.values()]
+    count = len(keys)
+    read = field_columns(entries, ("rating", "rating_q025", "rating_q975"))
+    return {
+        "leaderboard": [board] * count,
+        "category": categories,
+        "model_key": keys,
+        "rating": read["rating"],
+        "rating_low": read["rating_q025"],
+        "rating_high": read["rating_q975"],
+        "source_file": [raw.name] * count,
+    }
 
 
 def _bounds(score: str | None, interval: str | None) -> tuple[Any, Any, Any]:
@@ -129,6 +129,53 @@ def _model_rows(raw: RawFile) -> list[tuple[str, int, dict]]:
 
 
 def parse(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
+    ratings, models = StagedColumns(ARENA_RATINGS.columns), []
+    for raw in files:
+        board = LEADERBOARD_FILE.match(raw.name)
+        if board:
+            columns = _catalogue_columns(raw, board.group("board").replace("-", "_"))
+            ratings.add_columns(raw.name, columns, range(1, len(columns["model_key"]) + 1))
+        elif raw.name.endswith(".csv"):
+            ratings.add_rows(_public_table_rows(raw))
+        elif raw.name == "scatterplot-data.json":
+            models += _model_rows(raw)
+    return {
+        ARENA_RATINGS.name: ratings.frame(),
+        ARENA_MODELS.name: staged_frame(list(ARENA_MODELS.columns), models),
+    }
+
+
+def _catalogue_rows(raw: RawFile, board: str) -> list[tuple[str, int, dict]]:
+    document = load_json(raw)
+    if not isinstance(document, dict):
+        raise PayloadError(f"{raw.name}: expected {{category: {{model: rating}}}}")
+    rows, number = [], 0
+    for category, models in document.items():
+        if not isinstance(models, dict):
+            raise PayloadError(f"{raw.name}: category {category!r} is not an object")
+        for model_key, entry in models.items():
+            number += 1
+            entry = obj(entry)
+            rows.append(
+                (
+                    raw.name,
+                    number,
+                    {
+                        "leaderboard": board,
+                        "category": category,
+                        "model_key": model_key,
+                        "rating": entry.get("rating"),
+                        "rating_low": entry.get("rating_q025"),
+                        "rating_high": entry.get("rating_q975"),
+                        "source_file": raw.name,
+                    },
+                )
+            )
+    return rows
+
+
+def parse_by_record(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
+    """Record by record (the reference `parse` is tested against)."""
     ratings, models = [], []
     for raw in files:
         board = LEADERBOARD_FILE.match(raw.name)

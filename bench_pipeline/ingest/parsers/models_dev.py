@@ -11,6 +11,8 @@ import polars as pl
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
+    StagedColumns,
+    field_columns,
     isolated,
     load_json,
     obj,
@@ -43,14 +45,62 @@ def _model_row(provider_id: str, provider: Mapping[str, Any], model_id: str, mod
     }
 
 
+def _document(raw: RawFile) -> dict:
+    document = load_json(raw)
+    if not isinstance(document, dict) or not all(
+        isinstance(p, dict) and "models" in p for p in document.values()
+    ):
+        raise PayloadError(f"{raw.name}: expected {{provider: {{..., 'models': {{...}}}}}}")
+    return document
+
+
+def _file_columns(document: dict) -> dict[str, list[Any]]:
+    """One file's staged columns, each read for all of its models at once (as `_model_row`
+    reads them one model at a time)."""
+    provider_ids, providers, model_ids, models = [], [], [], []
+    for provider_id, provider in document.items():
+        served = provider["models"] if isinstance(provider["models"], dict) else {}
+        provider_ids += [provider_id] * len(served)
+        providers += [provider] * len(served)
+        model_ids += served.keys()
+        models += [m if isinstance(m, dict) else {} for m in served.values()]
+    cost = [obj(m.get("cost")) for m in models]
+    limit = [obj(m.get("limit")) for m in models]
+
+    def field(records: list[Any], key: str) -> list[Any]:
+        return field_columns(records, (key,))[key]
+
+    return {
+        "provider_id": provider_ids,
+        "model_id": [m.get("id", key) for m, key in zip(models, model_ids, strict=True)],
+        "provider_name": field(providers, "name"),
+        **{key: field(models, key) for key in ("name", "family", "release_date")},
+        **{key: field(models, key) for key in ("open_weights", "reasoning", "tool_call")},
+        "context_limit": field(limit, "context"),
+        "output_limit": field(limit, "output"),
+        "input_usd_per_m": field(cost, "input"),
+        "output_usd_per_m": field(cost, "output"),
+        "cache_read_usd_per_m": field(cost, "cache_read"),
+        "cache_write_usd_per_m": field(cost, "cache_write"),
+        "status": field(models, "status"),
+    }
+
+
 def parse(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
+    """Column by column: the frame `parse_by_record` builds (no model can make `_model_row`
+    fail once its provider is an object, so no record needs isolating)."""
+    staged = StagedColumns(MODELSDEV_MODELS.columns)
+    for raw in files:
+        columns = _file_columns(_document(raw))
+        staged.add_columns(raw.name, columns, range(1, len(columns["provider_id"]) + 1))
+    return {MODELSDEV_MODELS.name: staged.frame()}
+
+
+def parse_by_record(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
+    """Record by record (the reference `parse` is tested against)."""
     rows = []
     for raw in files:
-        document = load_json(raw)
-        if not isinstance(document, dict) or not all(
-            isinstance(p, dict) and "models" in p for p in document.values()
-        ):
-            raise PayloadError(f"{raw.name}: expected {{provider: {{..., 'models': {{...}}}}}}")
+        document = _document(raw)
         number = 0
         for provider_id, provider in document.items():
             models = provider["models"] if isinstance(provider["models"], dict) else {}

@@ -18,7 +18,13 @@ from typing import Any
 
 import polars as pl
 
-from bench_pipeline.ingest.payload import PayloadError, RawFile, require_keys, staged_frame
+from bench_pipeline.ingest.payload import (
+    PayloadError,
+    RawFile,
+    StagedColumns,
+    require_keys,
+    staged_frame,
+)
 from bench_pipeline.ingest.tables import SWEBENCH_ENTRIES, SWEBENCH_ITEM_RESULTS
 
 FILE = "leaderboards.json"
@@ -73,6 +79,75 @@ def _boards(raw: RawFile) -> list[dict]:
 
 
 def parse(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
+    """Entries a record at a time; their per-item results (most of the rows) a column at a
+    time, in the same order and numbering as `parse_by_record`."""
+    by_name = {raw.name: raw for raw in files}
+    if FILE not in by_name:
+        raise PayloadError(f"{FILE} is missing from the payload ({', '.join(sorted(by_name))})")
+    raw = by_name[FILE]
+    entries = []
+    number = 0
+    owners: list[tuple[Any, Any, Any]] = []  # (leaderboard, folder, entry) of each item
+    instance_ids: list[Any] = []
+    results: list[Any] = []
+    for board in _boards(raw):
+        leaderboard = board.get("name")
+        records = [r if isinstance(r, dict) else {} for r in board["results"]]
+        require_keys(raw, records, ("name", "folder", "resolved"))
+        for record in records:
+            number += 1
+            details = record.get("per_instance_details")
+            details = details if isinstance(details, dict) else {}
+            entries.append((raw.name, number, _entry_row(raw, leaderboard, record, details)))
+            owners += [(leaderboard, record.get("folder"), record.get("name"))] * len(details)
+            instance_ids += details.keys()
+            results += [r if isinstance(r, dict) else {} for r in details.values()]
+
+    def decimal_text(key: str) -> list[Any]:
+        return [str(v) if isinstance(v, Decimal) else v for v in (r.get(key) for r in results)]
+
+    items = {
+        "leaderboard": [owner[0] for owner in owners],
+        "folder": [owner[1] for owner in owners],
+        "entry": [owner[2] for owner in owners],
+        "instance_id": instance_ids,
+        "resolved": [r.get("resolved") for r in results],
+        "cost_usd": decimal_text("cost"),
+        "api_calls": decimal_text("api_calls"),
+    }
+    staged_items = StagedColumns(SWEBENCH_ITEM_RESULTS.columns)
+    staged_items.add_columns(raw.name, items, range(1, len(results) + 1))
+    return {
+        SWEBENCH_ENTRIES.name: staged_frame(list(SWEBENCH_ENTRIES.columns), entries),
+        SWEBENCH_ITEM_RESULTS.name: staged_items.frame(),
+    }
+
+
+def _entry_row(raw: RawFile, leaderboard: Any, record: dict, details: dict) -> dict[str, Any]:
+    tags = record.get("tags")
+    return {
+        "leaderboard": leaderboard,
+        "folder": record.get("folder"),
+        "entry": record.get("name"),
+        "date": record.get("date"),
+        "resolved_percent": _value(record.get("resolved")),
+        "cost_usd": _value(record.get("cost")),
+        "instance_cost_usd": _value(record.get("instance_cost")),
+        "instance_calls": _value(record.get("instance_calls")),
+        "checked": checked_flag(record.get("checked")),
+        "checked_as_sent": record.get("checked"),
+        "os_model": record.get("os_model"),
+        "os_system": record.get("os_system"),
+        "tags": tags,
+        "model_tags": json.dumps(model_tags(tags)),
+        "site": record.get("site"),
+        "per_item_results": len(details),
+        "source_file": raw.name,
+    }
+
+
+def parse_by_record(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
+    """Record by record (the reference `parse` is tested against)."""
     by_name = {raw.name: raw for raw in files}
     if FILE not in by_name:
         raise PayloadError(f"{FILE} is missing from the payload ({', '.join(sorted(by_name))})")

@@ -1,0 +1,220 @@
+"""The contract check column by column: the same report as checking record by record.
+
+`contract.check_record` walks every value of every record (nesting depth, NaN) and looks up
+every field path one record at a time: most of staging's time on a large payload. Here the
+whole-file questions are answered once from the file's bytes, and each field path is read
+as one column; only the records a column marks as possibly wrong (a value of an undeclared
+type, a path through a non-object) go through `check_record`, which gives their reason.
+A record no screen marks has no problem by construction, so the problems (and their order)
+and the null counts are exactly those of the record-by-record check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import repeat
+from typing import Any
+
+import numpy as np
+
+from bench_pipeline.ingest.contract import (
+    _ABSENT,
+    MAX_DEPTH,
+    Contract,
+    ContractReport,
+    RecordProblem,
+    RecordSpec,
+    _csv_number,
+    check_record,
+    fnmatch,
+    walk,
+)
+
+_BROKEN = object()
+"""A path that passed through a value that is not an object (the record has a problem)."""
+
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "number": (int, float),  # an integer is a number; a boolean is not (see `_fits`)
+    "integer": (int,),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+_SKIPPED = frozenset({type(None), object})  # None, and the `_ABSENT` / `_BROKEN` markers
+DIGIT = np.zeros(256, dtype=bool)
+DIGIT[ord("0") : ord("9") + 1] = True
+LONG_RUN = 100
+"""Digits in a row past which a number may overflow: a float needs an exponent of three
+digits or about 210 integer digits to reach infinity; every run of 199 or more digits
+holds an aligned block of 100, which is what is looked for (a safe over-approximation)."""
+
+
+def _delimiting_quotes(data: np.ndarray) -> np.ndarray:
+    """Positions of the quotes that open or close strings (not those escaped inside one)."""
+    quotes = np.flatnonzero(data == ord('"'))
+    slashes = np.flatnonzero(data == ord("\\"))
+    if slashes.size:  # a quote after an odd run of backslashes is escaped: not a delimiter
+        breaks = np.diff(slashes) != 1
+        starts = slashes[np.r_[True, breaks]]
+        ends = slashes[np.r_[breaks, True]]
+        escaped = ends[(ends - starts + 1) % 2 == 1] + 1
+        at = np.searchsorted(quotes, escaped)
+        at = at[at < quotes.size]
+        hit = at[quotes[at] == escaped[: at.size]] if at.size else at
+        quotes = np.delete(quotes, hit)
+    return quotes
+
+
+def _any_outside(quotes: np.ndarray, positions: np.ndarray) -> bool:
+    """Whether any of the positions lies outside every string."""
+    return bool((np.searchsorted(quotes, positions) % 2 == 0).any())
+
+
+def max_depth(data: np.ndarray, quotes: np.ndarray) -> int:
+    """The deepest nesting of objects and arrays (brackets inside strings do not count)."""
+    brackets = np.flatnonzero(
+        (data == ord("[")) | (data == ord("{")) | (data == ord("]")) | (data == ord("}"))
+    )
+    brackets = brackets[np.searchsorted(quotes, brackets) % 2 == 0]
+    structural = data[brackets]
+    steps = np.where((structural == ord("[")) | (structural == ord("{")), 1, -1)
+    return int(np.cumsum(steps).max()) if steps.size else 0
+
+
+def may_be_non_finite(content: bytes, data: np.ndarray, quotes: np.ndarray) -> bool:
+    """True when some number outside the strings may parse to a NaN or an infinity: a `NaN`
+    or `Infinity` literal, a digit before an exponent of three digits or more, or a long
+    digit run (see `LONG_RUN`)."""
+    for literal in (b"NaN", b"Infinity"):
+        found, at = [], content.find(literal)
+        while at != -1:
+            found.append(at)
+            at = content.find(literal, at + 1)
+        if found and _any_outside(quotes, np.array(found)):
+            return True
+    n = data.size
+    padded = np.concatenate([data, np.zeros(6, dtype=np.uint8)])
+    digit = DIGIT[padded]
+    letter_e = (padded[1 : n + 1] == ord("e")) | (padded[1 : n + 1] == ord("E"))
+    marks = np.flatnonzero(digit[:n] & letter_e) + 1  # an `e` right after a digit
+
+    def digit_at(offset: int) -> np.ndarray:
+        return digit[marks + offset]
+
+    unsigned = digit_at(1) & digit_at(2) & digit_at(3)
+    signed = (padded[marks + 1] == ord("+")) & digit_at(2) & digit_at(3) & digit_at(4)
+    big = marks[unsigned | signed]
+    if big.size and _any_outside(quotes, big):
+        return True
+    blocks = digit[: n // LONG_RUN * LONG_RUN].reshape(-1, LONG_RUN).all(axis=1)
+    starts = np.flatnonzero(blocks) * LONG_RUN
+    return bool(starts.size) and _any_outside(quotes, starts)
+
+
+def whole_file_clean(content: bytes, csv: bool) -> bool:
+    """True when no record of the file can be too deep, hold the `TOO_DEEP` marker or a
+    non-finite number; False means: check every record one by one."""
+    if csv:
+        return b"\x00" not in content  # the marker holds NUL characters
+    if b"\\u0000" in content:  # the marker's NUL characters, escaped
+        return False
+    data = np.frombuffer(content, dtype=np.uint8)
+    quotes = _delimiting_quotes(data)
+    if may_be_non_finite(content, data, quotes):
+        return False
+    return max_depth(data, quotes) <= MAX_DEPTH
+
+
+def path_column(
+    records: Sequence[Any], path: str, known: dict[str, list[Any]] | None = None
+) -> list[Any]:
+    """Each record's value at `path`: `_ABSENT` when missing, `_BROKEN` when a step on the
+    way is not an object (as `contract.lookup` sees it). `known` holds the columns of paths
+    already read (`cost` for `cost.input`), and gains this one's."""
+    known = {} if known is None else known
+    steps = path.split(".")
+    values: list[Any] = list(records)
+    for depth in range(len(steps)):
+        prefix = ".".join(steps[: depth + 1])
+        if prefix in known:
+            values = known[prefix]
+            continue
+        step = steps[depth]
+        if set(map(type, values)) == {dict}:
+            values = list(map(dict.get, values, repeat(step), repeat(_ABSENT)))
+        else:
+            values = [
+                v.get(step, _ABSENT)
+                if v.__class__ is dict
+                else (v if v is _ABSENT or v is _BROKEN else _BROKEN)
+                for v in values
+            ]
+        known[prefix] = values
+    return values
+
+
+def _suspects(values: list[Any], declared: str, csv: bool) -> list[int]:
+    """Positions whose value may break the declared type (or whose path is broken)."""
+    kinds = set(map(type, values))
+    if csv:
+        if declared.rstrip("?") != "number":
+            return [i for i, v in enumerate(values) if v is _BROKEN]
+        return [
+            i
+            for i, v in enumerate(values)
+            if v is _BROKEN or (v is not None and v is not _ABSENT and not _csv_number(v))
+        ]
+    allowed = set()
+    for name in declared.rstrip("?").split("|"):
+        allowed.update(_PYTHON_TYPES.get(name, ()))
+    if kinds <= allowed | _SKIPPED and _BROKEN not in values:
+        return []
+    return [
+        i
+        for i, v in enumerate(values)
+        if v is _BROKEN or (v is not None and v is not _ABSENT and v.__class__ not in allowed)
+    ]
+
+
+def check_records(
+    spec: RecordSpec, name: str, records: Sequence[Any], clean: bool, report: ContractReport
+) -> None:
+    """Add one file's record problems and null counts to `report` (see the module)."""
+    csv = spec.records == "csv"
+    suspects: set[int] = set(range(len(records))) if not clean else set()
+    if clean and not csv:
+        suspects.update(i for i, r in enumerate(records) if r.__class__ is not dict)
+    known: dict[str, list[Any]] = {}
+    for path, declared in spec.fields.items():
+        values = path_column(records, path, known)
+        if len(suspects) < len(records):
+            suspects.update(_suspects(values, declared, csv))
+        if declared.endswith("?") or not records:
+            continue
+        key = f"{spec.files}:{path}"
+        total, nulls = report.fields.get(key, (0, 0))
+        kinds = set(map(type, values))
+        empty = values.count(None) if type(None) in kinds else 0
+        if object in kinds:  # the markers
+            empty += values.count(_ABSENT) + values.count(_BROKEN)
+        if str in kinds:
+            empty += values.count("")
+        report.fields[key] = (total + len(records), nulls + empty)
+    for number in sorted(suspects):
+        problem = check_record(records[number], spec)
+        if problem is not None:
+            report.problems.append(RecordProblem(name, number + 1, *problem))
+
+
+def check_document(
+    contract: Contract, name: str, document: Any, content: bytes, report: ContractReport
+) -> None:
+    """`contract.check_document`, column by column (one record spec per file: the first)."""
+    for spec in contract.records:
+        if not fnmatch.fnmatchcase(name, spec.files):
+            continue
+        csv = spec.records == "csv"
+        records = document if csv else list(walk(document, spec.records))
+        check_records(spec, name, records, whole_file_clean(content, csv), report)
+        return
