@@ -20,6 +20,12 @@ HTTP/1.1 server in its own process (keep-alive, counts requests), so the client'
 does not share a GIL with it.
 
     python -m benchmarks --only calls [--calls N] [--concurrency C] [--latency S]
+
+On this shared 2-core machine the ratio swings by ±0.2 between runs, so
+`python -m benchmarks.model_calls --overhead` prints what the ratio cannot show steadily:
+the client-side work per call beyond bare httpx, with no network (the provider's POST
+replaced by parsing the server's answer; best of 15 runs, sequential), against a bare loop
+that builds the same body and parses the same answer. Informational, no goal.
 """
 
 from __future__ import annotations
@@ -230,16 +236,75 @@ def run(calls: int = CALLS, concurrency: int = CONCURRENCY, latency: float = LAT
     return 0 if met else 1
 
 
+_ANSWER = json.dumps({
+    "id": "bench", "model": "bench/model",
+    "choices": [{"index": 0, "finish_reason": "stop",
+                 "message": {"role": "assistant", "content": "ok"}}],
+    "usage": {"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 14},
+}).encode()  # fmt: skip
+"""The loopback server's answer, byte for byte."""
+
+
+class _Offline(OpenAICompatibleProvider):
+    """The provider with its POST replaced by parsing the server's answer: no network."""
+
+    async def _post_once(self, client, body, headers):  # type: ignore[no-untyped-def]
+        return self._json_answer(_ANSWER, body["model"])
+
+
+def overhead(calls: int = CALLS, runs: int = 15) -> tuple[float, float]:
+    """Best seconds per call of the cached provider path and of the bare loop, offline."""
+
+    async def cached(requests: list[ChatRequest], root: Path, pool: ClientPool) -> float:
+        cache = ResponseCache(root)
+        cache.get("0" * 64)  # the index is made outside the timing
+        provider = CachedProvider(
+            _Offline(None, base_url="http://127.0.0.1:9/v1", client=pool), cache
+        )
+        started = time.perf_counter()
+        for request in requests:
+            await provider.complete(request)
+        return time.perf_counter() - started
+
+    async def bare(requests: list[ChatRequest]) -> float:
+        started = time.perf_counter()
+        for request in requests:
+            json.dumps(request.body())
+            json.loads(_ANSWER)
+        return time.perf_counter() - started
+
+    best = [float("inf"), float("inf")]
+    for run in range(runs):
+        requests = [
+            ChatRequest(model="bench/model", messages=[{"role": "user", "content": f"{run} {i}"}])
+            for i in range(calls)
+        ]
+        pool = ClientPool(CONCURRENCY, timeout=30)
+        with tempfile.TemporaryDirectory() as folder:
+            best[0] = min(best[0], asyncio.run(cached(requests, Path(folder), pool)))
+        best[1] = min(best[1], asyncio.run(bare(requests)))
+    return best[0] / calls, best[1] / calls
+
+
 def add_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     parser.add_argument("--calls", type=int, default=CALLS)
     parser.add_argument("--concurrency", type=int, default=CONCURRENCY)
     parser.add_argument("--latency", type=float, default=LATENCY)
+    parser.add_argument(
+        "--overhead", action="store_true", help="print the client-side work per call, offline"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.model_calls")
     add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.overhead:
+        cached, bare = overhead(args.calls)
+        print(f"client-side work per call, offline: provider + response cache "
+              f"{cached * 1e6:.1f} µs, bare {bare * 1e6:.1f} µs, "
+              f"beyond bare {(cached - bare) * 1e6:.1f} µs")  # fmt: skip
+        return 0
     return run(args.calls, args.concurrency, args.latency)
 
 

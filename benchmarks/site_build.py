@@ -4,8 +4,9 @@
 For each size it prints the build's wall time (goal at 20,000 models: < 10 s) and as a ratio
 against a baseline measured in the same run, the pages written, the heaviest page, and an
 incremental rebuild of the same release into the same folder (the pages it rewrote: none
-should be, as no byte changed). At the weighing size it prints the heaviest pages (goal: none
-over about 1 MB).
+should be, as no byte changed), and one of a release in which one source (the Arena) changed
+the rows of `CHANGED` models (the model pages it rewrote: those models' only). At the
+weighing size it prints the heaviest pages (goal: none over about 1 MB).
 
 * baseline: writing the same HTML bytes the build wrote, page by page, into a fresh folder
   (the file-system floor under any site build of that size);
@@ -25,13 +26,22 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench_pipeline.site import build_site
-from tests.synthetic import copy_downloads, write_synthetic_release
+from tests.synthetic import (
+    RELEASE_ID,
+    copy_downloads,
+    synthetic_boards,
+    synthetic_tables,
+    write_release,
+    write_synthetic_release,
+)
 
 GOAL_SECONDS = 10.0
 GOAL_MODELS = 20_000
 """The size the time goal applies to."""
 GOAL_PAGE_BYTES = 1_100_000
 """About 1 MB: no page heavier, at the weighing size."""
+CHANGED = 20
+"""Models whose Arena rows the one-source release changes."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -78,6 +88,7 @@ def _timed(models: int, repeat: int) -> bool:
         build_site(release, site, root / "releases")
         again = time.perf_counter() - started
         rewritten = sum(1 for p, stamp in stamps.items() if p.stat().st_mtime_ns != stamp)
+        one_source, changed_pages, touched = _one_source_changed(root, site, models)
         total = sum(len(content) for content in html.values())
         heaviest = max(html, key=lambda name: len(html[name]))
         model_pages = sum(1 for name in html if name.parts[0] == "models")
@@ -94,7 +105,28 @@ def _timed(models: int, repeat: int) -> bool:
     print(f"  model pages       {model_pages:,} of {models:,} models")
     print(f"  heaviest page     {heaviest} {len(html[heaviest]):,} bytes")
     print(f"  same release again {again:.2f} s, {rewritten:,} pages rewritten")
-    return met and model_pages >= models
+    print(f"  one source changed {one_source:.2f} s, {changed_pages:,} model pages rewritten "
+          f"({touched:,} models' Arena rows changed)")  # fmt: skip
+    return met and model_pages >= models and changed_pages == touched
+
+
+def _one_source_changed(root: Path, site: Path, models: int) -> tuple[float, int, int]:
+    """Rebuild `site` from a release whose Arena rows changed for `CHANGED` models: the
+    seconds, the model pages rewritten and the models changed."""
+    tables = synthetic_tables(max(6, models)) | synthetic_boards()
+    touched = sorted({r["model_id"] for r in tables["arena_elo"]})[:CHANGED]
+    for row in tables["arena_elo"]:
+        if row["model_id"] in touched:
+            row["votes"] = 987_654
+    release = write_release(root / "releases", "2025-06-03T060000Z", tables,
+                            created_at="2025-06-03T06:00:00Z", previous=RELEASE_ID)  # fmt: skip
+    copy_downloads(release, site)
+    pages = {p: p.stat().st_mtime_ns for p in (site / "models").glob("*.html")}
+    started = time.perf_counter()
+    build_site(release, site, root / "releases")
+    seconds = time.perf_counter() - started
+    rewritten = sum(1 for p, stamp in pages.items() if p.stat().st_mtime_ns != stamp)
+    return seconds, rewritten, len(touched)
 
 
 def _weighed(models: int) -> bool:

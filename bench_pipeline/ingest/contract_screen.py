@@ -165,7 +165,7 @@ def _suspects(values: list[Any], declared: str, csv: bool) -> list[int]:
             for i, v in enumerate(values)
             if v is _BROKEN or (v is not None and v is not _ABSENT and not _csv_number(v))
         ]
-    allowed = set()
+    allowed: set[type] = set()
     for name in declared.rstrip("?").split("|"):
         allowed.update(_PYTHON_TYPES.get(name, ()))
     if kinds <= allowed | _SKIPPED and _BROKEN not in values:

@@ -215,7 +215,7 @@ class StagedColumns:
     (`add_columns`) or rows one dict per record (`add_rows`), in record order. `frame()` is
     the frame `staged_frame_by_record` builds from the same rows."""
 
-    def __init__(self, columns: Sequence[str]) -> None:
+    def __init__(self, columns: Iterable[str]) -> None:
         self.names = [*(n for n in columns if n not in _PROBLEM_COLUMNS), *_PROBLEM_COLUMNS]
         self.values: dict[str, list[Any]] = {name: [] for name in self.names}
         self.files: list[str] = []

@@ -9,11 +9,12 @@ request, and is deliberately left out of the hash.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
-from typing import Annotated, Any, Literal
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
@@ -32,6 +33,8 @@ RESERVED_BODY_KEYS = frozenset(
 )
 """Body keys set by `ChatRequest`'s own fields or by the provider; `extra` may not repeat them
 (one request must have one hash and one body)."""
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+"""What `json.dumps` with these options builds afresh on every call."""
 
 
 def _http_url(value: str) -> str:
@@ -106,15 +109,27 @@ class ChatRequest(BaseModel):
 
     def canonical_json(self) -> str:
         """The request body as canonical JSON: sorted keys, no whitespace, UTF-8 kept."""
-        return json.dumps(self.body(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return _CANONICAL.encode(self.body())
 
     def request_hash(self) -> str:
         """SHA-256 (hex) of `canonical_json()`: the model and every parameter, in any order.
 
         A parameter left at None is not sent, so it hashes like an absent one; `temperature=1`
-        and `temperature=1.0` are the same request (the field is a float).
+        and `temperature=1.0` are the same request (the field is a float). Worked out once per
+        request (it is frozen): a cached call asks for it three times.
         """
+        return self._hash
+
+    @functools.cached_property
+    def _hash(self) -> str:
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy (see pydantic's `model_copy`); one with changed fields hashes afresh."""
+        copy = super().model_copy(update=update, deep=deep)
+        if update:
+            copy.__dict__.pop("_hash", None)
+        return copy
 
 
 class Usage(BaseModel):

@@ -15,10 +15,16 @@ Storage, under one directory:
   derived, never the truth: writers only append to the journal, and a reader that misses
   indexes the entries appended since the index's high-water mark, streaming them in
   bounded chunks, in one `BEGIN IMMEDIATE` transaction (so processes catching up at once
-  take turns). A lost or unreadable index is rebuilt from the journal; a journal shorter
-  than the index says (replaced by hand) is indexed again from the start.
+  take turns). A writer indexes its own batch of entries from memory when the journal since
+  the mark is exactly that batch (nobody else appended in between), without reading it
+  back. A lost or unreadable index is rebuilt from the journal; a journal shorter than the
+  index says (replaced by hand) is indexed again from the start.
 - `<hash[:2]>/<hash>.json`, one file per entry, read but never written here: recordings a
   person checks in or edits by hand.
+
+Entries are written with pydantic's JSON of the request and the response (field order, not
+sorted; older journals with sorted keys read the same). Nothing is fsynced: an entry survives
+a killed process (it is in the kernel's page cache), not a power cut, as before.
 
 Why a journal: creating a file costs about 0.6 ms of kernel time on this machine (measured
 with a throwaway script), as much as the rest of a call's client-side work, so a file per
@@ -53,6 +59,7 @@ CHUNK = 4 << 20
 PENDING_LIMIT = 1_024
 """A writer's own entries kept in memory before it indexes them."""
 _HASH = re.compile(rb"[0-9a-f]{64}")
+_HASH_TEXT = re.compile(r"[0-9a-f]{64}")
 _HEAD = b'{"hash":"'
 
 
@@ -71,6 +78,7 @@ class ResponseCache:
         self.root = Path(root)
         self.journal = self.root / JOURNAL
         self.index_path = self.root / INDEX
+        self._journal_name = str(self.journal)
         self._lock = threading.Lock()
         self._appender: int | None = None
         self._db: sqlite3.Connection | None = None
@@ -92,18 +100,24 @@ class ResponseCache:
 
     def path_for(self, request_hash: str) -> Path:
         """Where a hand-kept entry file for `request_hash` lives (whether or not it exists)."""
-        if len(request_hash) != 64 or any(c not in "0123456789abcdef" for c in request_hash):
-            raise ValueError(f"not a request hash: {request_hash!r}")
+        _check_hash(request_hash)
         return self.root / request_hash[:2] / f"{request_hash}.json"
 
     def get(self, request_hash: str) -> ChatResponse | None:
         """The stored response for `request_hash`, or None."""
-        path = self.path_for(request_hash)
+        _check_hash(request_hash)
         response = self._from_journal(request_hash)
         if response is not None:
             return response
+        # Every miss looks here before the model is asked: a plain string and one `access`
+        # (no `Path` objects, no exception for the usual absent file), a measurable share
+        # of a call's client-side work.
+        path = f"{self.root}{os.sep}{request_hash[:2]}{os.sep}{request_hash}.json"
+        if not os.access(path, os.F_OK):
+            return None
         try:
-            text = path.read_text(encoding="utf-8")
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
         except FileNotFoundError:
             return None
         response = ChatResponse.model_validate(json.loads(text)["response"])
@@ -118,10 +132,14 @@ class ResponseCache:
             raise ValueError(
                 f"response answers {response.request_hash}, not this request ({request_hash})"
             )
-        stored = response.model_copy(update={"from_cache": False}).model_dump(mode="json")
+        # pydantic's own JSON (a third of the time of `model_dump` + `json.dumps`): the same
+        # values read back, JSON escapes every line break, and an object ends the entry.
+        if response.from_cache:
+            response = response.model_copy(update={"from_cache": False})
+        stored = response.model_dump_json()
         entry = (
-            f'\n{{"hash":"{request_hash}","request":{_dumps(request.model_dump(mode="json"))},'
-            f'"response":{_dumps(stored)}}}\n'
+            f'\n{{"hash":"{request_hash}","request":{request.model_dump_json()},'
+            f'"response":{stored}}}\n'
         ).encode()
         with self._lock:
             if self._appender is None:
@@ -166,7 +184,7 @@ class ResponseCache:
         if place is None:
             return None
         offset, length = place
-        with self.journal.open("rb") as handle:
+        with open(self._journal_name, "rb") as handle:
             handle.seek(offset)
             line = handle.read(length)
         try:
@@ -214,7 +232,7 @@ class ResponseCache:
     def _journal_grew(self) -> bool:
         """Whether the journal holds bytes this process has not accounted for."""
         try:
-            return self.journal.stat().st_size != self._known_size
+            return os.stat(self._journal_name).st_size != self._known_size
         except FileNotFoundError:
             return False
 
@@ -237,32 +255,15 @@ class ResponseCache:
         db.execute("BEGIN IMMEDIATE")
         try:
             (indexed_to,) = db.execute("SELECT indexed_to FROM progress").fetchone()
+            own = self._own_rows(indexed_to, size)
             if size < indexed_to:  # the journal was replaced: index it again from the start
                 db.execute("DELETE FROM entries")
-                indexed_to = 0
-            found = 0
-            with self.journal.open("rb") as handle:
-                handle.seek(indexed_to)
-                position, carry = indexed_to, b""
-                read = indexed_to
-                while chunk := handle.read(CHUNK):
-                    read += len(chunk)
-                    lines = (carry + chunk).split(b"\n")
-                    carry = lines.pop()  # only complete lines: a writer may be mid-entry
-                    entries = []
-                    for line in lines:
-                        # A torn entry almost never ends like a whole one; `get` parses anyway.
-                        if (
-                            line.startswith(_HEAD)
-                            and _HASH.fullmatch(line, 9, 73)
-                            and line.endswith(b"}}")
-                        ):
-                            entries.append(
-                                (bytes.fromhex(line[9:73].decode()), position, len(line))
-                            )
-                        position += len(line) + 1
-                    db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", entries)
-                    found += len(entries)
+                indexed_to, own = 0, None
+            if own is not None:  # a writer's own batch: what it holds in memory, not re-read
+                db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", own)
+                position = read = size
+            else:
+                position, read = self._index_from_journal(db, indexed_to)
             db.execute("UPDATE progress SET indexed_to = ?", (position,))
             db.execute("COMMIT")
         except BaseException:
@@ -270,11 +271,56 @@ class ResponseCache:
             raise
         self._known_size = read
         self._pending = {h: place for h, place in self._pending.items() if place[0] >= position}
-        return found > 0 or position != indexed_to
+        return position != indexed_to
+
+    def _own_rows(self, start: int, end: int) -> list[tuple[bytes, int, int]] | None:
+        """Index rows for the journal bytes `[start, end)` when they are exactly this
+        process's own pending entries, back to back (nobody else appended in between, no
+        torn tail), else None: then the journal must be read."""
+        rows = []
+        position = start
+        for request_hash, (offset, length) in sorted(
+            self._pending.items(), key=lambda item: item[1][0]
+        ):
+            if offset <= start:
+                continue  # indexed already (by another process catching up)
+            if offset - 1 != position:  # each entry is its line break, the line, a line break
+                return None
+            rows.append((bytes.fromhex(request_hash), offset, length))
+            position = offset + length + 1
+        return rows if rows and position == end else None
+
+    def _index_from_journal(self, db: sqlite3.Connection, indexed_to: int) -> tuple[int, int]:
+        """Index the whole entries from `indexed_to` on, reading the journal in chunks.
+
+        Returns:
+            The position indexed to (the end of the last complete line) and the bytes read.
+        """
+        with self.journal.open("rb") as handle:
+            handle.seek(indexed_to)
+            position, carry = indexed_to, b""
+            read = indexed_to
+            while chunk := handle.read(CHUNK):
+                read += len(chunk)
+                lines = (carry + chunk).split(b"\n")
+                carry = lines.pop()  # only complete lines: a writer may be mid-entry
+                entries = []
+                for line in lines:
+                    # A torn entry almost never ends like a whole one; `get` parses anyway.
+                    if (
+                        line.startswith(_HEAD)
+                        and _HASH.fullmatch(line, 9, 73)
+                        and line.endswith(b"}}")
+                    ):
+                        entries.append((bytes.fromhex(line[9:73].decode()), position, len(line)))
+                    position += len(line) + 1
+                db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", entries)
+        return position, read
 
 
-def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+def _check_hash(request_hash: str) -> None:
+    if not (isinstance(request_hash, str) and _HASH_TEXT.fullmatch(request_hash)):
+        raise ValueError(f"not a request hash: {request_hash!r}")
 
 
 @dataclass
@@ -303,7 +349,9 @@ class CachedProvider(Provider):
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """The cached answer (`from_cache=True`), or the inner provider's, now stored."""
         request_hash = request.request_hash()
-        flight = self._flights.setdefault(request_hash, _Flight())
+        flight = self._flights.get(request_hash)
+        if flight is None:  # (not `setdefault`: that would build a lock for every call)
+            flight = self._flights[request_hash] = _Flight()
         flight.users += 1
         try:
             async with flight.lock:

@@ -34,7 +34,6 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -50,7 +49,7 @@ from bench_pipeline.providers.base import (
     Usage,
 )
 from bench_pipeline.providers.pool import ClientPool
-from bench_pipeline.providers.scrubbing import scrub
+from bench_pipeline.providers.scrubbing import holds_secret_key, scrub
 
 log = logging.getLogger(__name__)
 
@@ -199,16 +198,6 @@ class OpenAICompatibleProvider(Provider):
             self._client = None
             self._owns_client = False
 
-    @asynccontextmanager
-    async def _client_for_call(self) -> AsyncIterator[httpx.AsyncClient]:
-        if isinstance(self._client, ClientPool):
-            yield self._client.next()
-        elif self._client is not None:
-            yield self._client
-        else:
-            async with httpx.AsyncClient(timeout=self.timeout) as client:
-                yield client
-
     def _request_headers(self) -> dict[str, str]:
         headers = dict(self._headers)
         if self._api_key:
@@ -228,50 +217,62 @@ class OpenAICompatibleProvider(Provider):
                 in the body, a reply without choices, or retries spent; the message names the
                 model, the URL, the last problem and the attempts, never the key.
         """
+        started = time.perf_counter()
+        # Plain branches, not a context manager: this runs once per call.
+        if isinstance(self._client, ClientPool):
+            return await self._attempts(self._client.next(), request, started)
+        if self._client is not None:
+            return await self._attempts(self._client, request, started)
+        async with httpx.AsyncClient(timeout=self.timeout) as client:
+            return await self._attempts(client, request, started)
+
+    async def _attempts(
+        self, client: httpx.AsyncClient, request: ChatRequest, started: float
+    ) -> ChatResponse:
         body = request.body()
         if self.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
         headers = self._request_headers()
-        started = time.perf_counter()
         attempt = 0
-        async with self._client_for_call() as client:
-            while True:
-                try:
-                    if self.stream:
-                        answer = await self._stream_once(client, body, headers)
-                    else:
-                        answer = await self._post_once(client, body, headers)
-                except httpx.TransportError as error:
-                    problem = f"{type(error).__name__}: {error}"
-                    wait = self.retry.delay(attempt)
-                except _Retryable as failure:
-                    problem = failure.problem
-                    wait = self.retry.delay(
-                        attempt, status=failure.status, retry_after=failure.retry_after
-                    )
+        while True:
+            try:
+                if self.stream:
+                    answer = await self._stream_once(client, body, headers)
                 else:
-                    return self._response(request, answer, started, attempt)
-                problem = self._scrub(problem)
-                if wait is None:
-                    raise ProviderError(
-                        f"{request.model} at {self.url}: {problem} after {attempt + 1} attempt(s)"
-                    )
-                log.warning(
-                    "%s at %s: %s; retry %d in %.2f s",
-                    request.model,
-                    self.url,
-                    problem,
-                    attempt + 1,
-                    wait,
+                    answer = await self._post_once(client, body, headers)
+            except httpx.TransportError as error:
+                problem = f"{type(error).__name__}: {error}"
+                wait = self.retry.delay(attempt)
+            except _Retryable as failure:
+                problem = failure.problem
+                wait = self.retry.delay(
+                    attempt, status=failure.status, retry_after=failure.retry_after
                 )
-                await self._sleep(wait)
-                attempt += 1
+            else:
+                return self._response(request, answer, started, attempt)
+            problem = self._scrub(problem)
+            if wait is None:
+                raise ProviderError(
+                    f"{request.model} at {self.url}: {problem} after {attempt + 1} attempt(s)"
+                )
+            log.warning(
+                "%s at %s: %s; retry %d in %.2f s",
+                request.model,
+                self.url,
+                problem,
+                attempt + 1,
+                wait,
+            )
+            await self._sleep(wait)
+            attempt += 1
 
     def _response(
         self, request: ChatRequest, answer: _Answer, started: float, retries: int
     ) -> ChatResponse:
-        raw = self._scrub(answer.raw)
+        raw = answer.raw  # parsed for this call alone: no copy needed when nothing is hidden
+        if self._api_key or holds_secret_key(raw):
+            raw = self._scrub(raw)
         upstream = raw.get("provider")
         return ChatResponse(
             request_hash=request.request_hash(),

@@ -91,17 +91,48 @@ def scrub(value: Any, secrets: Iterable[str]) -> Any:
         value: JSON-like data (dicts, lists, strings, numbers).
         secrets: Strings that must not survive (empty strings are ignored).
     """
-    hidden = [s for s in secrets if s]
+    return _scrubbed(value, [secret_pattern(s) for s in secrets if s])
+
+
+_PLAIN = frozenset({int, float, bool, type(None)})
+"""Types kept as they are, checked first: most of a response body."""
+
+
+def _scrubbed(value: Any, patterns: list[re.Pattern[str]]) -> Any:
+    # Called for every value of every answer kept: the patterns are looked up once, by
+    # `scrub`, and exact types are tested before the slower isinstance checks.
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, str):
-        for secret in hidden:
-            value = secret_pattern(secret).sub(REDACTED, value)
+        for pattern in patterns:
+            value = pattern.sub(REDACTED, value)
         return value
     if isinstance(value, Mapping):
         return {
-            scrub(k, hidden): scrub(v, hidden)
+            _scrubbed(k, patterns): _scrubbed(v, patterns)
             for k, v in value.items()
             if not (isinstance(k, str) and k.lower() in SECRET_KEYS)
         }
     if isinstance(value, list | tuple):
-        return [scrub(item, hidden) for item in value]
+        return [_scrubbed(item, patterns) for item in value]
     return value
+
+
+def holds_secret_key(value: Any) -> bool:
+    """Whether JSON-like `value` holds, at any depth, a key `scrub` would drop: when it holds
+    none and there is no secret to hide, `scrub` would return an equal copy, which a caller
+    owning `value` can skip."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and key.lower() in SECRET_KEYS:
+                return True
+            if type(item) not in _LEAVES and holds_secret_key(item):
+                return True
+    elif isinstance(value, list | tuple):
+        for item in value:
+            if type(item) not in _LEAVES and holds_secret_key(item):
+                return True
+    return False
+
+
+_LEAVES = _PLAIN | {str}

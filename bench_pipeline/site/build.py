@@ -27,6 +27,7 @@ from bench_pipeline.site import boards as board_views
 from bench_pipeline.site import markup, pm_checks, views
 from bench_pipeline.site.charts import price_history_svg
 from bench_pipeline.site.disclosures import render_disclosures
+from bench_pipeline.site.environment import PageEnvironment, remembered
 from bench_pipeline.site.item_boards import render_item_boards
 from bench_pipeline.site.layout import Row, read_json
 from bench_pipeline.site.paging import (
@@ -37,7 +38,9 @@ from bench_pipeline.site.paging import (
     write_if_changed,
 )
 from bench_pipeline.site.receipts import render_receipts
+from bench_pipeline.site.reuse import MODEL_GLOBALS, PageRecord, code_digest, page_key, shared_key
 from bench_pipeline.site.views import Model, Release, load_release, safe_id
+from bench_pipeline.site.workers import default_workers, render_split
 
 SITE_SOURCES = settings.REPO_ROOT / "site"
 TEMPLATES = SITE_SOURCES / "templates"
@@ -73,8 +76,11 @@ class SiteResult:
 class SiteBuilder:
     """Renders one release into `out_dir`; `pages` lists what it wrote."""
 
-    def __init__(self, release: Release, out_dir: Path, releases_root: Path) -> None:
+    def __init__(
+        self, release: Release, out_dir: Path, releases_root: Path, workers: int | None = None
+    ) -> None:
         self.release, self.out, self.releases_root = release, out_dir, releases_root
+        self.workers = default_workers() if workers is None else workers
         self.pages: list[Path] = []
         self.written: set[Path] = set()
         self.models = views.collect_models(release)
@@ -85,7 +91,7 @@ class SiteBuilder:
         self.sources = {r["name"]: r for r in release.rows("sources")}
         runs = {r["run_id"]: r for r in release.manifest.get("source_runs", [])}
         self.runs = runs | {r["run_id"]: r for r in release.rows("source_runs")}
-        self.env = jinja2.Environment(
+        self.env: jinja2.Environment = PageEnvironment(
             loader=jinja2.FileSystemLoader(TEMPLATES),
             autoescape=True,
             undefined=jinja2.StrictUndefined,
@@ -94,8 +100,9 @@ class SiteBuilder:
             auto_reload=False,  # one build, fixed templates: no stat of each file per page
         )
         self.env.filters.update(
-            num=markup.number, usd=markup.usd, text=markup.text, when=markup.when, q=quote
-        )
+            num=remembered(markup.number), usd=remembered(markup.usd), text=markup.text,
+            when=remembered(markup.when), q=quote,
+        )  # fmt: skip
         self.env.tests["simulated"] = markup.is_simulated
         self.env.globals.update(
             release=release.manifest,
@@ -107,19 +114,40 @@ class SiteBuilder:
             board_chart=board_views.board_chart,
             simulated_label=lambda table: board_views.simulated_label(table, release.tables),
         )
+        # Model pages see only the release-wide values their reuse key holds (reuse.py).
+        self.model_env = self.env.overlay()
+        self.model_env.globals = {name: self.env.globals[name] for name in MODEL_GLOBALS}
 
     # -- output -----------------------------------------------------------------------
-    def render(self, path: str, template: str, shows: Sequence[str] = (), **context: Any) -> None:
-        """Render `template` into `path` (relative to the site root)."""
+    def render(
+        self,
+        path: str,
+        template: str,
+        shows: Sequence[str] = (),
+        env: jinja2.Environment | None = None,
+        **context: Any,
+    ) -> None:
+        """Render `template` into `path` (relative to the site root), by `env` if given."""
+        self.written.add(target := self.render_file(path, template, shows, env, **context))
+        self.pages.append(target)
+
+    def render_file(
+        self,
+        path: str,
+        template: str,
+        shows: Sequence[str] = (),
+        env: jinja2.Environment | None = None,
+        **context: Any,
+    ) -> Path:
+        """`render`, without recording the page as written (a worker process's part)."""
         target = self.out / path
         root = "../" * path.count("/")
         simulated = [self.titles.get(t, t) for t in shows if self.simulated.get(t)]
         context.setdefault("simulated", simulated)
-        html = self.env.get_template(template).render(
-            root=root, page=path, present=set(self.release.tables), **context
-        )
-        self.write(target, html.encode("utf-8"))
-        self.pages.append(target)
+        template_ = (env or self.env).get_template(template)
+        html = template_.render(root=root, page=path, present=set(self.release.tables), **context)
+        write_if_changed(target, html.encode("utf-8"))
+        return target
 
     def write(self, target: Path, content: bytes) -> None:
         """Write a site file (left alone when its bytes are already there)."""
@@ -131,8 +159,9 @@ class SiteBuilder:
         release asset's) stays. Files this build wrote with unchanged bytes keep their inode
         and mtime, so an incremental build touches only the pages that changed."""
         generated = [p for name in GENERATED_DIRS for p in (self.out / name).rglob("*")]
+        written = {str(p) for p in self.written}  # a str hashes much faster than a Path
         for path in [*generated, *self.out.glob("*.html"), *self.out.glob(".*.tmp")]:
-            if (path.is_file() or path.is_symlink()) and path not in self.written:
+            if (path.is_file() or path.is_symlink()) and str(path) not in written:
                 path.unlink()
         for folder in sorted((p for p in generated if p.is_dir()), reverse=True):
             if not any(folder.iterdir()):
@@ -240,8 +269,7 @@ class SiteBuilder:
             boards=[b | {"page": first_page(b["entries"], "arena_elo")} for b in arena],
         )  # fmt: skip
         self.render("models.html", "models.html", ("models",), models=first_page(by_name, "models"))
-        for model in by_name:
-            self.model_page(model)
+        self.model_pages(by_name)
         self.methodology()
         for name, filename in DOCUMENTS.items():
             source = (SITE_SOURCES / filename).read_text("utf-8")
@@ -280,8 +308,39 @@ class SiteBuilder:
         self.prune()
         return SiteResult(pages=self.pages, release_id=release.id)
 
-    def model_page(self, model: Model) -> None:
-        """One model's page: every figure, its hosts, price history and provenance."""
+    def model_pages(self, models: Sequence[Model]) -> None:
+        """Every model's page, in `self.workers` processes; a page whose inputs are those of
+        the page already there is kept (`reuse.py`)."""
+        record = PageRecord(self.out)
+        values = {name: self.model_env.globals[name] for name in MODEL_GLOBALS}
+        shared = shared_key(code_digest(TEMPLATES), values | {"present": set(self.release.tables)})
+        keys = render_split(models, lambda model: self.model_page(model, record, shared),
+                            lambda model: model.href, self.workers)  # fmt: skip
+        for model in models:
+            self.written.add(self.out / model.href)
+            self.pages.append(self.out / model.href)
+        hrefs = [model.href for model in models]
+        self.written.add(record.save(dict(zip(hrefs, keys, strict=True))))
+
+    def model_page(self, model: Model, record: PageRecord | None = None, shared: str = "") -> str:
+        """Render one model's page unless `record` holds it from the same inputs; returns
+        the page's key (see `reuse.py`)."""
+        context = self.model_context(model)
+        key = page_key(shared, context)
+        if record is None or not record.reusable(model.href, key):
+            self.render_model((model, context))
+        return key
+
+    def render_model(self, item: tuple[Model, dict[str, Any]]) -> None:
+        """Write a model's page from its `model_context` (the chart is drawn here): every
+        figure, its hosts, price history and provenance."""
+        model, context = item
+        history = [r for r in model.history if markup.missing(r.get("host"))]
+        chart = price_history_svg(history, f"Price history of {model.name}")
+        self.render_file(model.href, "model.html", env=self.model_env, chart=chart, **context)
+
+    def model_context(self, model: Model) -> dict[str, Any]:
+        """What a model's page shows besides its chart (a function of `model.history`)."""
         history = [r for r in model.history if markup.missing(r.get("host"))]
         own = {
             "market": [model.market or {}],
@@ -292,16 +351,13 @@ class SiteBuilder:
             "arena_elo": model.arena,
             "index_lineage": model.lineage,
         }
-        self.render(
-            model.href,
-            "model.html",
+        return dict(
             simulated=[
                 self.titles.get(t, t)
                 for t, rows in own.items()
                 if any(markup.is_simulated(r) for r in rows)
             ],
             model=model,
-            chart=price_history_svg(history, f"Price history of {model.name}"),
             history=sorted(history, key=lambda r: str(r["observed_at"])),
             lineage=sorted(model.lineage, key=lambda r: str(r.get("evaluation_id"))),
             provenance=views.provenance(model, self.runs, self.sources),
@@ -327,9 +383,12 @@ class SiteBuilder:
             )
 
 
-def build_site(release_dir: Path, out_dir: Path, releases_root: Path) -> SiteResult:
-    """Render the release in `release_dir` into `out_dir` (see the module docstring)."""
-    return SiteBuilder(load_release(release_dir), out_dir, releases_root).build()
+def build_site(
+    release_dir: Path, out_dir: Path, releases_root: Path, workers: int | None = None
+) -> SiteResult:
+    """Render the release in `release_dir` into `out_dir` (see the module docstring), the
+    model pages in `workers` processes (default: `workers.default_workers()`)."""
+    return SiteBuilder(load_release(release_dir), out_dir, releases_root, workers).build()
 
 
 def latest_release(releases_root: Path) -> Path:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from bench_pipeline.site.build import GENERATED_DIRS
+from bench_pipeline.site.reuse import RECORD
 
 Built = TypeVar("Built")
 
@@ -62,8 +63,10 @@ def seed_from(previous: Path, folder: Path) -> int:
     linked = 0
     owned = [*previous.glob("*.html")]
     owned += [p for name in GENERATED_DIRS for p in (previous / name).rglob("*")]
-    for path in owned:
-        if path.is_symlink() or not path.is_file() or path.name.startswith("."):
+    for path in [*owned, previous / RECORD]:  # the record of the pages' inputs (reuse.py)
+        if path.is_symlink() or not path.is_file():
+            continue
+        if path.name.startswith(".") and path.name != RECORD:
             continue
         relative = path.relative_to(previous)
         target = folder / relative

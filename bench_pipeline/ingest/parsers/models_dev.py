@@ -57,7 +57,10 @@ def _document(raw: RawFile) -> dict:
 def _file_columns(document: dict) -> dict[str, list[Any]]:
     """One file's staged columns, each read for all of its models at once (as `_model_row`
     reads them one model at a time)."""
-    provider_ids, providers, model_ids, models = [], [], [], []
+    provider_ids: list[Any] = []
+    providers: list[Any] = []
+    model_ids: list[Any] = []
+    models: list[Any] = []
     for provider_id, provider in document.items():
         served = provider["models"] if isinstance(provider["models"], dict) else {}
         provider_ids += [provider_id] * len(served)

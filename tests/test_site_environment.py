@@ -1,0 +1,92 @@
+"""The site environment's shortcuts give exactly what jinja2's general path and the plain
+formatters give, on hostile and random inputs (the oracle is the unshortened code)."""
+
+from __future__ import annotations
+
+import random
+from decimal import Decimal
+
+import jinja2
+import pytest
+from markupsafe import Markup
+
+from bench_pipeline.site import markup
+from bench_pipeline.site.environment import PageEnvironment, remembered
+
+pytestmark = pytest.mark.unit
+
+
+class _Row(dict):
+    """A dict subclass with an attribute of its own: must take jinja2's general path."""
+
+    name = "class attribute"
+
+
+def _same(left: object, right: object) -> bool:
+    if isinstance(left, jinja2.Undefined) or isinstance(right, jinja2.Undefined):
+        return type(left) is type(right)
+    return type(left) is type(right) and (left is right or left == right)
+
+
+@pytest.mark.parametrize(
+    ("obj", "attribute"),
+    [
+        ({"name": "a"}, "name"),
+        ({"items": "a key shadowing a method"}, "items"),
+        ({"get": 1}, "get"),
+        ({"__class__": "x"}, "__class__"),
+        ({}, "missing"),
+        ({"name": None}, "name"),
+        (_Row(name="key"), "name"),
+        (_Row(), "other"),
+        ([1, 2], "count"),
+        ("text", "upper"),
+        (None, "name"),
+        ({1: "int key"}, "1"),
+    ],
+)
+def test_getattr_matches_jinja2(obj: object, attribute: str) -> None:
+    plain = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    fast = PageEnvironment(undefined=jinja2.StrictUndefined)
+    assert _same(fast.getattr(obj, attribute), plain.getattr(obj, attribute))
+
+
+def test_a_template_renders_the_same_through_either_environment() -> None:
+    source = "{% for r in rows %}{{ r.name }}|{{ r.items }}|{{ r.get('x') }};{% endfor %}"
+    rows = [{"name": "<b>", "x": 1}, {"name": Markup("<i>"), "items": "it"}, _Row(x=2)]
+    plain = jinja2.Environment(autoescape=True).from_string(source).render(rows=rows)
+    fast = PageEnvironment(autoescape=True).from_string(source).render(rows=rows)
+    assert fast == plain
+
+
+def _values(rng: random.Random) -> list[object]:
+    fixed: list[object] = [
+        None, "", 0, 1, -1, True, False, 0.0, -0.0, float("nan"), float("inf"),
+        Decimal("0.10"), Decimal("0.1"), Decimal("-0"), "0.10", "0.1", "1e3", "abc",
+        "2025-06-01T06:00:00Z", "2025-06-01", "2025-06-01T06:00:00+02:00", Markup("<b>"),
+        "<b>", 10**20, "3.437500", "0.022245325444",
+    ]  # fmt: skip
+    drawn = [round(rng.uniform(-1e6, 1e6), rng.randint(0, 8)) for _ in range(300)]
+    drawn += [str(v) for v in drawn] + [rng.randint(-(10**9), 10**9) for _ in range(100)]
+    return fixed + drawn
+
+
+@pytest.mark.parametrize("formatter", [markup.number, markup.usd, markup.when, markup.text])
+def test_remembered_formatters_match_the_plain_ones(formatter) -> None:
+    rng = random.Random(20)
+    fast = remembered(formatter)
+    values = _values(rng)
+    options = [(), (0,), (1,), (3,)] if formatter is markup.number else [()]
+    for _ in range(2):  # the second pass answers from the memo
+        for value in rng.sample(values, len(values)):
+            for option in options:
+                expected, got = _outcome(formatter, value, option), _outcome(fast, value, option)
+                assert got == expected and type(got) is type(expected), (value, option)
+
+
+def _outcome(formatter, value: object, option: tuple) -> object:
+    """What the call returns, or the kind of error it raises."""
+    try:
+        return formatter(value, *option)
+    except (ValueError, TypeError) as error:
+        return type(error).__name__

@@ -1,0 +1,145 @@
+"""An incremental build renders only the model pages whose inputs changed: after one
+source's rows change, exactly the pages of the models it touched are rendered and rewritten,
+every other page keeps its file (inode and mtime), and the site is byte-identical to a fresh
+build of the new release. An edited page, a damaged record or changed code renders again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench_pipeline.site import build as site_build
+from bench_pipeline.site import build_site
+from bench_pipeline.site.build import SiteBuilder
+from bench_pipeline.site.reuse import RECORD
+from bench_pipeline.site.swap import publish_site
+from bench_pipeline.site.views import collect_models, load_release
+from tests.synthetic import copy_downloads, synthetic_tables, write_release
+
+pytestmark = pytest.mark.store
+
+MODELS = 30
+
+
+@pytest.fixture
+def rendered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The model pages rendered (one process, so every call is seen here)."""
+    seen: list[str] = []
+    render = SiteBuilder.render_model
+
+    def spy(builder: SiteBuilder, item) -> None:
+        seen.append(item[0].href)
+        render(builder, item)
+
+    monkeypatch.setattr(SiteBuilder, "render_model", spy)
+    return seen
+
+
+def _build(release: Path, site: Path) -> None:
+    copy_downloads(release, site)
+    build_site(release, site, release.parent, workers=1)
+
+
+def _publish(site: Path, release: Path) -> Path:
+    def build(folder: Path):
+        copy_downloads(release, folder)
+        return build_site(release, folder, release.parent, workers=1)
+
+    return publish_site(site, build)[0]
+
+
+def _stamps(folder: Path) -> dict[str, tuple[int, int]]:
+    return {p.relative_to(folder).as_posix(): (p.stat().st_ino, p.stat().st_mtime_ns)
+            for p in folder.rglob("*.html")}  # fmt: skip
+
+
+def _bytes(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*.html")}
+
+
+def test_one_source_change_renders_only_the_models_it_touched(
+    tmp_path: Path, rendered: list[str]
+) -> None:
+    releases, site = tmp_path / "releases", tmp_path / "build" / "site"
+    tables = synthetic_tables(MODELS)
+    first = write_release(releases, "r-one", tables, created_at="2025-06-01T06:00:00Z")
+    old_version = _publish(site, first)
+    every_model = {m.href for m in collect_models(load_release(first)).values()}
+    assert set(rendered) == every_model  # a fresh site renders every model page
+    before = _stamps(old_version)
+
+    # One source (the Arena) publishes new ratings for two models.
+    touched_ids = sorted({r["model_id"] for r in tables["arena_elo"]})[:2]
+    for row in tables["arena_elo"]:
+        if row["model_id"] in touched_ids:
+            row.update(rating=row["rating"] + 25.0, votes=123_456)
+    second = write_release(
+        releases, "r-two", tables, created_at="2025-06-02T06:00:00Z", previous="r-one"
+    )
+    models = collect_models(load_release(second))
+    touched = {models[i].href for i in touched_ids}
+    rendered.clear()
+    new_version = _publish(site, second)
+    after = _stamps(new_version)
+
+    assert sorted(rendered) == sorted(touched)
+    rewritten_models = {n for n in after if n.startswith("models/") and after[n] != before[n]}
+    assert rewritten_models == touched
+    assert all("123,456" in (new_version / href).read_text("utf-8") for href in touched)
+    fresh = tmp_path / "fresh"
+    _build(second, fresh)
+    assert _bytes(new_version) == _bytes(fresh)
+
+
+def test_a_rebuild_renders_no_model_page_and_keeps_the_files(
+    tmp_path: Path, rendered: list[str]
+) -> None:
+    release = write_release(tmp_path / "releases", "r-one", synthetic_tables(MODELS),
+                            created_at="2025-06-01T06:00:00Z")  # fmt: skip
+    site = tmp_path / "site"
+    _build(release, site)
+    before, rendered[:] = _stamps(site), []
+    _build(release, site)
+    assert rendered == [] and _stamps(site) == before
+
+
+def test_an_edited_page_a_damaged_record_or_new_code_render_again(
+    tmp_path: Path, rendered: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = write_release(tmp_path / "releases", "r-one", synthetic_tables(MODELS),
+                            created_at="2025-06-01T06:00:00Z")  # fmt: skip
+    site = tmp_path / "site"
+    _build(release, site)
+    expected = _bytes(site)
+    pages = sorted(set(rendered))
+
+    edited, removed = site / pages[0], site / pages[1]
+    edited.write_text(edited.read_text("utf-8").replace("Model id", "Model ID"), "utf-8")
+    removed.unlink()
+    rendered.clear()
+    _build(release, site)
+    assert sorted(rendered) == sorted(pages[:2]) and _bytes(site) == expected
+
+    (site / RECORD).write_text("{not json", "utf-8")
+    rendered.clear()
+    _build(release, site)
+    assert sorted(rendered) == pages and _bytes(site) == expected
+    assert json.loads((site / RECORD).read_text("utf-8")).keys() == set(pages)
+
+    monkeypatch.setattr(site_build, "code_digest", lambda templates: "another version")
+    rendered.clear()
+    _build(release, site)
+    assert sorted(rendered) == pages and _bytes(site) == expected
+
+
+def test_a_model_page_may_read_only_the_keyed_release_values(tmp_path: Path) -> None:
+    """A template reading a release-wide value the reuse key lacks fails the build."""
+    release = write_release(tmp_path / "releases", "r-one", synthetic_tables(8),
+                            created_at="2025-06-01T06:00:00Z")  # fmt: skip
+    builder = SiteBuilder(load_release(release), tmp_path / "site", release.parent, workers=1)
+    template = builder.model_env.from_string("{{ release.release_id }}")
+    with pytest.raises(Exception, match="release"):
+        template.render()
+    assert builder.env.from_string("{{ release.release_id }}").render() == "r-one"
