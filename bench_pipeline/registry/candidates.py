@@ -12,6 +12,7 @@ from decimal import Decimal
 
 import duckdb
 
+from bench_pipeline.core.allocation import without_collector
 from bench_pipeline.registry.forms import unwrap_host_id
 from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.matching import AliasFile, Candidate
@@ -175,6 +176,7 @@ def arena(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> li
     return candidates
 
 
+@without_collector
 def all_candidates(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> list[Candidate]:
     """Every listing of every source; the order carries no meaning (matching sorts by role)."""
     labs = catalogue_labs(conn, aliases)

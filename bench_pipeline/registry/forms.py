@@ -53,13 +53,15 @@ def id_forms(identifier: str) -> IdForms:
     return IdForms(exact=_dots(text), undated=_dots(text[: match.start()]), date=date)
 
 
+@lru_cache(maxsize=MEMO)
 def unwrap_host_id(identifier: str, prefixes: tuple[str, ...]) -> tuple[str, ...]:
     """A host's id without the host's and lab's prefixes, then also without its version
     suffix: `anthropic.claude-opus-4-6-v1` → (`claude-opus-4-6-v1`, `claude-opus-4-6`);
     `amazon.nova-lite-v1:0` → (`nova-lite-v1:0`, `nova-lite-v1`, `nova-lite`). A regional
     prefix (`eu.`, `us.`) is kept: a regional offering is its own listing."""
     text = identifier
-    changed = True
+    lowered = identifier.lower()
+    changed = any(lowered.startswith(p.lower()) for p in prefixes)  # else nothing to strip
     while changed:
         changed = False
         for prefix in prefixes:

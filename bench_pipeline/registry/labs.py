@@ -12,17 +12,19 @@ of any listing gives its lab; the listing is the lab's own when its provider is 
 
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from bench_pipeline.registry.text import clean
+from bench_pipeline.registry.text import MEMO, clean, letters_and_digits
 
 
+@lru_cache(maxsize=MEMO)
 def lab_key(name: str) -> str:
-    """A name as a lab key: NFKC, case folded, letters and digits only."""
-    return "".join(c for c in clean(name).casefold() if unicodedata.category(c)[0] in "LN")
+    """A name as a lab key: NFKC, case folded, letters and digits only (remembered: every
+    listing of a provider asks for the same few names)."""
+    return letters_and_digits(clean(name))
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,9 @@ class Labs:
     names: Mapping[str, str] = field(default_factory=dict)
     known: frozenset[str] = frozenset()
     families: Mapping[str, str] = field(default_factory=dict)
+    _labs: dict[str, str | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )  # `lab`'s answers, by name: the tables above never change
 
     @classmethod
     def from_table(cls, table: Mapping[str, Iterable[str]]) -> Labs:
@@ -70,6 +75,11 @@ class Labs:
         """The lab a name stands for; for a list ("Google DeepMind,Google") the first known."""
         if not name:
             return None
+        if name not in self._labs:
+            self._labs[name] = self._lab(name)
+        return self._labs[name]
+
+    def _lab(self, name: str) -> str | None:
         keys = [self.names.get(lab_key(p), lab_key(p)) for p in name.split(",") if lab_key(p)]
         for key in keys:
             if key in self.known:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from bench_pipeline.core.allocation import without_collector
 from bench_pipeline.registry.forms import LATEST, id_forms
 from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.text import (
@@ -46,7 +47,14 @@ Method = Literal["alias_file", "provider_id", "normalised_name", "new"]
 Role = Literal["catalogue", "variant", "lab", "host", "score"]
 Price = tuple[str, str]
 
-__all__ = ["AliasFile", "Candidate", "build_registry", "normalise_name", "split_name"]
+__all__ = [
+    "AliasFile",
+    "Candidate",
+    "build_registry",
+    "host_matches",
+    "normalise_name",
+    "split_name",
+]
 
 
 @dataclass(frozen=True)
@@ -202,6 +210,10 @@ class _Found:
     distinct: bool = False
 
 
+_NOTHING = _Found(None)
+_NONE: frozenset[str] = frozenset()
+
+
 class _Index:
     """Lookups by exact id, by API id form within a lab, and by name within a lab."""
 
@@ -231,7 +243,13 @@ class _Index:
             self.tails[(candidate.lab, normalised, model_id)].add(split_name(candidate.name)[1])
 
     def by_exact_id(self, candidate: Candidate) -> _Found:
-        found = set().union(*(self.by_id.get(i, set()) for i in candidate.provider_ids))
+        ids = candidate.provider_ids
+        if not ids:
+            return _NOTHING
+        if len(ids) == 1:  # most listings carry one id: no union to build
+            found = self.by_id.get(ids[0], _NONE)
+        else:
+            found = set().union(*(self.by_id.get(i, _NONE) for i in ids))
         if len(found) == 1:
             return _Found(next(iter(found)), "provider_id")
         return _Found(None, reason="provider id names several models" if found else None)
@@ -314,8 +332,39 @@ ROLE_ORDER = {"lab": 0, "score": 1}
 SOURCE_ORDER = {"epoch": 0, "arena": 1}
 
 
+@without_collector
 def build_registry(candidates: Sequence[Candidate], aliases: AliasFile) -> Registry:
     """Canonical models and every listing's alias, quarantine or review entry."""
+    registry, index = _founded(candidates, aliases)
+    for candidate in sorted((c for c in candidates if c.role == "host"), key=lambda c: c.key):
+        found = _match(candidate, aliases, index, strict=True)
+        if found.model_id not in registry.models:  # a host's listing never founds a model
+            reason = found.reason or f"the alias file names {found.model_id!r}, no model"
+            registry.unmatched.append(_unmatched(candidate, None, reason))
+            continue
+        registry.aliases.append(_alias(candidate, found.model_id, found.method, aliases))
+    _disambiguate_names(registry)
+    return registry
+
+
+@without_collector
+def host_matches(
+    candidates: Sequence[Candidate], aliases: AliasFile, listings: Sequence[Candidate]
+) -> dict[str, str | None]:
+    """The model each of `listings` (more hosts' listings) gets when the registry is built
+    from `candidates` and them, by key (None: unmatched). Hosts neither found models nor
+    lend their ids to later matches, so the registry of everything else is built once and
+    no other host is matched; the answer is `build_registry`'s for these listings."""
+    registry, index = _founded([c for c in candidates if c.role != "host"], aliases)
+    matched = {}
+    for listing in listings:
+        found = _match(listing, aliases, index, strict=True)
+        matched[listing.key] = found.model_id if found.model_id in registry.models else None
+    return matched
+
+
+def _founded(candidates: Sequence[Candidate], aliases: AliasFile) -> tuple[Registry, _Index]:
+    """The registry and index of every listing but the hosts' (which match into them)."""
     registry = Registry()
     index = _Index(_dated_prices(candidates))
     by_role: dict[str, list[Candidate]] = defaultdict(list)
@@ -366,16 +415,7 @@ def build_registry(candidates: Sequence[Candidate], aliases: AliasFile) -> Regis
         else:
             _ensure_model(registry, found.model_id, candidate)
             _record(registry, index, candidate, found.model_id, found.method or "new", aliases)
-
-    for candidate in sorted(by_role["host"], key=lambda c: c.key):
-        found = _match(candidate, aliases, index, strict=True)
-        if found.model_id not in registry.models:  # a host's listing never founds a model
-            reason = found.reason or f"the alias file names {found.model_id!r}, no model"
-            registry.unmatched.append(_unmatched(candidate, None, reason))
-            continue
-        registry.aliases.append(_alias(candidate, found.model_id, found.method, aliases))
-    _disambiguate_names(registry)
-    return registry
+    return registry, index
 
 
 def _chosen(candidate: Candidate, aliases: AliasFile) -> str | None:

@@ -7,6 +7,7 @@ import json
 import duckdb
 import polars as pl
 
+from bench_pipeline.core.allocation import without_collector
 from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.core.writer import registered, write_frame
 from bench_pipeline.ingest.catalog import EvaluationSpec
@@ -34,6 +35,7 @@ def _frame(rows: list[dict], columns: list[str]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={c: pl.Utf8 for c in columns}, orient="row")
 
 
+@without_collector
 def write_registry(
     conn: duckdb.DuckDBPyConnection, registry: Registry, evaluations: tuple[EvaluationSpec, ...]
 ) -> None:

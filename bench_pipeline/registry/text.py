@@ -68,10 +68,11 @@ def split_name(name: str) -> tuple[str, str]:
         if match:
             tails.insert(0, match.group(0))
             name = name[: match.start()]
-    return name, _letters_and_digits(" ".join(tails))
+    return name, letters_and_digits(" ".join(tails))
 
 
-def _letters_and_digits(text: str) -> str:
+def letters_and_digits(text: str) -> str:
+    """Case folded, letters (of any script) and digits only."""
     if text.isascii():  # ASCII letters and digits are exactly [a-z0-9] once case folded
         return NOT_ASCII_LETTER_OR_DIGIT.sub("", text.lower())
     return "".join(c for c in text.casefold() if unicodedata.category(c)[0] in "LN")
@@ -82,4 +83,4 @@ def normalise_name(name: str) -> str:
     """NFKC, trailing parenthetical groups dropped, case folded, letters (of any script) and
     digits only. "+" is read as "plus" first: "Command R+" is not "Command R"."""
     base, _ = split_name(name)
-    return _letters_and_digits(base.replace("+", "plus"))
+    return letters_and_digits(base.replace("+", "plus"))

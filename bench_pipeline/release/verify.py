@@ -14,6 +14,7 @@ import csv
 import json
 import re
 from collections.abc import Iterator, Sequence
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -161,11 +162,12 @@ def _file_strings(path: Path, tabular_json: bool = True) -> Iterator[tuple[str, 
                 "SELECT schema_name, table_name, column_name FROM duckdb_columns() "
                 "WHERE NOT internal AND data_type = 'VARCHAR' ORDER BY ALL"
             ).fetchall()
-            for schema, table, column in columns:
-                values = conn.sql(
-                    f'SELECT "{column}" FROM "{schema}"."{table}" WHERE "{column}" IS NOT NULL'
-                ).to_arrow_table()
-                yield f"{table}.{column}", pl.Series(values.column(0))
+            for (schema, table), group in groupby(columns, key=lambda row: row[:2]):
+                names = [column for _, _, column in group]  # one read per table or view
+                selected = ", ".join(f'"{column}"' for column in names)
+                values = conn.sql(f'SELECT {selected} FROM "{schema}"."{table}"').to_arrow_table()
+                for number, column in enumerate(names):
+                    yield f"{table}.{column}", pl.Series(values.column(number)).drop_nulls()
 
 
 def _series(texts: Strings) -> pl.Series:
@@ -208,6 +210,23 @@ def _hidden_in_text(suffix: str, raw: str, found: set[str], patterns: Sequence[s
     return set(patterns) if "\\" in raw else set()
 
 
+def _column_hits(
+    columns: Sequence[tuple[str, Strings]], wanted: Sequence[str], numbers: dict[str, list[int]]
+) -> set[tuple[int, str]]:
+    """(text number, column) of every wanted text in every column: one search over all the
+    file's columns together first, then each column only for the texts found at all (a text
+    in a column is in them together, so the answer is the same as column by column)."""
+    if len(columns) > 1:
+        filled = [_series(strings) for _, strings in columns if len(strings)]
+        wanted = sorted(found_texts(pl.concat(filled), wanted)) if filled else []
+    return {
+        (i, where)
+        for where, strings in columns
+        for text in found_texts(strings, wanted)
+        for i in numbers[text]
+    }
+
+
 def private_text_findings(release_dir: Path, texts: Sequence[str]) -> list[dict[str, Any]]:
     """Where any of `texts` occurs in the release: file and column, never the text itself,
     only its position in `texts` (so a report of the finding does not publish it).
@@ -236,12 +255,7 @@ def private_text_findings(release_dir: Path, texts: Sequence[str]) -> list[dict[
             hidden = _hidden_in_text(path.suffix, raw, in_raw, patterns)
             wanted = sorted((in_raw & numbers.keys()) | hidden)
         if wanted:
-            hits |= {
-                (i, where)
-                for where, strings in _file_strings(path, tabular_json)
-                for text in found_texts(strings, wanted)
-                for i in numbers[text]
-            }
+            hits |= _column_hits(list(_file_strings(path, tabular_json)), wanted, numbers)
         findings += [
             {"file": relative, "where": where or None, "text_number": i}
             for i, where in sorted(hits)

@@ -1,0 +1,144 @@
+"""The registry's remembered and fast-path lookups give exactly what the plain rules gave.
+
+Each oracle below is the rule as it was written before it was remembered or given a fast
+path; the test draws random and hostile names (look-alike letters, invisibles, full-width
+forms, dotted capitals whose lower case is longer, empty parts) and compares.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench_pipeline.registry import matching
+from bench_pipeline.registry.forms import HOST_SUFFIX, REVISION, unwrap_host_id
+from bench_pipeline.registry.labs import Labs, lab_key
+from bench_pipeline.registry.matching import AliasFile, Candidate, build_registry, host_matches
+from bench_pipeline.registry.text import clean
+
+pytestmark = pytest.mark.unit
+
+HOSTILE = [*"aAzZ09-_./:@, İıſK", "\u200b", "\u0430", "\uff21", "\u2460", "\u00a0", "ß"]
+PIECES = ["anthropic", "Anthropic", "amazon", "eu", "openai", "x-ai", "xAI", "v1", "latest"]
+text = st.lists(st.sampled_from(HOSTILE + PIECES) | st.text(max_size=3), max_size=8).map("".join)
+
+
+def old_lab_key(name: str) -> str:
+    return "".join(c for c in clean(name).casefold() if unicodedata.category(c)[0] in "LN")
+
+
+def old_lab(labs: Labs, name: str | None) -> str | None:
+    if not name:
+        return None
+    keys = [
+        labs.names.get(old_lab_key(p), old_lab_key(p)) for p in name.split(",") if old_lab_key(p)
+    ]
+    for key in keys:
+        if key in labs.known:
+            return key
+    return keys[0] if keys else None
+
+
+def old_unwrap_host_id(identifier: str, prefixes: tuple[str, ...]) -> tuple[str, ...]:
+    text = identifier
+    changed = True
+    while changed:
+        changed = False
+        for prefix in prefixes:
+            for joiner in ("/", ".", "-"):
+                if text.lower().startswith(prefix.lower() + joiner) and len(text) > len(prefix) + 1:
+                    text, changed = text[len(prefix) + 1 :], True
+    forms = [text, REVISION.sub("", text), HOST_SUFFIX.sub("", text)]
+    return tuple(dict.fromkeys(f for f in forms if f))
+
+
+@settings(max_examples=400, deadline=None)
+@given(text)
+def test_lab_key_is_the_plain_rule(name: str) -> None:
+    assert lab_key(name) == old_lab_key(name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(text, max_size=6), st.lists(st.tuples(text, text), max_size=6))
+def test_remembered_lab_is_the_plain_rule(names: list[str], table: list[tuple[str, str]]) -> None:
+    labs = Labs.from_table({lab: [other] for lab, other in table}).with_catalogue(
+        [n for n in names[::2] if n], []
+    )
+    for name in [*names, *names, ",".join(names), None, ""]:  # asked twice: from memory
+        assert labs.lab(name) == old_lab(labs, name)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text, st.lists(st.sampled_from(PIECES) | text, max_size=3).map(tuple))
+def test_unwrap_host_id_is_the_plain_rule(identifier: str, prefixes: tuple[str, ...]) -> None:
+    assert unwrap_host_id(identifier, prefixes) == old_unwrap_host_id(identifier, prefixes)
+    assert unwrap_host_id(identifier, prefixes) == old_unwrap_host_id(identifier, prefixes)
+
+
+def _old_by_exact_id(self: matching._Index, candidate: Candidate) -> matching._Found:
+    found = set().union(*(self.by_id.get(i, set()) for i in candidate.provider_ids))
+    if len(found) == 1:
+        return matching._Found(next(iter(found)), "provider_id")
+    return matching._Found(None, reason="provider id names several models" if found else None)
+
+
+IDS = ["openai/gpt-4o", "openai/gpt-4о", "OpenAI/GPT-4o", "anthropic/claude-opus-4.5", "x/y"]
+candidates = st.builds(
+    Candidate,
+    source=st.sampled_from(["openrouter_models", "models_dev", "epoch", "arena"]),
+    key=st.sampled_from(IDS) | text,
+    name=st.none() | st.sampled_from(["GPT-4o", "GPT-4o (high)", "Claude Opus 4.5"]) | text,
+    provider_ids=st.lists(st.sampled_from(IDS) | text, max_size=3).map(tuple),
+    lab=st.none() | st.sampled_from(["openai", "anthropic", "x"]),
+    role=st.sampled_from(["catalogue", "variant", "lab", "host", "score"]),
+    api_ids=st.lists(
+        st.sampled_from(["gpt-4o", "gpt-4o-2024-05-13", "claude-opus-4-5"]) | text, max_size=2
+    ).map(tuple),
+    host=st.none() | st.just("bedrock"),
+    price=st.none() | st.sampled_from([("1", "2"), ("3", "4")]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(candidates, max_size=25, unique_by=lambda c: (c.source, c.key)))
+def test_registry_with_fast_id_lookup_is_the_plain_one(listing: list[Candidate]) -> None:
+    aliases = AliasFile(entries={}, setting_suffixes={})
+    fast = build_registry(listing, aliases)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(matching._Index, "by_exact_id", _old_by_exact_id)
+        plain = build_registry(listing, aliases)
+    assert fast == plain
+
+
+probes = st.builds(
+    Candidate,
+    source=st.just("probe"),
+    key=text,
+    name=st.none() | st.sampled_from(["GPT-4o", "GPT-4o (EU)", "Claude Opus 4.5"]) | text,
+    provider_ids=st.lists(st.sampled_from(IDS) | text, max_size=2).map(tuple),
+    lab=st.none() | st.sampled_from(["openai", "anthropic", "x"]),
+    role=st.just("host"),
+    api_ids=st.lists(st.sampled_from(["gpt-4o", "gpt-4o-2024-05-13"]) | text, max_size=2).map(
+        tuple
+    ),
+    host=st.just("probe"),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(candidates, max_size=25, unique_by=lambda c: (c.source, c.key)),
+    st.lists(probes, max_size=8, unique_by=lambda c: c.key),
+)
+def test_host_matches_is_what_the_whole_registry_gives_them(
+    listing: list[Candidate], listings: list[Candidate]
+) -> None:
+    aliases = AliasFile(entries={}, setting_suffixes={})
+    whole = build_registry([*listing, *listings], aliases)
+    expected = {c.key: None for c in listings} | {
+        a.key: a.model_id for a in whole.aliases if a.source == "probe"
+    }
+    assert host_matches(listing, aliases, listings) == expected
