@@ -17,7 +17,7 @@ import polars as pl
 from bench_pipeline.core.warehouse import fetch_frame
 from bench_pipeline.ingest.parsers.swebench import model_tags
 from bench_pipeline.registry.candidates import all_candidates, catalogue_labs
-from bench_pipeline.registry.matching import AliasFile, Candidate, build_registry
+from bench_pipeline.registry.matching import AliasFile, Candidate, host_matches
 from bench_pipeline.scores.board_matrix import ItemResults
 from bench_pipeline.scores.item_boards import (
     BoardEntry,
@@ -58,8 +58,9 @@ def entry_models(
         )
         for name, org in sorted(probes, key=lambda p: (p[0], p[1] or ""))
     ]  # fmt: skip
-    registry = build_registry([*all_candidates(conn, aliases), *candidates], aliases)
-    matched = {a.key: a.model_id for a in registry.aliases if a.source == SOURCE}
+    # The registry these host listings would join, built once without them (hosts never
+    # found models): the same answer as rebuilding it with them, at half the cost.
+    matched = host_matches(all_candidates(conn, aliases), aliases, candidates)
     return {
         key: matched.get(f"{organisation[key] or ''}\0{single[key]}") if key in single else None
         for key in tags
