@@ -29,8 +29,9 @@ MODELS = 40
 
 @pytest.fixture(autouse=True)
 def _small_parts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Split even a small test site between two processes."""
+    """Split even a small test site between two processes, in small chunks."""
     monkeypatch.setattr(site_workers, "MIN_PART", 5)
+    monkeypatch.setattr(site_workers, "CHUNK", 3)
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -67,22 +68,19 @@ def test_two_processes_write_the_bytes_one_process_writes(tmp_path: Path) -> Non
     assert _no_children_left()
 
 
-def _failing_in_the_worker(monkeypatch: pytest.MonkeyPatch, release: Path, how: str) -> str:
-    """Make the page of the last model (rendered by the child) fail; returns its page."""
-    by_name = sorted(collect_models(load_release(release)).values(),
-                     key=lambda m: (m.name.lower(), m.id))  # fmt: skip
-    victim = by_name[-1]
-    page = SiteBuilder.render_model
+def _failing_in_the_worker(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """Make every model page a forked worker renders fail (this process renders the rest of
+    the site first, so the worker takes the first chunks)."""
+    page, here = SiteBuilder.render_model, os.getpid()
 
     def render_model(builder: SiteBuilder, item) -> None:
-        if item[0].id == victim.id:
+        if os.getpid() != here:
             if how == "kill":
                 os.kill(os.getpid(), signal.SIGKILL)
             raise ValueError(f"bad row for {item[0].id}")
         page(builder, item)
 
     monkeypatch.setattr(SiteBuilder, "render_model", render_model)
-    return victim.href
 
 
 @pytest.mark.parametrize("how", ["error", "kill"])
@@ -106,7 +104,7 @@ def test_a_worker_failure_fails_the_build_and_publishes_nothing(
     second = write_release(
         releases, "r-two", tables, created_at="2025-06-02T06:00:00Z", previous="r-one"
     )
-    href = _failing_in_the_worker(monkeypatch, second, how)
+    _failing_in_the_worker(monkeypatch, how)
     # New code: every model page renders again, so the victim's is in the worker's part.
     monkeypatch.setattr(site_build, "code_digest", lambda templates: "another version")
     with pytest.raises(WorkerError) as raised:
@@ -115,7 +113,7 @@ def test_a_worker_failure_fails_the_build_and_publishes_nothing(
     if how == "kill":
         assert f"killed by signal {signal.SIGKILL}" in message
     else:
-        assert f"rendering {href}" in message and "ValueError: bad row for" in message
+        assert "rendering models/" in message and "ValueError: bad row for" in message
     assert site.resolve() == live.resolve() and _files(site) == before
     assert not [p for p in versions_dir(site).iterdir() if p.name.startswith(".building-")]
     assert _no_children_left()
@@ -125,12 +123,15 @@ def test_a_failure_in_this_process_stops_the_workers(tmp_path: Path) -> None:
     seen = tmp_path / "seen"
     seen.mkdir()
 
+    here = os.getpid()
+
     def render(item: int) -> None:
-        if item == 0:
-            raise RuntimeError("the first item fails here")
+        if os.getpid() == here:
+            raise RuntimeError("an item fails here")
+        time.sleep(0.05)
         (seen / str(item)).write_text("x")
 
-    with pytest.raises(RuntimeError, match="the first item fails here"):
+    with pytest.raises(RuntimeError, match="an item fails here"):
         render_split(list(range(20)), render, str, workers=2, min_part=5)
     assert _no_children_left()
 
@@ -142,22 +143,52 @@ def test_every_call_returns_its_result_in_order(tmp_path: Path) -> None:
 
     def render(item: int) -> list:
         (rendered / str(item)).write_text(str(os.getpid()))
+        time.sleep(0.02)
         return [item, f"key {item}"]
 
     results = render_split(items, render, str, workers=2, min_part=5)
     assert results == [[i, f"key {i}"] for i in items]
     writers = {int(p.name): p.read_text() for p in rendered.iterdir()}
     here = [i for i in items if writers[i] == str(os.getpid())]
-    assert sorted(writers) == items and here == items[: len(here)] and 0 < len(here) < 23
+    assert sorted(writers) == items and 0 < len(here) < 23  # both processes took chunks
     assert _no_children_left()
+
+
+def test_a_process_busy_elsewhere_takes_fewer_chunks(tmp_path: Path) -> None:
+    """The worker starts at once; this process does other work, then takes what is left."""
+    rendered = tmp_path / "rendered"
+    rendered.mkdir()
+    items = list(range(30))
+
+    def render(item: int) -> int:
+        (rendered / str(item)).write_text(str(os.getpid()))
+        time.sleep(0.02)
+        return item * item
+
+    split = site_workers.Split(items, render, str, workers=2, min_part=5).start()
+    time.sleep(0.4)  # the rest of the site, meanwhile
+    assert split.finish() == [i * i for i in items]
+    writers = {int(p.name): p.read_text() for p in rendered.iterdir()}
+    here = sum(1 for i in items if writers[i] == str(os.getpid()))
+    assert sorted(writers) == items and here < len(items) // 2
+    assert _no_children_left()
+
+
+def test_a_stopped_split_leaves_no_worker(tmp_path: Path) -> None:
+    split = site_workers.Split(list(range(40)), lambda i: time.sleep(0.05), str, 2, 5).start()
+    assert split.children
+    split.stop()
+    assert _no_children_left() and split.queue is None
 
 
 _KILLED_PARENT = """
 import os, signal, sys, time
 from pathlib import Path
+from bench_pipeline.site import workers
 from bench_pipeline.site.workers import render_split
 
 folder, parent = Path(sys.argv[1]), os.getpid()
+workers.CHUNK = 1  # one item each: the worker takes one while this process waits on it
 
 
 def render(item):

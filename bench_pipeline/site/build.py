@@ -40,7 +40,7 @@ from bench_pipeline.site.paging import (
 from bench_pipeline.site.receipts import render_receipts
 from bench_pipeline.site.reuse import MODEL_GLOBALS, PageRecord, code_digest, page_key, shared_key
 from bench_pipeline.site.views import Model, Release, load_release, safe_id
-from bench_pipeline.site.workers import default_workers, render_split
+from bench_pipeline.site.workers import Split, default_workers
 
 SITE_SOURCES = settings.REPO_ROOT / "site"
 TEMPLATES = SITE_SOURCES / "templates"
@@ -269,7 +269,23 @@ class SiteBuilder:
             boards=[b | {"page": first_page(b["entries"], "arena_elo")} for b in arena],
         )  # fmt: skip
         self.render("models.html", "models.html", ("models",), models=first_page(by_name, "models"))
-        self.model_pages(by_name)
+        # The model pages render in forked workers while this process writes the rest of
+        # the site, then takes its own share of what is left.
+        record = PageRecord(self.out)
+        split, at = self.start_model_pages(by_name, record), len(self.pages)
+        try:
+            self.site_pages(tables, older)
+        except BaseException:
+            split.stop()
+            raise
+        self.finish_model_pages(split, by_name, record, at)
+        self.prune()
+        return SiteResult(pages=self.pages, release_id=release.id)
+
+    def site_pages(self, tables: list[dict[str, Any]], older: list[Row]) -> None:
+        """Every page after the models' own: methodology, documents, receipts, the suites'
+        boards, about, attribution, downloads and what changed."""
+        release, models = self.release, self.models
         self.methodology()
         for name, filename in DOCUMENTS.items():
             source = (SITE_SOURCES / filename).read_text("utf-8")
@@ -305,22 +321,25 @@ class SiteBuilder:
             summary=board_views.change_summary(release.diff, models),
             titles_of=self.titles,
         )  # fmt: skip
-        self.prune()
-        return SiteResult(pages=self.pages, release_id=release.id)
 
-    def model_pages(self, models: Sequence[Model]) -> None:
-        """Every model's page, in `self.workers` processes; a page whose inputs are those of
-        the page already there is kept (`reuse.py`)."""
-        record = PageRecord(self.out)
+    def start_model_pages(self, models: Sequence[Model], record: PageRecord) -> Split[Model, str]:
+        """Begin every model's page in `self.workers` processes; a page whose inputs are
+        those `record` holds for the page already there is kept (`reuse.py`).
+        `finish_model_pages` ends it."""
         values = {name: self.model_env.globals[name] for name in MODEL_GLOBALS}
         shared = shared_key(code_digest(TEMPLATES), values | {"present": set(self.release.tables)})
-        keys = render_split(models, lambda model: self.model_page(model, record, shared),
-                            lambda model: model.href, self.workers)  # fmt: skip
-        for model in models:
-            self.written.add(self.out / model.href)
-            self.pages.append(self.out / model.href)
-        hrefs = [model.href for model in models]
-        self.written.add(record.save(dict(zip(hrefs, keys, strict=True))))
+        return Split(models, lambda model: self.model_page(model, record, shared),
+                     lambda model: model.href, self.workers).start()  # fmt: skip
+
+    def finish_model_pages(
+        self, split: Split[Model, str], models: Sequence[Model], record: PageRecord, at: int
+    ) -> None:
+        """Render what is left of the model pages here, gather the workers', and list the
+        pages at `at` (where a one-process build lists them) with the record of their keys."""
+        keys = split.finish()
+        self.written.update(self.out / model.href for model in models)
+        self.pages[at:at] = [self.out / model.href for model in models]
+        self.written.add(record.save(dict(zip([m.href for m in models], keys, strict=True))))
 
     def model_page(self, model: Model, record: PageRecord | None = None, shared: str = "") -> str:
         """Render one model's page unless `record` holds it from the same inputs; returns
