@@ -321,3 +321,60 @@ def test_the_page_reads_the_board_in_words_and_escapes_names() -> None:
     ]  # fmt: skip
     marks = [[c["mark"] for c in cells] for _, cells in pair_matrix(rows, pairs)]
     assert marks == [["", "·", "▲"], ["·", "", "▲"], ["▼", "▼", ""]]
+
+
+def test_a_board_of_hundreds_of_entries_keeps_its_page_light(tmp_path) -> None:
+    """Pairs grow with the square of the entries: the page draws the top entries, a top
+    corner of the matrix and the first page of the table, says so, and stays small."""
+    import random
+
+    from bench_pipeline.site import build_site
+    from bench_pipeline.site.item_boards import MATRIX_ENTRIES, NAMED, reading
+    from bench_pipeline.site.paging import CHART_ROWS, PAGE_ROWS
+    from tests.synthetic import copy_downloads, synthetic_tables, write_release
+
+    rng = random.Random(7)
+    entries = [
+        BoardEntry(
+            key=f"k{n}", entry=f"Entry <{n}>", model_id=None, published_percent=None,
+            items={item: ItemResult(rng.random() < n / 700, Decimal("0.01")) for item in ITEMS},
+        )
+        for n in range(PAGE_ROWS + 100)
+    ]  # fmt: skip
+    frames = board_frames([item_board("Huge", entries)])
+    rows, pairs = frames["item_boards"].to_dicts(), frames["item_board_pairs"].to_dicts()
+    assert len(pairs) == len(entries) * (len(entries) - 1) // 2
+    releases, site = tmp_path / "releases", tmp_path / "site"
+    release = write_release(
+        releases, "r-huge", synthetic_tables(6) | {"item_boards": rows, "item_board_pairs": pairs},
+        created_at="2025-06-01T06:00:00Z",
+    )  # fmt: skip
+    copy_downloads(release, site)
+    build_site(release, site, releases, workers=1)
+    page = (site / "item-boards" / "huge.html").read_text()
+    assert len(page.encode()) < 1_100_000, len(page.encode())
+    assert page.count('class="entry"') == CHART_ROWS  # whiskers drawn
+    assert f"The top {CHART_ROWS} of {len(entries)} ranked entries" in page
+    matrix = page[page.index("<tbody>", page.index('id="item-pairs"')) :]
+    assert matrix.count("<tr><th>") == MATRIX_ENTRIES
+    assert f"The top {MATRIX_ENTRIES} of {len(entries)} ranked entries" in page
+    table = page[page.index('id="item-board"') : page.index('id="item-pairs"')]
+    assert table.count("<tr><td") == PAGE_ROWS and f"of {len(entries):,} entries" in page
+    top = str(rows[0]["entry"])
+    assert "<" in top and top not in page and top.replace("<", "&lt;").replace(">", "&gt;") in page
+    sentences = reading(rows, pairs)
+    assert all(s.count("Entry <") <= NAMED for s in sentences)
+
+
+def test_the_matrix_marks_two_entries_that_share_a_name_by_their_wins() -> None:
+    from dataclasses import replace
+
+    from bench_pipeline.site.item_boards import pair_matrix
+
+    twins = [replace(_entry("A", 12, "1.00"), entry="Twin"), replace(_entry("C", 0, "1.00"),
+             entry="Twin")]  # fmt: skip
+    frames = board_frames([item_board("twins", twins)])
+    rows, pairs = frames["item_boards"].to_dicts(), frames["item_board_pairs"].to_dicts()
+    assert pairs[0]["significant"]
+    marks = [[c["mark"] for c in cells] for _, cells in pair_matrix(rows, pairs)]
+    assert marks == [["", "▲"], ["▼", ""]]

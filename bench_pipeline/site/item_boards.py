@@ -5,22 +5,35 @@ and its rank range as a bar (each entry's figures also in the chart's data attri
 cost-per-resolved versus score scatter where dominated entries are hollow, the pair matrix,
 and a reading in plain words. Called from `SiteBuilder.build`; everything it shows comes
 from the release's two item-board tables.
+
+A board can hold thousands of entries (its pairs grow with their square), so a page stays
+light whatever the size: the charts draw the top `CHART_ROWS` entries, the matrix the top
+`MATRIX_ENTRIES`, the entries table its first page, and the reading names at most
+`NAMED` entries in a list; each says so and points to the downloads, which hold every row.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from markupsafe import Markup, escape
 
 from bench_pipeline.site.markup import missing, unique_slugs, usd
+from bench_pipeline.site.paging import CHART_ROWS, first_page
 
 Row = dict[str, Any]
 ROW_HEIGHT, LABEL_WIDTH, PANEL, GAP, PAD = 18, 300, 260, 30, 24
 SCATTER_W, SCATTER_H, S_LEFT, S_BOTTOM, S_TOP, S_RIGHT = 640, 360, 56, 40, 16, 16
 INK, MUTED, LINE, ACCENT, WEAK = "#1f2933", "#62707d", "#c7ccd1", "#1b6ec2", "#b8c4cf"
+MATRIX_ENTRIES = 30
+"""Ranked entries the pair matrix shows (its cells grow with their square)."""
+NAMED = 10
+"""Entries a sentence of the reading names before it says how many more there are."""
+RANK_TICKS = 20
+"""About this many rank labels under the rank panel, whatever the board's size."""
 PUBLISHED_GAP = 1.0
 """Percentage points by which a score from per-item results may differ from the published
 percentage before the reading points it out (the published figure is rounded)."""
@@ -40,13 +53,15 @@ def _float(value: Any) -> float:
     return float(value)
 
 
-def intervals_svg(rows: list[Row], label: str) -> Markup:
-    """Whiskers (95% interval, dot at the score) and rank-range bars, one line per entry."""
+def intervals_svg(rows: list[Row], label: str, limit: int = CHART_ROWS) -> Markup:
+    """Whiskers (95% interval, dot at the score) and rank-range bars, one line for each of
+    the top `limit` entries; the rank panel spans every ranked entry."""
     ranked = _ranked(rows)
     if not ranked:
         return Markup("")
     n = len(ranked)
-    height = PAD + n * ROW_HEIGHT + PAD
+    ranked = ranked[:limit]
+    height = PAD + len(ranked) * ROW_HEIGHT + PAD
     width = LABEL_WIDTH + PANEL + GAP + PANEL + 16
     score_x0, rank_x0 = LABEL_WIDTH, LABEL_WIDTH + PANEL + GAP
 
@@ -74,7 +89,7 @@ def intervals_svg(rows: list[Row], label: str) -> Markup:
     parts.extend(
         f'<text x="{rx(rank):.1f}" y="{height - 6}" fill="{MUTED}" '
         f'text-anchor="middle">{rank}</text>'
-        for rank in sorted({1, n, *range(5, n + 1, 5)})
+        for rank in sorted({1, n, *range(_tick_step(n), n + 1, _tick_step(n))})
     )
     for index, row in enumerate(ranked):
         y = PAD + index * ROW_HEIGHT + ROW_HEIGHT / 2
@@ -101,10 +116,16 @@ def intervals_svg(rows: list[Row], label: str) -> Markup:
     return Markup("".join(parts))
 
 
-def scatter_svg(rows: list[Row], label: str) -> Markup:
-    """Cost per resolved instance (log scale) against score; dominated entries are hollow."""
+def _tick_step(n: int) -> int:
+    """A multiple of 5 that puts about `RANK_TICKS` labels on a rank axis of `n`."""
+    return 5 * max(1, math.ceil(n / (5 * RANK_TICKS)))
+
+
+def scatter_svg(rows: list[Row], label: str, limit: int = CHART_ROWS) -> Markup:
+    """Cost per resolved instance (log scale) against score for the top `limit` entries;
+    dominated entries are hollow."""
     points = [
-        r for r in _ranked(rows) if not missing(r.get("cost_per_success_usd"))
+        r for r in _ranked(rows)[:limit] if not missing(r.get("cost_per_success_usd"))
         and _float(r["cost_per_success_usd"]) > 0
     ]  # fmt: skip
     if not points:
@@ -159,14 +180,19 @@ def scatter_svg(rows: list[Row], label: str) -> Markup:
     return Markup("".join(parts))
 
 
-def pair_matrix(rows: list[Row], pairs: list[Row]) -> list[tuple[Row, list[Row]]]:
-    """Per ranked entry (in board order), one cell per other entry: `mark` is ▲ when the
-    row's entry is significantly better, ▼ when significantly worse, · otherwise."""
-    ranked = _ranked(rows)
+def pair_matrix(
+    rows: list[Row], pairs: list[Row], limit: int = MATRIX_ENTRIES
+) -> list[tuple[Row, list[Row]]]:
+    """Per ranked entry of the top `limit` (in board order), one cell per other of them:
+    `mark` is ▲ when the row's entry is significantly better, ▼ when significantly worse,
+    · otherwise."""
+    ranked = _ranked(rows)[:limit]
+    shown = {r["entry_key"] for r in ranked}
     by_pair = {}
     for p in pairs:
-        by_pair[(p["entry_key_a"], p["entry_key_b"])] = p
-        by_pair[(p["entry_key_b"], p["entry_key_a"])] = p
+        if p["entry_key_a"] in shown and p["entry_key_b"] in shown:
+            by_pair[(p["entry_key_a"], p["entry_key_b"])] = p
+            by_pair[(p["entry_key_b"], p["entry_key_a"])] = p
     matrix = []
     for row in ranked:
         cells = []
@@ -176,7 +202,10 @@ def pair_matrix(rows: list[Row], pairs: list[Row]) -> list[tuple[Row, list[Row]]
                 cells.append({"mark": "", "title": "", "kind": "self"})
                 continue
             if pair["significant"]:
-                won = pair["better"] == row["entry"]
+                # The side with more wins is the better one (the test's statistic is the
+                # difference), which holds even when two entries share a name.
+                a_better = int(pair["wins_a"]) > int(pair["wins_b"])
+                won = a_better == (pair["entry_key_a"] == row["entry_key"])
                 kind, mark = ("better", "▲") if won else ("worse", "▼")
             else:
                 kind, mark = "tie", "·"
@@ -185,6 +214,13 @@ def pair_matrix(rows: list[Row], pairs: list[Row]) -> list[tuple[Row, list[Row]]
             cells.append({"mark": mark, "title": title, "kind": kind})
         matrix.append((row, cells))
     return matrix
+
+
+def _named(names: Iterable[str], between: str = ", ") -> str:
+    """The first `NAMED` of `names` joined, and how many more there are."""
+    listed = list(names)
+    shown = between.join(listed[:NAMED])
+    return shown + (f"{between}and {len(listed) - NAMED:,} more" if len(listed) > NAMED else "")
 
 
 def reading(rows: list[Row], pairs: list[Row]) -> list[str]:
@@ -198,7 +234,7 @@ def reading(rows: list[Row], pairs: list[Row]) -> list[str]:
     if len(top) == 1:
         sentences.append(f"{top[0]['entry']} is first, significantly ahead of every other entry.")
     else:
-        lead = ", ".join(str(r["entry"]) for r in top)
+        lead = _named(str(r["entry"]) for r in top)
         count = "two" if len(top) == 2 else "three" if len(top) == 3 else str(len(top))
         sentences.append(
             f"The top {count} are statistically tied ({lead}): the data cannot order them."
@@ -216,7 +252,7 @@ def reading(rows: list[Row], pairs: list[Row]) -> list[str]:
         sentences.append(
             f"{len(dominated)} entries are dominated (another is significantly better and "
             f"cheaper per resolved instance); not dominated: "
-            f"{', '.join(str(r['entry']) for r in free)}."
+            f"{_named(str(r['entry']) for r in free) or 'none'}."
         )
     apart = [
         r for r in ranked if not missing(r.get("published_percent"))
@@ -225,10 +261,13 @@ def reading(rows: list[Row], pairs: list[Row]) -> list[str]:
     if apart:
         sentences.append(
             "The per-item results give a different score from the published percentage for "
-            + "; ".join(
-                f"{r['entry']} ({_float(r['score']):.1f} from items, "
-                f"{_float(r['published_percent']):.2f} published)"
-                for r in apart
+            + _named(
+                (
+                    f"{r['entry']} ({_float(r['score']):.1f} from items, "
+                    f"{_float(r['published_percent']):.2f} published)"
+                    for r in apart
+                ),
+                "; ",
             )
             + "."
         )
@@ -259,7 +298,8 @@ def render_item_boards(builder: Renderer, boards: list[Row], pairs: list[Row]) -
                           "ranked": len(_ranked(rows)), "lead": sentences[0]})  # fmt: skip
         builder.render(
             path, "item_board.html", ("item_boards",),
-            board=name, rows=rows, pairs=board_pairs, reading=sentences,
+            board=name, entries=first_page(rows, "item_boards"), reading=sentences,
+            ranked=len(_ranked(rows)), charted=min(len(_ranked(rows)), CHART_ROWS),
             intervals=intervals_svg(rows, f"{name}: scores with 95% intervals and rank ranges"),
             scatter=scatter_svg(rows, f"{name}: cost per resolved instance against score"),
             matrix=pair_matrix(rows, board_pairs),
