@@ -162,32 +162,7 @@ def parse_by_record(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
             number += 1
             details = record.get("per_instance_details")
             details = details if isinstance(details, dict) else {}
-            tags = record.get("tags")
-            entries.append(
-                (
-                    raw.name,
-                    number,
-                    {
-                        "leaderboard": leaderboard,
-                        "folder": record.get("folder"),
-                        "entry": record.get("name"),
-                        "date": record.get("date"),
-                        "resolved_percent": _value(record.get("resolved")),
-                        "cost_usd": _value(record.get("cost")),
-                        "instance_cost_usd": _value(record.get("instance_cost")),
-                        "instance_calls": _value(record.get("instance_calls")),
-                        "checked": checked_flag(record.get("checked")),
-                        "checked_as_sent": record.get("checked"),
-                        "os_model": record.get("os_model"),
-                        "os_system": record.get("os_system"),
-                        "tags": tags,
-                        "model_tags": json.dumps(model_tags(tags)),
-                        "site": record.get("site"),
-                        "per_item_results": len(details),
-                        "source_file": raw.name,
-                    },
-                )
-            )
+            entries.append((raw.name, number, _entry_row(raw, leaderboard, record, details)))
             for instance_id, result in details.items():
                 item_number += 1
                 result = result if isinstance(result, dict) else {}
