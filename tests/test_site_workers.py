@@ -40,12 +40,33 @@ def _files(folder: Path) -> dict[str, bytes]:
             if p.is_file() and p.name != RECORD}  # fmt: skip
 
 
+FORKED: list[int] = []
+"""The site workers forked in this test (other tests of the session may leave children of
+their own, such as servers, which are not the site's to reap)."""
+
+
+@pytest.fixture(autouse=True)
+def _record_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    FORKED.clear()
+    fork = site_workers._fork
+
+    def recorded(serve):
+        child = fork(serve)
+        FORKED.append(child.pid)
+        return child
+
+    monkeypatch.setattr(site_workers, "_fork", recorded)
+
+
 def _no_children_left() -> bool:
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
+    """Every site worker this test forked has ended and been reaped."""
+    for pid in FORKED:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        return False
+    return True
 
 
 def test_two_processes_write_the_bytes_one_process_writes(tmp_path: Path) -> None:

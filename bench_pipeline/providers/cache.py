@@ -178,9 +178,13 @@ class ResponseCache:
 
     def _from_journal(self, request_hash: str) -> ChatResponse | None:
         with self._lock:
-            place = self._pending.get(request_hash) or self._lookup(request_hash)
-            if place is None and self._journal_grew() and self._catch_up():
-                place = self._lookup(request_hash)  # another process may have answered it
+            place = self._pending.get(request_hash)
+            if place is None:
+                # Bytes another process appended may answer the hash, or answer it again
+                # (a later entry replaces an earlier): index them before looking.
+                if self._journal_grew():
+                    self._catch_up()
+                place = self._lookup(request_hash)
         if place is None:
             return None
         offset, length = place

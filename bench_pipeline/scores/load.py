@@ -272,7 +272,10 @@ def navigator_frames(
     board = navigator_board(runs, task_categories=categories)
     models = board.navigator_models
     # A model whose every run waits for a person stays listed, unscored, with its count.
-    waiting_only = sorted(set(pending) - set(models["model"].to_list()))
+    listed = set(models["model"].to_list())
+    waiting_only = sorted(
+        label for label, count in pending.items() if count and label not in listed
+    )
     unscored = {"tasks": 0, "runs": 0, "dominated_by": "", "dominates": ""}
     models = pl.concat(
         [
