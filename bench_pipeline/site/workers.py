@@ -97,6 +97,7 @@ class Split(Generic[Item, Result]):
         self.bounds = [(at, min(at + size, len(items))) for at in range(0, len(items), size)]
         self.children: list[_Child] = []
         self.queue: int | None = None
+        self.current: Item | None = None
 
     def start(self) -> Split[Item, Result]:
         """Queue the chunks and fork the children (none when one process is enough)."""
@@ -161,30 +162,27 @@ class Split(Generic[Item, Result]):
             self.queue = None
 
     def _take(self) -> dict[int, list[Any]]:
-        """Render chunks from the queue until it is empty: chunk number → results."""
+        """Render chunks from the queue until it is empty: chunk number → results (the item
+        being rendered is kept in `current`, for a failure's message)."""
         assert self.queue is not None
         done: dict[int, list[Any]] = {}
         while taken := os.read(self.queue, _CHUNK_NUMBER.size):
             (number,) = _CHUNK_NUMBER.unpack(taken)
             start, end = self.bounds[number]
-            done[number] = [self.render(item) for item in self.items[start:end]]
+            results = []
+            for item in self.items[start:end]:
+                self.current = item
+                results.append(self.render(item))
+            done[number] = results
         return done
 
     def _serve(self) -> bytes:
         """A child's whole life: its chunks' results, or its failure, as the report."""
-        current: Any = None
+        self.current = None
         try:
-            done: dict[int, list[Any]] = {}
-            assert self.queue is not None
-            while taken := os.read(self.queue, _CHUNK_NUMBER.size):
-                (number,) = _CHUNK_NUMBER.unpack(taken)
-                start, end = self.bounds[number]
-                results = []
-                for current in self.items[start:end]:
-                    results.append(self.render(current))
-                done[number] = results
-            return json.dumps({"results": done}).encode("utf-8")
+            return json.dumps({"results": self._take()}).encode("utf-8")
         except BaseException as error:  # report everything: the parent raises it
+            current = self.current
             where = self.label(current) if current is not None else "before the first page"
             lines = traceback.format_exception_only(type(error), error)
             message = f"rendering {where}: {''.join(lines).strip()}"[:_REPORT_CHARACTERS]
