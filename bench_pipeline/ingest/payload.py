@@ -247,42 +247,66 @@ class StagedColumns:
 
     def __init__(self, columns: Iterable[str]) -> None:
         self.names = [*(n for n in columns if n not in _PROBLEM_COLUMNS), *_PROBLEM_COLUMNS]
-        self.values: dict[str, list[Any]] = {name: [] for name in self.names}
-        self.files: list[str] = []
-        self.numbers: list[int] = []
+        self.values: dict[str, Sequence[Any]] = {name: [] for name in self.names}
+        self._borrowed: set[str] = set()
+        """Columns still holding the caller's own sequence (copied before they grow)."""
+        self.files: list[pl.Series] = []
+        self.numbers: list[pl.Series] = []
+
+    def _extend(self, name: str, values: Iterable[Any]) -> None:
+        column = self.values[name]
+        if name in self._borrowed or not isinstance(column, list):
+            column = self.values[name] = list(column)
+            self._borrowed.discard(name)
+        column += values
 
     def add_columns(
         self, file_name: str, columns: Mapping[str, Sequence[Any]], numbers: Sequence[int]
     ) -> StagedColumns:
         """One file's records as columns (as `record.get` would give them; a column left out
-        is null), numbered `numbers`."""
+        is null), numbered `numbers`. The first file's columns are taken as they are, not
+        copied: the caller must not change them afterwards."""
         count = len(numbers)
         for name in self.names:
             if name not in columns:
-                self.values[name] += repeat(None, count)
+                self._extend(name, repeat(None, count))
             elif self.values[name]:
-                self.values[name] += columns[name]
-            else:  # the first file's column: taken as it is, not copied
-                self.values[name] = list(columns[name])
-        self.files += [file_name] * count
-        self.numbers += numbers
+                self._extend(name, columns[name])
+            else:
+                self.values[name] = columns[name]
+                self._borrowed.add(name)
+        self.files.append(pl.repeat(file_name, count, dtype=pl.Utf8, eager=True))
+        self.numbers.append(_int_series(numbers))
         return self
 
     def add_rows(self, rows: Iterable[tuple[str, int, Mapping[str, Any]]]) -> StagedColumns:
         rows = rows if isinstance(rows, list) else list(rows)
         for name in self.names:
-            self.values[name] += [record.get(name) for _, _, record in rows]
-        self.files += [file_name for file_name, _, _ in rows]
-        self.numbers += [number for _, number, _ in rows]
+            self._extend(name, [record.get(name) for _, _, record in rows])
+        self.files.append(pl.Series([file_name for file_name, _, _ in rows], dtype=pl.Utf8))
+        self.numbers.append(pl.Series([number for _, number, _ in rows], dtype=pl.Int64))
         return self
 
     def frame(self) -> pl.DataFrame:
         series = [staged_text(name, self.values[name]) for name in self.names]
         series += [
-            pl.Series(FILE_COLUMN, self.files, pl.Utf8),
-            pl.Series(RECORD_COLUMN, self.numbers, pl.Int64),
+            _joined(FILE_COLUMN, self.files, pl.Utf8),
+            _joined(RECORD_COLUMN, self.numbers, pl.Int64),
         ]
         return pl.DataFrame(series)
+
+
+def _int_series(numbers: Sequence[int]) -> pl.Series:
+    """Record numbers as Int64 (a range without a Python int per number)."""
+    if isinstance(numbers, range):
+        return pl.int_range(numbers.start, numbers.stop, numbers.step, dtype=pl.Int64, eager=True)
+    return pl.Series(list(numbers), dtype=pl.Int64)
+
+
+def _joined(name: str, parts: list[pl.Series], dtype: type[pl.DataType]) -> pl.Series:
+    if not parts:
+        return pl.Series(name, [], dtype)
+    return pl.concat(parts, rechunk=True).alias(name)
 
 
 _PROBLEM_COLUMNS = (PROBLEM_FIELD_COLUMN, PROBLEM_COLUMN)

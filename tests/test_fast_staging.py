@@ -1,5 +1,5 @@
-"""The fast JSON parse gives exactly what Python's `json` gives, and staging's column helpers
-give exactly what their value-by-value definitions give.
+"""Staging's fast paths give exactly what their references give: the JSON parse what Python's
+`json` gives, the column helpers what their value-by-value definitions give.
 
 `payload._parse_json` reads with msgspec and hands whatever msgspec refuses to Python's parser;
 the reference is the same function with `fast=False` (`json.loads`, with its cut of nesting
@@ -303,3 +303,17 @@ def test_staged_text_fails_as_before_on_text_polars_cannot_hold() -> None:
         payload.staged_text("c", ["a", "\ud800"])
     with pytest.raises(UnicodeEncodeError):
         payload.staged_text("c", [1, "\ud800"])
+
+
+def test_staged_columns_leave_the_callers_columns_as_they_were() -> None:
+    """The first file's columns are taken without a copy; later files must not grow them."""
+    first = {"x": [1, "a"], "y": ["p", "q"]}
+    kept = {name: list(values) for name, values in first.items()}
+    staged = payload.StagedColumns(["x", "y"]).add_columns("f", first, range(1, 3))
+    staged.add_columns("g", {"x": [2.5]}, range(1, 2))
+    staged.add_rows([("h", 7, {"y": True})])
+    assert first == kept
+    rows = [("f", 1, {"x": 1, "y": "p"}), ("f", 2, {"x": "a", "y": "q"})]
+    rows += [("g", 1, {"x": 2.5}), ("h", 7, {"y": True})]
+    reference = payload.staged_frame_by_record(["x", "y"], rows)
+    assert staged.frame().equals(reference) and staged.frame().schema == reference.schema
