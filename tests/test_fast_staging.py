@@ -22,9 +22,10 @@ from itertools import repeat
 from typing import Any
 from unittest import mock
 
+import polars as pl
 import pytest
 
-from bench_pipeline.ingest import payload
+from bench_pipeline.ingest import payload, validation
 from bench_pipeline.ingest.payload import PayloadError, RawFile
 
 pytestmark = pytest.mark.unit
@@ -317,3 +318,27 @@ def test_staged_columns_leave_the_callers_columns_as_they_were() -> None:
     rows += [("g", 1, {"x": 2.5}), ("h", 7, {"y": True})]
     reference = payload.staged_frame_by_record(["x", "y"], rows)
     assert staged.frame().equals(reference) and staged.frame().schema == reference.schema
+
+
+def _as_date_reference(column: pl.Series) -> pl.Series:
+    """`validation._as_date` as it was for text: every value through the month-only choice."""
+    text = column.cast(pl.Utf8).str.slice(0, 10)
+    month_only = text.str.len_chars() == 7
+    return text.zip_with(month_only.fill_null(False).not_(), text + "-01").str.to_date(
+        "%Y-%m-%d", strict=False
+    )
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["2024-01-02", None, "x", "2024-01-02T10:00:00Z", ""],
+        ["2025-06", "2024-01-02", None, "202-1-1", "2025-13", "abcdefg", "2024-1-2"],
+        ["202-1-1", "2024-1-2", "1-1-1"],  # seven characters that are no month: as before
+        [None, None],
+        [],
+    ],
+)
+def test_dates_are_read_as_before(values: list[Any]) -> None:
+    column = pl.Series("d", values, pl.Utf8)
+    assert validation._as_date(column).equals(_as_date_reference(column))
