@@ -272,7 +272,7 @@ def test_field_columns_are_each_records_get() -> None:
             got = payload.field_columns(records, chosen)
             assert list(got) == list(expected)
             for n in expected:
-                assert type(got[n]) is list and same(got[n], expected[n])
+                assert same(list(got[n]), expected[n])
 
 
 class Text(str):

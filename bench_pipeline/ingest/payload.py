@@ -312,12 +312,13 @@ def _joined(name: str, parts: list[pl.Series], dtype: type[pl.DataType]) -> pl.S
 _PROBLEM_COLUMNS = (PROBLEM_FIELD_COLUMN, PROBLEM_COLUMN)
 
 
-def field_columns(records: Sequence[dict], names: Iterable[str]) -> dict[str, list[Any]]:
+def field_columns(records: Sequence[dict], names: Iterable[str]) -> dict[str, Sequence[Any]]:
     """`record.get(name)` of every record, one column per name (the records are objects).
 
     When every record holds every name, each record is visited once (one `itemgetter` call
-    fetching all its fields) and the rows are turned into columns; visiting every record once
-    per name costs about twice as much on a large file (each visit misses the CPU caches).
+    fetching all its fields) and the rows are turned into columns (tuples); visiting every
+    record once per name costs about twice as much on a large file (each visit misses the
+    CPU caches).
     """
     names = list(names)
     if len(names) > 1:
@@ -327,7 +328,7 @@ def field_columns(records: Sequence[dict], names: Iterable[str]) -> dict[str, li
             pass
         else:
             columns = zip(*rows, strict=True) if rows else (() for _ in names)
-            return {name: list(column) for name, column in zip(names, columns, strict=True)}
+            return dict(zip(names, columns, strict=True))
     return {name: list(map(dict.get, records, repeat(name))) for name in names}
 
 
@@ -338,11 +339,15 @@ def staged_text(name: str, values: Sequence[Any]) -> pl.Series:
     """`text` of every value as one Utf8 column, converted a whole column at a time: text,
     booleans and numbers each as one series (a column mixing them is split by kind); a column
     holding nested or other values is written value by value."""
-    try:  # text and nulls only, the common case: polars refuses any other value
-        column = pl.Series(name, values, pl.Utf8)
-    except (TypeError, ValueError):
-        return _kinds_text(name, values, set(map(type, values)) - {type(None)})
-    return column.set(column == "", None)  # a blank is no value
+    first = next((v for v in values if v is not None), None)
+    if first is None or first.__class__ is str:
+        try:  # text and nulls only, the common case: polars refuses any other value
+            column = pl.Series(name, values, pl.Utf8)
+        except (TypeError, ValueError):
+            pass
+        else:
+            return column.set(column == "", None)  # a blank is no value
+    return _kinds_text(name, values, set(map(type, values)) - {type(None)})
 
 
 def _kinds_text(name: str, values: Sequence[Any], kinds: set[type]) -> pl.Series:
@@ -378,20 +383,22 @@ def _number_text(name: str, values: Sequence[Any], kinds: set[type]) -> pl.Serie
     """`text` (that is, `repr`) of a column of integers and floats, whole columns at a time."""
     if kinds == {int}:
         return pl.Series(name, values, pl.Int64).cast(pl.Utf8)
-    only_floats = (
-        values if kinds == {float} else [v if v.__class__ is float else None for v in values]
-    )
-    floats = pl.Series(name, only_floats, pl.Float64)
+    ints = None
+    if int in kinds:  # (beyond 64 bits: OverflowError, and the caller writes Python's digits)
+        ints = pl.Series(name, [v if v.__class__ is int else None for v in values], pl.Int64)
+    floats = pl.Series(name, values, pl.Float64)  # integers too: their own text replaces it
     written = floats.cast(pl.Utf8)
     size = floats.abs()
     plain = floats.is_finite() & (
         ((size >= PLAIN_FLOATS[0]) & (size < PLAIN_FLOATS[1])) | (size == 0)
     )
-    odd = (floats.is_not_null() & ~plain).arg_true()
+    odd = floats.is_not_null() & ~plain
+    if ints is not None:
+        odd = odd & ints.is_null()
+    odd = odd.arg_true()
     if odd.len():
         written = written.scatter(odd, [repr(values[i]) for i in odd.to_list()])
-    if int in kinds:
-        ints = pl.Series(name, [v if v.__class__ is int else None for v in values], pl.Int64)
+    if ints is not None:
         written = written.zip_with(ints.is_null(), ints.cast(pl.Utf8))
     return written
 
