@@ -265,14 +265,16 @@ def test_field_columns_are_each_records_get() -> None:
     rng = random.Random(3)
     names = ["a", "b", "c", "a"]
     full = [{n: rng.choice(SCALARS) for n in "cab"} for _ in range(500)]
+    size = payload.FIELD_CHUNK
     cases = [full, [*full, {"a": 1}], [{}, *full], [], full[:1]]
+    cases += [full * 5, full * 5 + [{"b": 2}], (full * 5)[: 2 * size], (full * 5)[: size + 1]]
     for records in cases:
         for chosen in (names, names[:1], ["zz"], []):
             expected = {n: list(map(dict.get, records, repeat(n))) for n in chosen}
             got = payload.field_columns(records, chosen)
             assert list(got) == list(expected)
             for n in expected:
-                assert same(list(got[n]), expected[n])
+                assert type(got[n]) is list and same(got[n], expected[n])
 
 
 class Text(str):

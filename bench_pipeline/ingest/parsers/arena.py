@@ -33,7 +33,7 @@ INTERVAL = re.compile(r"^\s*±\s*(\d+(?:\.\d+)?)\s*(\(Preliminary\))?\s*$")
 CSV_COLUMNS = ("Rank", "Rank Spread", "Model", "Score", "95% CI (±)", "Votes")
 
 
-def _catalogue_columns(raw: RawFile, board: str) -> dict[str, Sequence[Any]]:
+def _catalogue_columns(raw: RawFile, board: str) -> dict[str, list[Any]]:
     """A leaderboard file's ratings, a column at a time (in document order)."""
     document = load_json(raw)
     if not isinstance(document, dict):

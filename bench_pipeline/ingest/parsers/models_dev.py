@@ -54,7 +54,7 @@ def _document(raw: RawFile) -> dict:
     return document
 
 
-def _file_columns(document: dict) -> dict[str, Sequence[Any]]:
+def _file_columns(document: dict) -> dict[str, list[Any]]:
     """One file's staged columns, each read for all of its models at once (as `_model_row`
     reads them one model at a time)."""
     provider_ids: list[Any] = []
@@ -70,7 +70,7 @@ def _file_columns(document: dict) -> dict[str, Sequence[Any]]:
     cost = [obj(m.get("cost")) for m in models]
     limit = [obj(m.get("limit")) for m in models]
 
-    def field(records: list[Any], key: str) -> Sequence[Any]:
+    def field(records: list[Any], key: str) -> list[Any]:
         return field_columns(records, (key,))[key]
 
     return {
