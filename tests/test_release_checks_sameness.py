@@ -4,6 +4,9 @@ benchmark's copy of the earlier check is the oracle), on random cells and views.
 
 from __future__ import annotations
 
+import csv
+import json
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -14,6 +17,7 @@ from hypothesis import strategies as st
 
 from bench_pipeline.release import verify
 from bench_pipeline.release.build import DATABASE
+from bench_pipeline.release.downloads import csv_bytes, json_bytes
 
 SECRETS = ["boiling point", 'point", 42', "naïve ✓", "x", "line\none", ""]
 cells = st.none() | st.sampled_from(SECRETS) | st.text(max_size=6) | st.sampled_from(
@@ -47,3 +51,41 @@ def test_private_texts_are_found_per_column_as_one_by_one(
         conn.execute(f"CREATE VIEW v AS SELECT {column} AS seen FROM t WHERE {column} <> 'x'")
     expected = old_private_text_findings(folder, SECRETS)
     assert verify.private_text_findings(folder, SECRETS) == expected
+
+
+def _earlier_rows(path: Path) -> int:
+    """How the manifest check counted rows before: every value parsed, every record read."""
+    if path.suffix == ".json":
+        return len(json.loads(path.read_text(encoding="utf-8")))
+    with path.open(newline="", encoding="utf-8") as handle:
+        return max(sum(1 for _ in csv.reader(handle)) - 1, 0)
+
+
+texts = st.none() | st.text(max_size=6) | st.sampled_from(
+    ["},\n{", "\r", "a\r\nb", '"', '""', ",", "\n", "[", "]\n"])  # fmt: skip
+
+
+@pytest.mark.store
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(texts, texts, st.none() | st.integers()), max_size=8), st.integers(0, 2))
+def test_row_counts_are_those_of_parsing_every_value(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[tuple], width: int
+) -> None:
+    """A download's rows counted from its lines (JSON) or by polars (CSV) are the rows
+    `json.loads` and `csv.reader` count, on hostile cells, one column (a null is an empty
+    line), no rows, no columns; and JSON laid out another way is parsed."""
+    folder = tmp_path_factory.mktemp("data")
+    frame = pl.DataFrame(rows, schema={"a": pl.Utf8, "b": pl.Utf8, "n": pl.Int64}, orient="row")
+    frame = frame.select(frame.columns[: width + 1]) if width < 2 else frame
+    for name, part in (("t", frame), ("none", pl.DataFrame())):
+        (folder / f"{name}.json").write_bytes(json_bytes(part))
+        (folder / f"{name}.csv").write_bytes(csv_bytes(part))
+    (folder / "pretty.json").write_text(json.dumps(frame.to_dicts(), indent=1))
+    (folder / "crlf.csv").write_bytes(csv_bytes(frame).replace(b"\n", b"\r\n"))
+    for path in sorted(folder.iterdir()):
+        counted = (
+            verify.json_array_rows(path.read_bytes())
+            if path.suffix == ".json"
+            else verify.csv_rows(path)
+        )
+        assert counted == _earlier_rows(path), path.name

@@ -12,6 +12,7 @@ number; JSON and Parquet keep the exact value.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import polars as pl
@@ -52,10 +53,13 @@ def published_values(frame: pl.DataFrame) -> pl.DataFrame:
 
 def json_bytes(frame: pl.DataFrame) -> bytes:
     """The bytes of `<name>.json` for this frame: an array of objects, one row per line,
-    written by polars' own JSON writer (no Python object per value)."""
-    lines = published_values(frame).write_ndjson().split("\n")  # JSON text has no raw newline
-    body = ",\n".join(line for line in lines if line)
-    return ("[\n" + body + "\n]\n" if body else "[]\n").encode()
+    written by polars' own JSON writer (no Python object per value, nor per row)."""
+    buffer = io.BytesIO()
+    published_values(frame).write_ndjson(buffer)
+    lines = buffer.getvalue()  # each row one line ending in "\n"; JSON text has no raw newline
+    if not lines:
+        return b"[]\n"
+    return b"[\n" + lines[:-1].replace(b"\n", b",\n") + b"\n]\n"
 
 
 FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
@@ -74,11 +78,17 @@ def neutralise_formulas(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def csv_bytes(frame: pl.DataFrame) -> bytes:
+    """The bytes of `<name>.csv` for this frame (formulas neutralised, missing values empty)."""
+    buffer = io.BytesIO()
+    published_values(neutralise_formulas(frame)).write_csv(buffer, null_value="")
+    return buffer.getvalue()
+
+
 def write_download(frame: pl.DataFrame, name: str, directory: Path) -> dict[str, Path]:
     """Write `<name>.csv` and `<name>.json` (an array of objects, same columns) atomically."""
     directory.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = directory / f"{name}.csv", directory / f"{name}.json"
-    csv_text = published_values(neutralise_formulas(frame)).write_csv(null_value="")
-    write_bytes(csv_path, csv_text.encode())
+    write_bytes(csv_path, csv_bytes(frame))
     write_bytes(json_path, json_bytes(frame))
     return {"csv": csv_path, "json": json_path}

@@ -33,12 +33,39 @@ def private_texts() -> list[str]:
     return bank_private_texts(load_bank())
 
 
-def _count_rows(path: Path) -> int | None:
-    if path.suffix == ".json" and path.parent.name == "data":
-        return len(json.loads(path.read_text(encoding="utf-8")))
-    if path.suffix == ".csv":
+def json_array_rows(raw: bytes) -> int:
+    """The number of elements of a JSON file's top-level array.
+
+    A download (`downloads.json_bytes`) holds one object a line between a `[` line and a `]`
+    line, each line but the last ending in `},` (JSON text has no raw newline): its rows are
+    counted from its lines, without parsing every value into Python objects. A file laid out
+    any other way is parsed whole.
+    """
+    if raw == b"[]\n":
+        return 0
+    if raw.startswith(b"[\n{") and raw.endswith(b"}\n]\n"):
+        body = raw[2:-3]
+        breaks = body.count(b"\n")
+        if body.count(b"},\n{") == breaks:  # every line break falls between two rows
+            return breaks + 1
+    return len(json.loads(raw.decode("utf-8")))
+
+
+def csv_rows(path: Path) -> int:
+    """The number of records of a CSV file after its header, as `csv.reader` counts them:
+    by polars' CSV reader (every column as text), else by `csv.reader` itself."""
+    try:
+        return pl.scan_csv(path, infer_schema=False).select(pl.len()).collect().item()
+    except pl.exceptions.PolarsError:  # e.g. a file with no header at all
         with path.open(newline="", encoding="utf-8") as handle:
             return max(sum(1 for _ in csv.reader(handle)) - 1, 0)
+
+
+def _count_rows(path: Path) -> int | None:
+    if path.suffix == ".json" and path.parent.name == "data":
+        return json_array_rows(path.read_bytes())
+    if path.suffix == ".csv":
+        return csv_rows(path)
     if path.suffix == ".parquet":
         return pl.scan_parquet(path).select(pl.len()).collect().item()
     if path.name == DATABASE:
@@ -188,7 +215,11 @@ def found_texts(texts: Strings, patterns: Sequence[str]) -> set[str]:
     answer as `pattern in text` for every pair."""
     if not len(texts) or not patterns:
         return set()
-    hits = _series(texts).str.extract_many(list(patterns), overlapping=True)
+    series, patterns = _series(texts), list(patterns)
+    holding = series.str.contains_any(patterns)  # the same automaton, no list per string
+    if not holding.any():
+        return set()
+    hits = series.filter(holding).str.extract_many(patterns, overlapping=True)
     return set(hits.explode().drop_nulls().unique().to_list())
 
 
