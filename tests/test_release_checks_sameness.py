@@ -67,7 +67,10 @@ texts = st.none() | st.text(max_size=6) | st.sampled_from(
 
 @pytest.mark.store
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(texts, texts, st.none() | st.integers()), max_size=8), st.integers(0, 2))
+@given(
+    st.lists(st.tuples(texts, texts, st.none() | st.integers(-(2**63), 2**63 - 1)), max_size=8),
+    st.integers(0, 2),
+)
 def test_row_counts_are_those_of_parsing_every_value(
     tmp_path_factory: pytest.TempPathFactory, rows: list[tuple], width: int
 ) -> None:

@@ -178,11 +178,11 @@ def _file_strings(path: Path, tabular_json: bool = True) -> Iterator[tuple[str, 
     elif path.suffix == ".csv":
         with path.open(newline="", encoding="utf-8") as handle:
             yield "", [cell for row in csv.reader(handle) for cell in row]
-    elif path.suffix == ".parquet":
-        frame = pl.read_parquet(path)
+    elif path.suffix == ".parquet":  # only its text columns are read
+        texts = [name for name, dtype in pl.read_parquet_schema(path).items() if dtype == pl.Utf8]
+        frame = pl.read_parquet(path, columns=texts) if texts else pl.DataFrame()
         for column in frame.columns:
-            if frame.schema[column] == pl.Utf8:
-                yield column, frame[column].drop_nulls()
+            yield column, frame[column].drop_nulls()
     elif path.name == DATABASE:
         with duckdb.connect(str(path), read_only=True) as conn:
             columns = conn.execute(
