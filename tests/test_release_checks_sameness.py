@@ -33,8 +33,9 @@ cells = st.none() | st.sampled_from(SECRETS) | st.text(max_size=6) | st.sampled_
 def test_private_texts_are_found_per_column_as_one_by_one(
     tmp_path_factory: pytest.TempPathFactory, columns: list[list[Any]], view_of: int
 ) -> None:
-    """Searching a file's columns together first, and reading a database a table at a time,
-    finds what searching every string for every text found."""
+    """Searching a file's columns together first, reading a database a table at a time, and
+    a file's bytes as text without a Python string, finds what searching every string for
+    every text found (Parquet, DuckDB, JSON, CSV and bytes that are not UTF-8)."""
     from benchmarks.release_checks import old_private_text_findings
 
     folder = tmp_path_factory.mktemp("release")
@@ -44,6 +45,10 @@ def test_private_texts_are_found_per_column_as_one_by_one(
         schema={f"c{i}": pl.Utf8 for i in range(len(columns))},
     )
     frame.write_parquet(folder / "t.parquet")
+    (folder / "t.json").write_bytes(json_bytes(frame))
+    (folder / "t.csv").write_bytes(csv_bytes(frame))
+    cell = next((c for c in frame.row(0) if c), "")  # raw bytes, one not UTF-8: decoded lossily
+    (folder / "blob.bin").write_bytes(b"\xff" + cell.encode() + b"\xc3(" + cell.encode()[:3])
     with duckdb.connect(str(folder / DATABASE)) as conn:
         conn.execute("CREATE TABLE t AS SELECT * FROM frame")
         conn.execute("CREATE TABLE empty (a VARCHAR, b VARCHAR)")

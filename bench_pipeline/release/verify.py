@@ -228,7 +228,17 @@ def _csv_quoted(pattern: str) -> str:
     return pattern.replace('"', '""')
 
 
-def _hidden_in_text(suffix: str, raw: str, found: set[str], patterns: Sequence[str]) -> set[str]:
+def _raw_text(raw: bytes) -> pl.Series:
+    """A file's bytes as one text to search: cast by polars when they are UTF-8 (no Python
+    string is made of a file of hundreds of megabytes), else decoded with U+FFFD for each
+    byte that is not (a Parquet or DuckDB file)."""
+    try:
+        return pl.Series([raw], dtype=pl.Binary).cast(pl.Utf8)
+    except pl.exceptions.ComputeError:
+        return pl.Series([raw.decode("utf-8", errors="replace")], dtype=pl.Utf8)
+
+
+def _hidden_in_text(suffix: str, raw: bytes, found: set[str], patterns: Sequence[str]) -> set[str]:
     r"""The patterns a CSV or JSON cell may hold although the file's text does not show them
     as they are (`found` holds every pattern and quoted form the text shows).
 
@@ -238,7 +248,7 @@ def _hidden_in_text(suffix: str, raw: str, found: set[str], patterns: Sequence[s
     """
     if suffix == ".csv":
         return {p for p in patterns if '"' in p and _csv_quoted(p) in found}
-    return set(patterns) if "\\" in raw else set()
+    return set(patterns) if b"\\" in raw else set()
 
 
 def _column_hits(
@@ -278,8 +288,8 @@ def private_text_findings(release_dir: Path, texts: Sequence[str]) -> list[dict[
     findings = []
     for path in sorted(p for p in release_dir.rglob("*") if p.is_file()):
         relative = path.relative_to(release_dir).as_posix()
-        raw = path.read_bytes().decode("utf-8", errors="replace")
-        in_raw = found_texts([raw], searched)
+        raw = path.read_bytes()
+        in_raw = found_texts(_raw_text(raw), searched)
         hits = {(i, "bytes") for text in in_raw & numbers.keys() for i in numbers[text]}
         wanted = patterns
         if path.suffix in (".csv", ".json"):
