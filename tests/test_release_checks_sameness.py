@@ -103,3 +103,29 @@ def test_row_counts_are_those_of_parsing_every_value(
             else verify.csv_rows(path)
         )
         assert counted == _earlier_rows(path), path.name
+
+
+RAW_TEXTS = [*SECRETS[:-1], "é", "\ufffd", "a\ufffd", "€"]
+pieces = st.binary(max_size=6) | st.sampled_from(RAW_TEXTS).map(str.encode)
+
+
+@pytest.mark.unit
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(pieces, max_size=8).map(b"".join),
+    st.lists(st.sampled_from([*RAW_TEXTS, "\ud800"]), min_size=1, max_size=5, unique=True),
+)
+def test_texts_in_raw_bytes_are_those_the_decoded_bytes_hold(raw: bytes, texts: list[str]) -> None:
+    """A file's bytes searched without decoding find what searching them decoded (U+FFFD for
+    what is not UTF-8) found, on random bytes, broken sequences and texts holding U+FFFD or a
+    lone surrogate; and so does the search of every text at once (no bank text has a lone
+    surrogate: polars cannot hold one)."""
+    decoded = raw.decode("utf-8", errors="replace")
+    expected = {t for t in texts if t in decoded}
+    assert verify._raw_found(raw, texts) == expected
+    few, verify.FEW_TEXTS = verify.FEW_TEXTS, 0
+    try:
+        valid = [t for t in texts if t != "\ud800"]
+        assert verify._raw_found(raw, valid) == expected - {"\ud800"}
+    finally:
+        verify.FEW_TEXTS = few

@@ -238,29 +238,29 @@ def _csv_quoted(pattern: str) -> str:
     return pattern.replace('"', '""')
 
 
-def _utf8_text(raw: bytes) -> pl.Series | None:
-    """A file's bytes as one text when they are UTF-8, cast by polars (no Python string is
-    made of a file of hundreds of megabytes); None when they are not."""
+def _encoded_in(raw: bytes, pattern: str) -> bool:
+    """Whether `raw` decoded (U+FFFD for each byte that is not UTF-8) holds `pattern`, which
+    holds no U+FFFD, searched as bytes: a character's first byte never continues another, so
+    an undecodable byte never joins the one after it, and a pattern's UTF-8 encoding occurs
+    in the bytes exactly where the decoded text holds the pattern. A pattern with a lone
+    surrogate has no UTF-8 encoding and no decoding yields one."""
     try:
-        return pl.Series([raw], dtype=pl.Binary).cast(pl.Utf8)
-    except pl.exceptions.ComputeError:
-        return None
+        return pattern.encode("utf-8") in raw
+    except UnicodeEncodeError:
+        return False
 
 
 def _raw_found(raw: bytes, patterns: Sequence[str]) -> set[str]:
     """Which of `patterns` a file's text holds: its bytes decoded, U+FFFD for each that is not
-    UTF-8 (a Parquet or DuckDB file).
-
-    UTF-8 bytes and few patterns are searched as bytes, a pattern's UTF-8 encoding at a
-    time, without decoding: in valid UTF-8 an encoded text can only occur where the decoded
-    text holds it (a character's first byte never continues another).
-    """
-    if len(patterns) <= FEW_TEXTS and (raw.isascii() or _utf8_text(raw) is not None):
-        return {p for p in patterns if p.encode("utf-8", "surrogatepass") in raw}
-    text = _utf8_text(raw)
-    if text is None:
-        text = pl.Series([raw.decode("utf-8", errors="replace")], dtype=pl.Utf8)
-    return found_texts(text, patterns)
+    UTF-8 (a Parquet or DuckDB file). Few patterns are searched as bytes (`_encoded_in`),
+    without decoding a file of hundreds of megabytes."""
+    if len(patterns) > FEW_TEXTS:
+        return found_texts([raw.decode("utf-8", errors="replace")], patterns)
+    found = {p for p in patterns if "\ufffd" not in p and _encoded_in(raw, p)}
+    replaced = [p for p in patterns if "\ufffd" in p]  # may match what was not UTF-8
+    if replaced:
+        found |= found_texts([raw.decode("utf-8", errors="replace")], replaced)
+    return found
 
 
 def _hidden_in_text(suffix: str, raw: bytes, found: set[str], patterns: Sequence[str]) -> set[str]:
