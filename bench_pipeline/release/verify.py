@@ -12,6 +12,7 @@ for more, all at once (Aho-Corasick, whose cost does not grow with their number)
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -45,9 +46,9 @@ def json_array_rows(raw: bytes) -> int:
     if raw == b"[]\n":
         return 0
     if raw.startswith(b"[\n{") and raw.endswith(b"}\n]\n"):
-        body = raw[2:-3]
-        breaks = body.count(b"\n")
-        if body.count(b"},\n{") == breaks:  # every line break falls between two rows
+        body = (2, len(raw) - 3)  # between the brackets, counted in place (no copy)
+        breaks = raw.count(b"\n", *body)
+        if raw.count(b"},\n{", *body) == breaks:  # every line break falls between two rows
             return breaks + 1
     return len(json.loads(raw.decode("utf-8")))
 
@@ -62,9 +63,14 @@ def csv_rows(path: Path) -> int:
             return max(sum(1 for _ in csv.reader(handle)) - 1, 0)
 
 
-def _count_rows(path: Path) -> int | None:
-    if path.suffix == ".json" and path.parent.name == "data":
-        return json_array_rows(path.read_bytes())
+def _is_download_json(path: Path) -> bool:
+    return path.suffix == ".json" and path.parent.name == "data"
+
+
+def _count_rows(path: Path, raw: bytes | None = None) -> int | None:
+    """A file's rows (None: not a table); `raw`, a download JSON's bytes if already read."""
+    if _is_download_json(path):
+        return json_array_rows(path.read_bytes() if raw is None else raw)
     if path.suffix == ".csv":
         return csv_rows(path)
     if path.suffix == ".parquet":
@@ -102,11 +108,13 @@ def verify_release(release_dir: Path) -> list[str]:
         if not file.is_file():
             problems.append(f"{path}: listed but missing")
             continue
-        if sha256_file(file) != entry["sha256"]:
+        raw = file.read_bytes() if _is_download_json(file) else None  # read once for both
+        digest = sha256_file(file) if raw is None else hashlib.sha256(raw).hexdigest()
+        if digest != entry["sha256"]:
             problems.append(f"{path}: sha256 differs from the manifest")
         if file.stat().st_size != entry["bytes"]:
             problems.append(f"{path}: size differs from the manifest")
-        if entry.get("rows") is not None and _count_rows(file) != entry["rows"]:
+        if entry.get("rows") is not None and _count_rows(file, raw) != entry["rows"]:
             problems.append(f"{path}: row count differs from the manifest")
     for table in manifest["tables"]:
         for fmt, file_entry in table["files"].items():
