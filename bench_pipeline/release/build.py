@@ -45,7 +45,7 @@ from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.release.database import write_release_database
 from bench_pipeline.release.datapackage import DATAPACKAGE, datapackage
 from bench_pipeline.release.diff import MANIFEST, diff_releases, load_manifest
-from bench_pipeline.release.downloads import csv_bytes, json_bytes
+from bench_pipeline.release.downloads import csv_bytes, json_bytes, json_parts
 from bench_pipeline.release.ledger import Ledger
 from bench_pipeline.release.published import PUBLISHED, PublishedTable, schema_document
 from bench_pipeline.release.schema import SCHEMA
@@ -80,7 +80,7 @@ def content_sha256(table: PublishedTable, frame: pl.DataFrame) -> str:
 def _write_json(ledger: Ledger, table: PublishedTable, frame: pl.DataFrame) -> str:
     """Write the table's `data/<table>.json` and return its `content_sha256`: the file's own
     digest when the table has no lineage column (the same bytes), so it is rendered once."""
-    written = ledger.write(f"{DATA}/{table.name}.json", json_rendering(frame))
+    written = ledger.write(f"{DATA}/{table.name}.json", json_parts(frame))
     if any(c in frame.columns for c in table.lineage):
         return content_sha256(table, frame)
     return written.sha256
@@ -145,7 +145,7 @@ def _source_runs(
     for table in tables:
         for column in table.lineage:
             if column in RUN_ID_COLUMNS:
-                cited.update(v for v in frames[table.name][column].to_list() if v)
+                cited.update(v for v in frames[table.name][column].unique().to_list() if v)
     with conn.cursor() as cursor:
         rows = cursor.execute(
             "SELECT source, run_id, content_sha256, finished_at, status FROM source_runs "

@@ -51,15 +51,21 @@ def published_values(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(converted) if converted else frame
 
 
-def json_bytes(frame: pl.DataFrame) -> bytes:
-    """The bytes of `<name>.json` for this frame: an array of objects, one row per line,
-    written by polars' own JSON writer (no Python object per value, nor per row)."""
+def json_parts(frame: pl.DataFrame) -> tuple[bytes | memoryview, ...]:
+    """The bytes of `<name>.json` for this frame, in parts that joined are `json_bytes` (a
+    large table's file is written and digested without one more copy of it)."""
     buffer = io.BytesIO()
     published_values(frame).write_ndjson(buffer)
     lines = buffer.getvalue()  # each row one line ending in "\n"; JSON text has no raw newline
     if not lines:
-        return b"[]\n"
-    return b"[\n" + lines[:-1].replace(b"\n", b",\n") + b"\n]\n"
+        return (b"[]\n",)
+    return b"[\n", memoryview(lines.replace(b"\n", b",\n"))[:-2], b"\n]\n"
+
+
+def json_bytes(frame: pl.DataFrame) -> bytes:
+    """The bytes of `<name>.json` for this frame: an array of objects, one row per line,
+    written by polars' own JSON writer (no Python object per value, nor per row)."""
+    return b"".join(json_parts(frame))
 
 
 FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")

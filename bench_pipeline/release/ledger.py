@@ -10,6 +10,7 @@ gigabyte).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,12 +41,19 @@ class Ledger:
         self.folder = folder
         self._files: dict[str, Written] = {}
 
-    def write(self, relative: str, content: bytes) -> Written:
-        """Write `content` to `relative` (creating its folder) and note its digest."""
+    def write(self, relative: str, content: bytes | Sequence[bytes | memoryview]) -> Written:
+        """Write `content` (bytes, or parts written one after another) to `relative`
+        (creating its folder) and note its digest."""
+        parts = (content,) if isinstance(content, bytes) else content
         path = self.folder / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content)
-        self._files[relative] = Written(hashlib.sha256(content).hexdigest(), len(content))
+        digest, size = hashlib.sha256(), 0
+        with path.open("wb") as handle:
+            for part in parts:
+                handle.write(part)
+                digest.update(part)
+                size += len(part)
+        self._files[relative] = Written(digest.hexdigest(), size)
         return self._files[relative]
 
     def file(self, relative: str) -> Written:
