@@ -16,12 +16,13 @@ from abuse_tally import TALLY
 from stages import materialize_derived, materialize_recorded
 
 from bench_pipeline.core import settings
+from bench_pipeline.core.files import sha256_file
 from bench_pipeline.core.warehouse import connect, table_checksum
 from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.ingest.sources import PARSERS
 from bench_pipeline.ingest.tables import TABLES
-from bench_pipeline.release.build import build_release, read_latest, sha256_file
+from bench_pipeline.release.build import build_release, read_latest
 from bench_pipeline.release.published import METHODOLOGY_VERSIONS
 from bench_pipeline.release.verify import verify_release
 from bench_pipeline.resources.sources import RecordedSnapshotClient
