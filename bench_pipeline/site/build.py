@@ -12,6 +12,7 @@ functions of `views.py`; this module only renders and copies files.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from bench_pipeline.site.paging import (
     PAGE_ROWS,
     copy_if_changed,
     first_page,
+    store,
     write_if_changed,
 )
 from bench_pipeline.site.receipts import render_receipts
@@ -83,6 +85,8 @@ class SiteBuilder:
         self.workers = default_workers() if workers is None else workers
         self.pages: list[Path] = []
         self.written: set[Path] = set()
+        self.stored: dict[str, tuple[int, int]] = {}
+        """Size and mtime of each page this process wrote, by path (for the reuse record)."""
         self.models = views.collect_models(release)
         self.simulated = {
             t: any(markup.is_simulated(r) for r in rows) for t, rows in release.tables.items()
@@ -146,7 +150,8 @@ class SiteBuilder:
         context.setdefault("simulated", simulated)
         template_ = (env or self.env).get_template(template)
         html = template_.render(root=root, page=path, present=set(self.release.tables), **context)
-        write_if_changed(target, html.encode("utf-8"))
+        stored = store(target, html.encode("utf-8"))
+        self.stored[path] = (stored.size, stored.mtime_ns)
         return target
 
     def write(self, target: Path, content: bytes) -> None:
@@ -157,15 +162,21 @@ class SiteBuilder:
     def prune(self) -> None:
         """Remove what an earlier build generated and this one did not write; `data/` (the
         release asset's) stays. Files this build wrote with unchanged bytes keep their inode
-        and mtime, so an incremental build touches only the pages that changed."""
-        generated = [p for name in GENERATED_DIRS for p in (self.out / name).rglob("*")]
+        and mtime, so an incremental build touches only the pages that changed. The folders
+        are read with `os.scandir`, whose entries know their type: no look-up per file."""
         written = {str(p) for p in self.written}  # a str hashes much faster than a Path
-        for path in [*generated, *self.out.glob("*.html"), *self.out.glob(".*.tmp")]:
-            if (path.is_file() or path.is_symlink()) and str(path) not in written:
-                path.unlink()
-        for folder in sorted((p for p in generated if p.is_dir()), reverse=True):
-            if not any(folder.iterdir()):
-                folder.rmdir()
+        for name in GENERATED_DIRS:
+            _prune_folder(str(self.out / name), written)
+        try:
+            top = list(os.scandir(self.out))
+        except FileNotFoundError:
+            return
+        for entry in top:
+            ours = entry.name.endswith(".html") or (
+                entry.name.startswith(".") and entry.name.endswith(".tmp")
+            )
+            if ours and _plain_file(entry) and entry.path not in written:
+                os.unlink(entry.path)
 
     def copy_files(self) -> list[Row]:
         """Static assets and the older releases' manifests; the older manifests, newest first."""
@@ -322,7 +333,9 @@ class SiteBuilder:
             titles_of=self.titles,
         )  # fmt: skip
 
-    def start_model_pages(self, models: Sequence[Model], record: PageRecord) -> Split[Model, str]:
+    def start_model_pages(
+        self, models: Sequence[Model], record: PageRecord
+    ) -> Split[Model, list[Any]]:
         """Begin every model's page in `self.workers` processes; a page whose inputs are
         those `record` holds for the page already there is kept (`reuse.py`).
         `finish_model_pages` ends it."""
@@ -332,23 +345,27 @@ class SiteBuilder:
                      lambda model: model.href, self.workers).start()  # fmt: skip
 
     def finish_model_pages(
-        self, split: Split[Model, str], models: Sequence[Model], record: PageRecord, at: int
+        self, split: Split[Model, list[Any]], models: Sequence[Model], record: PageRecord, at: int
     ) -> None:
         """Render what is left of the model pages here, gather the workers', and list the
         pages at `at` (where a one-process build lists them) with the record of their keys."""
-        keys = split.finish()
+        entries = split.finish()
         self.written.update(self.out / model.href for model in models)
         self.pages[at:at] = [self.out / model.href for model in models]
-        self.written.add(record.save(dict(zip([m.href for m in models], keys, strict=True))))
+        self.written.add(record.save(dict(zip([m.href for m in models], entries, strict=True))))
 
-    def model_page(self, model: Model, record: PageRecord | None = None, shared: str = "") -> str:
+    def model_page(
+        self, model: Model, record: PageRecord | None = None, shared: str = ""
+    ) -> list[Any]:
         """Render one model's page unless `record` holds it from the same inputs; returns
-        the page's key (see `reuse.py`)."""
+        the page's key, then its file's size and mtime (see `reuse.py`)."""
         context = self.model_context(model)
         key = page_key(shared, context)
-        if record is None or not record.reusable(model.href, key):
+        held = record.reusable(model.href, key) if record is not None else None
+        if held is None:
             self.render_model((model, context))
-        return key
+            held = list(self.stored.pop(model.href))
+        return [key, *held]
 
     def render_model(self, item: tuple[Model, dict[str, Any]]) -> None:
         """Write a model's page from its `model_context` (the chart is drawn here): every
@@ -400,6 +417,29 @@ class SiteBuilder:
                 title=markup.first_heading(sources[name], name),
                 body=markup.markdown(sources[name]),
             )
+
+
+def _plain_file(entry: os.DirEntry[str]) -> bool:
+    """A file or a symbolic link (to anything), by the type the folder listing gave."""
+    return entry.is_file(follow_symlinks=False) or entry.is_symlink()
+
+
+def _prune_folder(folder: str, written: set[str]) -> None:
+    """Unlink every file under `folder` that is not in `written`, then every folder left
+    empty (the deepest first); `folder` itself stays."""
+    try:
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            _prune_folder(entry.path, written)
+            with os.scandir(entry.path) as left:
+                empty = next(left, None) is None
+            if empty:
+                os.rmdir(entry.path)
+        elif _plain_file(entry) and entry.path not in written:
+            os.unlink(entry.path)
 
 
 def build_site(
