@@ -42,7 +42,7 @@ from bench_pipeline.site.paging import (
 from bench_pipeline.site.receipts import render_receipts
 from bench_pipeline.site.reuse import MODEL_GLOBALS, PageRecord, code_digest, page_key, shared_key
 from bench_pipeline.site.views import Model, Release, load_release, safe_id
-from bench_pipeline.site.workers import Split, default_workers
+from bench_pipeline.site.workers import Split, default_workers, objects_frozen
 
 SITE_SOURCES = settings.REPO_ROOT / "site"
 TEMPLATES = SITE_SOURCES / "templates"
@@ -232,13 +232,31 @@ class SiteBuilder:
     def build(self) -> SiteResult:
         """Render every page; return what was written."""
         self.out.mkdir(parents=True, exist_ok=True)
-        older = self.copy_files()
-        tables = self.downloads()
+        by_name = sorted(self.models.values(), key=lambda m: (m.name.lower(), m.id))
+        # The model pages render in forked workers from the start, while this process
+        # writes the rest of the site, then takes its own share of what is left.
+        record = PageRecord(self.out)
+        split = self.start_model_pages(by_name, record)
+        try:
+            older = self.copy_files()
+            tables = self.downloads()
+            self.board_pages(tables, by_name)
+            at = len(self.pages)  # where a one-process build lists the model pages
+            self.site_pages(tables, older)
+        except BaseException:
+            split.stop()
+            raise
+        self.finish_model_pages(split, by_name, record, at)
+        self.prune()
+        return SiteResult(pages=self.pages, release_id=self.release.id)
+
+    def board_pages(self, tables: list[dict[str, Any]], by_name: list[Model]) -> None:
+        """The home page and the large boards: Known Good Index, capability indices,
+        market, Arena and the models list."""
         self.env.globals["table_downloads"] = {
             t["name"]: {link["kind"]: link["href"] for link in t["links"]} for t in tables
         }
         release, models = self.release, self.models
-        by_name = sorted(models.values(), key=lambda m: (m.name.lower(), m.id))
         boards = views.leaderboards(release, models)
         ranked = boards["leaderboard"]
         counts = {
@@ -280,18 +298,6 @@ class SiteBuilder:
             boards=[b | {"page": first_page(b["entries"], "arena_elo")} for b in arena],
         )  # fmt: skip
         self.render("models.html", "models.html", ("models",), models=first_page(by_name, "models"))
-        # The model pages render in forked workers while this process writes the rest of
-        # the site, then takes its own share of what is left.
-        record = PageRecord(self.out)
-        split, at = self.start_model_pages(by_name, record), len(self.pages)
-        try:
-            self.site_pages(tables, older)
-        except BaseException:
-            split.stop()
-            raise
-        self.finish_model_pages(split, by_name, record, at)
-        self.prune()
-        return SiteResult(pages=self.pages, release_id=release.id)
 
     def site_pages(self, tables: list[dict[str, Any]], older: list[Row]) -> None:
         """Every page after the models' own: methodology, documents, receipts, the suites'
@@ -447,7 +453,9 @@ def build_site(
 ) -> SiteResult:
     """Render the release in `release_dir` into `out_dir` (see the module docstring), the
     model pages in `workers` processes (default: `workers.default_workers()`)."""
-    return SiteBuilder(load_release(release_dir), out_dir, releases_root, workers).build()
+    release = load_release(release_dir)
+    with objects_frozen():  # the release lives as long as the build (see `objects_frozen`)
+        return SiteBuilder(release, out_dir, releases_root, workers).build()
 
 
 def latest_release(releases_root: Path) -> Path:
