@@ -90,7 +90,7 @@ class SiteBuilder:
         self.models = views.collect_models(release)
         self.simulated = {
             t: any(markup.is_simulated(r) for r in rows) for t, rows in release.tables.items()
-        }
+        } | {t: large.simulated[1] > 0 for t, large in release.large.items()}
         self.titles = {t["name"]: t.get("title") or t["name"] for t in release.manifest["tables"]}
         self.sources = {r["name"]: r for r in release.rows("sources")}
         runs = {r["run_id"]: r for r in release.manifest.get("source_runs", [])}
@@ -116,7 +116,9 @@ class SiteBuilder:
             MISSING=markup.MISSING,
             RELEASE_PAGES=RELEASE_PAGES,
             board_chart=board_views.board_chart,
-            simulated_label=lambda table: board_views.simulated_label(table, release.tables),
+            simulated_label=lambda table: board_views.simulated_label(
+                table, release.tables, release.large
+            ),
         )
         # Model pages see only the release-wide values their reuse key holds (reuse.py).
         self.model_env = self.env.overlay()
@@ -149,7 +151,7 @@ class SiteBuilder:
         simulated = [self.titles.get(t, t) for t in shows if self.simulated.get(t)]
         context.setdefault("simulated", simulated)
         template_ = (env or self.env).get_template(template)
-        html = template_.render(root=root, page=path, present=set(self.release.tables), **context)
+        html = template_.render(root=root, page=path, present=self.release.present, **context)
         stored = store(target, html.encode("utf-8"))
         self.stored[path] = (stored.size, stored.mtime_ns)
         return target
@@ -322,7 +324,8 @@ class SiteBuilder:
         self.render("usecase-rank.html", "usecase_rank.html", ("usecase_runs",),
                     **views.usecase_view(release))  # fmt: skip
         if "item_boards" in release.tables:  # the home page links them only then
-            render_item_boards(self, release.rows("item_boards"), release.rows("item_board_pairs"))
+            pairs = release.large.get("item_board_pairs") or release.rows("item_board_pairs")
+            render_item_boards(self, release.rows("item_boards"), pairs)
         self.render(
             "about.html", "about.html", ("source_runs",),
             runs=views.last_runs(release, self.sources),
@@ -346,7 +349,7 @@ class SiteBuilder:
         those `record` holds for the page already there is kept (`reuse.py`).
         `finish_model_pages` ends it."""
         values = {name: self.model_env.globals[name] for name in MODEL_GLOBALS}
-        shared = shared_key(code_digest(TEMPLATES), values | {"present": set(self.release.tables)})
+        shared = shared_key(code_digest(TEMPLATES), values | {"present": self.release.present})
         return Split(models, lambda model: self.model_page(model, record, shared),
                      lambda model: model.href, self.workers).start()  # fmt: skip
 
