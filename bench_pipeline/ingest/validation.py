@@ -78,10 +78,10 @@ def _as_date(column: pl.Series) -> pl.Series:
     if isinstance(column.dtype, pl.Datetime):
         return column.dt.date()
     text = column.cast(pl.Utf8).str.slice(0, 10)
-    month_only = text.str.len_chars() == 7  # `2025-06`: read as its first day
-    return text.zip_with(month_only.fill_null(False).not_(), text + "-01").str.to_date(
-        "%Y-%m-%d", strict=False
-    )
+    month_only = (text.str.len_chars() == 7).fill_null(False)  # `2025-06`: its first day
+    if month_only.any():
+        text = text.zip_with(month_only.not_(), text + "-01")
+    return text.str.to_date("%Y-%m-%d", strict=False)
 
 
 def _bound_failures(spec: TableSpec, typed: pl.DataFrame, today: date | None) -> pl.DataFrame:

@@ -1,0 +1,346 @@
+"""Staging's fast paths give exactly what their references give: the JSON parse what Python's
+`json` gives, the column helpers what their value-by-value definitions give.
+
+`payload._parse_json` reads with msgspec and hands whatever msgspec refuses to Python's parser;
+the reference is the same function with `fast=False` (`json.loads`, with its cut of nesting
+too deep for Python), called from the same depth of the stack.
+Every test compares the two outcomes: the same document (the same Python types, the same
+float bits, the same key order) or the same error, on hostile bytes, on random documents
+broken at random, on numbers of every kind and on nesting around the recursion limit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import struct
+import sys
+from decimal import Decimal
+from functools import partial
+from itertools import repeat
+from typing import Any
+from unittest import mock
+
+import polars as pl
+import pytest
+
+from bench_pipeline.ingest import payload, validation
+from bench_pipeline.ingest.payload import PayloadError, RawFile
+
+pytestmark = pytest.mark.unit
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal as documents: same types all the way down, floats bit for bit, keys in order
+    (walked with a stack, not recursion: the documents nest up to the recursion limit)."""
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            if list(x) != list(y):
+                return False
+            pending += [(x[k], y[k]) for k in x]
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            pending += zip(x, y, strict=True)
+        elif isinstance(x, float):
+            if struct.pack("<d", x) != struct.pack("<d", y):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+# Called the same way, from the same depth of the stack (a call through `partial` counts one
+# level of the recursion limit more than a direct call).
+fast_parse = partial(payload._parse_json, fast=True)
+by_python = partial(payload._parse_json, fast=False)
+
+
+def outcome(parse: Any, content: bytes) -> tuple:
+    try:
+        return ("document", parse(RawFile("f.json", content)))
+    except Exception as error:  # the engine turns any of these into the run's reason
+        return ("error", type(error).__name__, str(error))
+
+
+def assert_same_parse(content: bytes) -> tuple:
+    fast, reference = (
+        outcome(fast_parse, content),
+        outcome(by_python, content),
+    )
+    if reference[0] == "error":
+        assert fast == reference
+    else:
+        assert fast[0] == "document" and same(fast[1], reference[1]), content[:200]
+    return reference
+
+
+BASE = (
+    b'[{"name": "a", "score": 0, "n": 1, "tags": ["x", {"k": null}], "ok": true},\n'
+    b' {"name": "b\\u00e9\\"]", "score": 0.5, "n": -12, "nested": {"a": {"b": [1, 2.5e3]}}}]'
+)
+HOSTILE: dict[str, bytes] = {
+    "plain": BASE,
+    "NaN literal": BASE.replace(b": 0,", b": NaN,"),
+    "Infinity literal": BASE.replace(b": 0,", b": Infinity,"),
+    "minus Infinity": BASE.replace(b": 0,", b": -Infinity,"),
+    "huge exponent": BASE.replace(b": 0,", b": 1e999,"),
+    "signed exponent": BASE.replace(b": 0,", b": -2.5E+400,"),
+    "largest float + 1 ulp": BASE.replace(b": 0,", b": 1.7976931348623159e308,"),
+    "long digits": BASE.replace(b": 0,", b": 1" + b"0" * 400 + b".5,"),
+    "tiny exponent": BASE.replace(b": 0,", b": 5e-400,"),
+    "subnormal": BASE.replace(b": 0,", b": 2.4703282292062328e-324,"),
+    "negative zero": BASE.replace(b": 0,", b': -0, "z": -0.0,'),
+    "big integer": BASE.replace(b": 0,", b": 123456789012345678901234567890,"),
+    "u64 max": BASE.replace(b": 0,", b": 18446744073709551615,"),
+    "u64 max + 1": BASE.replace(b": 0,", b": 18446744073709551616,"),
+    "i64 min - 1": BASE.replace(b": 0,", b": -9223372036854775809,"),
+    "4300 digits": BASE.replace(b": 0,", b": 1" + b"0" * 4299 + b","),
+    "4301 digits": BASE.replace(b": 0,", b": 1" + b"0" * 4300 + b","),
+    "duplicate key": BASE.replace(b'"name": ', b'"name": "first", "n": 7, "name": '),
+    "lone high surrogate": BASE.replace(b'"name": "', b'"name": "\\ud800'),
+    "lone low surrogate": BASE.replace(b'"name": "', b'"name": "\\udc00'),
+    "reversed pair": BASE.replace(b'"name": "', b'"name": "\\udc00\\ud800'),
+    "high then letter": BASE.replace(b'"name": "', b'"name": "\\ud800\\u0041'),
+    "surrogate pair": BASE.replace(b'"name": "', b'"name": "\\ud83d\\ude00'),
+    "UTF-8 surrogate bytes": BASE.replace(b'"name": "', b'"name": "\xed\xa0\x80'),
+    "not UTF-8": BASE.replace(b'"name": "', b'"name": "\xff'),
+    "byte order mark": b"\xef\xbb\xbf" + BASE,
+    "UTF-16": BASE.decode().encode("utf-16"),
+    "UTF-16-BE": BASE.decode().encode("utf-16-be"),
+    "UTF-32": BASE.decode().encode("utf-32"),
+    "escaped NUL": BASE.replace(b'"name": "', b'"name": "\\u0000'),
+    "raw control character": BASE.replace(b'"name": "', b'"name": "\x01'),
+    "raw tab in string": BASE.replace(b'"name": "', b'"name": "\t'),
+    "raw DEL in string": BASE.replace(b'"name": "', b'"name": "\x7f'),
+    "line separator": BASE.replace(b'"name": "', b'"name": "\xe2\x80\xa8'),
+    "vertical tab as space": BASE.replace(b", ", b",\x0b", 1),
+    "form feed as space": BASE.replace(b", ", b",\x0c", 1),
+    "no-break space as space": BASE.replace(b", ", b",\xc2\xa0", 1),
+    "trailing comma": BASE.replace(b"]}]", b"],}]"),
+    "trailing garbage": BASE + b" x",
+    "trailing NUL": BASE + b"\x00",
+    "leading zero": BASE.replace(b": 0,", b": 01,"),
+    "bare fraction": BASE.replace(b": 0,", b": .5,"),
+    "plus sign": BASE.replace(b": 0,", b": +1,"),
+    "hex": BASE.replace(b": 0,", b": 0x10,"),
+    "bad escape": BASE.replace(b'"name": "', b'"name": "\\x'),
+    "single quotes": BASE.replace(b'"name"', b"'name'"),
+    "truncated": BASE[: len(BASE) // 2],
+    "empty": b"",
+    "blank": b" \n\t ",
+    "html": b"<!DOCTYPE html><html><body>502</body></html>",
+    "scalar": b"  42  ",
+    "deep": BASE.replace(b'"name": ', b'"zz": ' + b"[" * 60 + b"]" * 60 + b', "name": '),
+    "too deep for Python": BASE.replace(
+        b'"name": ', b'"zz": ' + b"[" * 100_000 + b"]" * 100_000 + b', "name": ', 1
+    ),
+    "unbalanced deep": b"[" * 100_000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_bytes_parse_as_python_parses_them(name: str) -> None:
+    assert_same_parse(HOSTILE[name])
+
+
+def test_the_fast_parser_reads_an_ordinary_payload_by_itself() -> None:
+    """Sameness must not come from always falling back: a plain file never reaches Python's
+    parser, and its document is Python's."""
+    expected = json.loads(BASE)
+    with mock.patch.object(payload.json, "loads", side_effect=AssertionError):
+        assert same(payload._parse_json(RawFile("f.json", BASE)), expected)
+
+
+def test_too_deep_records_are_still_cut_and_the_bad_payload_still_named() -> None:
+    records = payload._parse_json(RawFile("f.json", HOSTILE["too deep for Python"]))
+    assert records[1]["name"] == 'b\u00e9"]' and "zz" in records[0]
+    with pytest.raises(PayloadError, match=r"f\.json: not valid JSON"):
+        payload._parse_json(RawFile("f.json", HOSTILE["unbalanced deep"]))
+
+
+def _deepest_python_reads() -> int:
+    """The deepest array nesting `json.loads` reads from where the parsers call it."""
+    low, high = 1, 10 * sys.getrecursionlimit()
+    while low < high:
+        middle = (low + high + 1) // 2
+        text = b"[" * middle + b"]" * middle
+        document, depth = by_python(RawFile("f.json", text)), 0
+        while isinstance(document, list) and document:
+            document, depth = document[0], depth + 1
+        if depth + 1 < middle:  # cut: Python could not read it whole
+            high = middle - 1
+        else:
+            low = middle
+    return low
+
+
+def test_nesting_around_the_recursion_limit_parses_as_python_parses_it() -> None:
+    """Just below Python's limit the document is read whole, just above it is cut: the fast
+    parser must never read whole what Python would have cut."""
+    limit = _deepest_python_reads()
+    assert 100 < limit < 10 * sys.getrecursionlimit()
+    for depth in range(limit - 30, limit + 5):
+        assert_same_parse(b"[" * depth + b"]" * depth)
+        assert_same_parse(b'[{"a": ' * depth + b"1" + b"}]" * depth)
+
+
+def _random_float_text(rng: random.Random) -> str:
+    choice = rng.randrange(4)
+    if choice == 0:  # any bit pattern's shortest digits
+        value = struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0]
+        return repr(value) if math.isfinite(value) else "1e400"
+    if choice == 1:  # halfway between two neighbours: the rounding must be right
+        value = abs(struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0])
+        if not math.isfinite(value) or value == 0:
+            return "0.5"
+        half = (Decimal(value) + Decimal(math.nextafter(value, math.inf))) / 2
+        return str(half)
+    digits = "".join(rng.choice("0123456789") for _ in range(rng.randrange(1, 40)))
+    digits = digits.lstrip("0") or "0"
+    point = rng.randrange(len(digits) + 1)
+    text = digits[:point] + ("." + digits[point:] if point < len(digits) else "")
+    text = "0" + text if text.startswith(".") else text
+    if choice == 3:
+        text += rng.choice("eE") + rng.choice(["", "+", "-"]) + str(rng.randrange(330))
+    return ("-" if rng.random() < 0.5 else "") + text
+
+
+def test_random_numbers_parse_as_python_parses_them() -> None:
+    rng = random.Random(11)
+    numbers = [_random_float_text(rng) for _ in range(60_000)]
+    numbers += [str(rng.randrange(-(2**70), 2**70)) for _ in range(5_000)]
+    numbers += [str(b + d) for b in (2**63, -(2**63), 2**64) for d in range(-3, 4)]
+    assert_same_parse(("[" + ",".join(numbers) + "]").encode())
+    for text in numbers[:3_000]:  # one at a time too: an overflow refuses the whole file
+        assert_same_parse(f'{{"v": {text}}}'.encode())
+
+
+SCALARS: list[Any] = [
+    None, True, False, 0, -1, 1.5, -0.0, 10**20, -(10**19), 1e-7, 1e300, "", "x", "é",
+    "\u2028", "\x00", '"\\', "gр\u200bt", "\U0001f600", "\ud800",
+]  # fmt: skip
+PIECES = [
+    b"[", b"]", b"{", b"}", b'"', b"\\", b",", b":", b" ", b"\n", b"\x0b", b"\x00", b"0",
+    b"-", b".", b"e", b"NaN", b"Infinity", b"\\ud800", b"\\udc00", b"\xed\xa0\x80", b"\xff",
+    b"\xef\xbb\xbf", b"9" * 25, b"1e400", b"\\u", b"tru", b"null",
+]  # fmt: skip
+
+
+def _random_value(rng: random.Random, depth: int = 0) -> Any:
+    roll = rng.random()
+    if depth > 4 or roll < 0.45:
+        return rng.choice(SCALARS) if rng.random() < 0.7 else rng.uniform(-1e6, 1e6)
+    if roll < 0.7:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    keys = ["a", "b", "", "é", "a"]
+    return {rng.choice(keys): _random_value(rng, depth + 1) for _ in range(rng.randrange(4))}
+
+
+def test_random_documents_broken_at_random_parse_as_python_parses_them() -> None:
+    rng = random.Random(5)
+    kinds = {"document": 0, "error": 0}
+    for _ in range(6_000):
+        text = json.dumps(_random_value(rng), ensure_ascii=rng.random() < 0.5)
+        content = text.encode("utf-8", "surrogatepass")  # a lone surrogate as Python reads it
+        if rng.random() < 0.3:  # a repeated key, by text
+            content = content.replace(b'{"a": ', b'{"a": 1, "b": 2, "a": ', 1)
+        for _ in range(rng.randrange(3)):
+            at = rng.randrange(len(content) + 1)
+            cut = rng.choice([0, 0, 1, 3])
+            content = content[:at] + rng.choice(PIECES) + content[at + cut :]
+        kinds[assert_same_parse(content)[0]] += 1
+    assert min(kinds.values()) > 500, kinds  # both readable and broken files were tried
+
+
+# --- the column helpers ---------------------------------------------------------------------
+
+
+def test_field_columns_are_each_records_get() -> None:
+    rng = random.Random(3)
+    names = ["a", "b", "c", "a"]
+    full = [{n: rng.choice(SCALARS) for n in "cab"} for _ in range(500)]
+    size = payload.FIELD_CHUNK
+    cases = [full, [*full, {"a": 1}], [{}, *full], [], full[:1]]
+    cases += [full * 5, full * 5 + [{"b": 2}], (full * 5)[: 2 * size], (full * 5)[: size + 1]]
+    for records in cases:
+        for chosen in (names, names[:1], ["zz"], []):
+            expected = {n: list(map(dict.get, records, repeat(n))) for n in chosen}
+            got = payload.field_columns(records, chosen)
+            assert list(got) == list(expected)
+            for n in expected:
+                assert type(got[n]) is list and same(got[n], expected[n])
+
+
+class Text(str):
+    """A str subclass: staged as its text, like any string."""
+
+
+VALUE_POOL: list[Any] = [
+    "a", "", "é", Text("sub"), Text(""), None, True, False, 0, 7, -5, 10**30, -(2**63), 2**64,
+    0.0, -0.0, 31.0, 2.5, 1e-7, 1e16, 9999999999999998.0, 1e-4, float("nan"), float("inf"),
+    {"b": 1, "a": [1, 2]}, ["x", 1], Decimal("1.50"),
+]  # fmt: skip
+
+
+def test_staged_text_is_text_of_each_value_on_random_mixtures() -> None:
+    """Every mixture of kinds (one kind, two, many; nulls or none), against `text` of each."""
+    rng = random.Random(9)
+    for _ in range(400):
+        pool = rng.sample(VALUE_POOL, rng.randrange(1, 6))
+        values = [rng.choice(pool) for _ in range(rng.randrange(0, 60))]
+        expected = [payload.text(v) for v in values]
+        column = payload.staged_text("c", values)
+        assert column.to_list() == expected and column.name == "c", values
+
+
+def test_staged_text_fails_as_before_on_text_polars_cannot_hold() -> None:
+    """A lone surrogate (which Python's parser reads) cannot be UTF-8: the same error as a
+    column built value by value, so the run is rejected with the same reason."""
+    with pytest.raises(UnicodeEncodeError):
+        payload.staged_text("c", ["a", "\ud800"])
+    with pytest.raises(UnicodeEncodeError):
+        payload.staged_text("c", [1, "\ud800"])
+
+
+def test_staged_columns_leave_the_callers_columns_as_they_were() -> None:
+    """The first file's columns are taken without a copy; later files must not grow them."""
+    first = {"x": [1, "a"], "y": ["p", "q"]}
+    kept = {name: list(values) for name, values in first.items()}
+    staged = payload.StagedColumns(["x", "y"]).add_columns("f", first, range(1, 3))
+    staged.add_columns("g", {"x": [2.5]}, range(1, 2))
+    staged.add_rows([("h", 7, {"y": True})])
+    assert first == kept
+    rows = [("f", 1, {"x": 1, "y": "p"}), ("f", 2, {"x": "a", "y": "q"})]
+    rows += [("g", 1, {"x": 2.5}), ("h", 7, {"y": True})]
+    reference = payload.staged_frame_by_record(["x", "y"], rows)
+    assert staged.frame().equals(reference) and staged.frame().schema == reference.schema
+
+
+def _as_date_reference(column: pl.Series) -> pl.Series:
+    """`validation._as_date` as it was for text: every value through the month-only choice."""
+    text = column.cast(pl.Utf8).str.slice(0, 10)
+    month_only = text.str.len_chars() == 7
+    return text.zip_with(month_only.fill_null(False).not_(), text + "-01").str.to_date(
+        "%Y-%m-%d", strict=False
+    )
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["2024-01-02", None, "x", "2024-01-02T10:00:00Z", ""],
+        ["2025-06", "2024-01-02", None, "202-1-1", "2025-13", "abcdefg", "2024-1-2"],
+        ["202-1-1", "2024-1-2", "1-1-1"],  # seven characters that are no month: as before
+        [None, None],
+        [],
+    ],
+)
+def test_dates_are_read_as_before(values: list[Any]) -> None:
+    column = pl.Series("d", values, pl.Utf8)
+    assert validation._as_date(column).equals(_as_date_reference(column))
