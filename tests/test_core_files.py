@@ -41,6 +41,35 @@ def test_a_stale_partial_file_or_folder_is_cleared_before_writing(tmp_path: Path
     assert (target / "manifest.json").read_text() == "{}"
 
 
+def test_a_placed_copy_is_a_link_that_a_later_write_does_not_reach(tmp_path: Path) -> None:
+    source = files.write_bytes(tmp_path / "release" / "models.json", b"[1]\n")
+    target = files.place_copy(source, tmp_path / "site" / "data" / "models.json")
+    assert target.read_bytes() == b"[1]\n"
+    assert target.stat().st_ino == source.stat().st_ino  # no bytes copied
+    assert sorted(p.name for p in target.parent.iterdir()) == ["models.json"]  # no partial
+
+    files.write_bytes(target, b"[2]\n")  # every writer replaces by rename
+    assert source.read_bytes() == b"[1]\n"
+    files.place_copy(source, target)  # over an existing file too
+    assert target.read_bytes() == b"[1]\n"
+
+
+def test_a_placed_copy_across_file_systems_is_a_streamed_copy(tmp_path: Path) -> None:
+    other = Path("/dev/shm")
+    if not other.is_dir() or other.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("no second file system to copy across")
+    content = bytes(range(256)) * 9_000  # more than one block
+    source = files.write_bytes(tmp_path / "big.csv", content)
+    target = other / f"bench-place-{tmp_path.name}" / "big.csv"
+    try:
+        files.place_copy(source, target)
+        assert target.read_bytes() == content
+        assert target.stat().st_ino != source.stat().st_ino
+    finally:
+        target.unlink(missing_ok=True)
+        target.parent.rmdir()
+
+
 def test_sha256_file_matches_hashlib_across_block_boundaries(tmp_path: Path) -> None:
     content = bytes(range(256)) * 8193  # just over 2 MiB: three blocks
     path = tmp_path / "big"

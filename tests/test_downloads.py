@@ -7,9 +7,16 @@ from decimal import Decimal
 
 import polars as pl
 import pytest
+from earlier_release import earlier_csv, earlier_json
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bench_pipeline.core.money import plain
-from bench_pipeline.release.downloads import write_download
+from bench_pipeline.release.downloads import (
+    csv_bytes,
+    json_bytes,
+    write_download,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -62,3 +69,42 @@ def test_decimals_are_published_as_plain_text_and_timestamps_with_their_offset(t
     cells = list(csv.DictReader(paths["csv"].open()))
     assert [c["seen"] for c in cells[:2]] == [r["seen"] for r in records[:2]]
     assert [c["price"] for c in cells] == [r["price"] or "" for r in records]
+
+
+hostile_text = st.none() | st.text(max_size=8) | st.sampled_from(
+    ["=1+1", "-x", "\n", "a\r\nb", '"', "é✓", "\\u0041", ",\n", "]", "\t@"])  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            hostile_text,
+            st.none() | st.integers(-(2**40), 2**40),
+            st.none() | st.floats(allow_nan=False),
+            st.none() | st.decimals(places=12, min_value=-(10**6), max_value=10**6),
+            st.none() | st.datetimes(timezones=st.just(UTC)),
+            st.none() | st.booleans(),
+        ),
+        max_size=12,
+    )
+)
+def test_renderings_are_the_earlier_bytes(rows: list[tuple]) -> None:
+    """The JSON and CSV bytes (written without a Python string per row) are those the
+    earlier rendering wrote, on hostile text, every type, nulls and no rows at all."""
+    frame = pl.DataFrame(
+        rows,
+        schema={
+            "text": pl.Utf8,
+            "count": pl.Int64,
+            "score": pl.Float64,
+            "price": pl.Decimal(24, 12),
+            "at": pl.Datetime("us", "UTC"),
+            "flag": pl.Boolean,
+        },
+        orient="row",
+    )
+    for part in (frame, frame.select("text"), frame.select("price", "at")):
+        assert json_bytes(part) == earlier_json(part)
+        assert csv_bytes(part) == earlier_csv(part)
+    assert json_bytes(pl.DataFrame()) == earlier_json(pl.DataFrame())

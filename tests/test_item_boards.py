@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from bench_pipeline.core import settings
-from bench_pipeline.registry.matching import AliasFile
+from bench_pipeline.ingest.parsers.swebench import model_tags
+from bench_pipeline.registry.candidates import all_candidates
+from bench_pipeline.registry.matching import AliasFile, Candidate, host_matches
 from bench_pipeline.scores.item_boards import (
     BoardEntry,
     ItemResult,
@@ -378,3 +380,27 @@ def test_the_matrix_marks_two_entries_that_share_a_name_by_their_wins() -> None:
     assert pairs[0]["significant"]
     marks = [[c["mark"] for c in cells] for _, cells in pair_matrix(rows, pairs)]
     assert marks == [["", "▲"], ["▼", ""]]
+
+
+def test_entries_match_as_when_every_host_listing_is_made(recorded_warehouse) -> None:
+    """Matching board entries without making the models.dev hosts' listings (which
+    `host_matches` sets aside) gives every recorded entry the model it got with them."""
+    aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
+    every = all_candidates(recorded_warehouse, aliases)
+    without = all_candidates(recorded_warehouse, aliases, hosts=False)
+    assert any(c.role == "host" for c in every)
+    assert without == [c for c in every if c.role != "host"]
+    rows = recorded_warehouse.execute(
+        "SELECT leaderboard, folder, tags FROM swebench_entries"
+    ).fetchall()
+    tags = {f"{b}\0{f}": json.loads(t or "[]") for b, f, t in rows}
+    models = entry_models(recorded_warehouse, aliases, tags)
+    listings = [
+        Candidate(source="swebench", key=key, name=found[0], organization=None, role="host",
+                  host="swebench", api_ids=(found[0],),
+                  provider_ids=(found[0],) if "/" in found[0] else ())
+        for key, listed in tags.items() if len(found := model_tags(listed)) == 1
+    ]  # fmt: skip
+    assert any(models.values())
+    matched = host_matches(every, aliases, listings)
+    assert host_matches(without, aliases, listings) == matched

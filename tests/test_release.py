@@ -5,6 +5,7 @@ read-only DuckDB file, price history, and the privacy check."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ import dagster as dg
 import duckdb
 import polars as pl
 import pytest
+from earlier_release import earlier_csv, earlier_diff, earlier_json
 from stages import materialize_recorded
 
 from bench_pipeline.assets import release as release_asset
@@ -23,10 +25,11 @@ from bench_pipeline.core.files import sha256_file
 from bench_pipeline.core.warehouse import connect
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.release import build as build_module
-from bench_pipeline.release.build import build_release
+from bench_pipeline.release.build import build_release, release_id
 from bench_pipeline.release.database import VIEWS
 from bench_pipeline.release.prices import record_price_history
 from bench_pipeline.release.published import METHODOLOGY_VERSIONS, PUBLISHED
+from bench_pipeline.release.schema import SCHEMA
 from bench_pipeline.release.verify import private_text_findings, verify_latest, verify_release
 from bench_pipeline.resources.warehouse import WarehouseResource
 
@@ -144,6 +147,34 @@ def test_same_warehouse_gives_the_same_release_and_the_same_bytes(
     assert len(data) == 3 * len(TABLES)
     assert {n: theirs[n] for n in data} == {n: ours[n] for n in data}  # byte-identical
     assert theirs["diff.json"] == ours["diff.json"]
+
+
+def test_files_digests_and_id_are_those_of_the_earlier_build(built: dict) -> None:
+    """Each table rendered once and digested from memory: the data files are the earlier
+    renderings byte for byte, each content digest and the id the earlier definition's (the
+    sha256 of the JSON without lineage columns), every digest in the manifest and the data
+    package the file's own, and the diff the one the earlier diff (every table read) gives."""
+    folder = built["outcome"].path
+    manifest = json.loads((folder / "manifest.json").read_text())
+    contents = {}
+    with connect(built["database"]) as conn:
+        for table in PUBLISHED:
+            frame = table.frame(conn)
+            assert (folder / "data" / f"{table.name}.json").read_bytes() == earlier_json(frame)
+            assert (folder / "data" / f"{table.name}.csv").read_bytes() == earlier_csv(frame)
+            values = frame.drop([c for c in table.lineage if c in frame.columns])
+            contents[table.name] = hashlib.sha256(earlier_json(values)).hexdigest()
+    assert {t["name"]: t["content_sha256"] for t in manifest["tables"]} == contents
+    contents[SCHEMA] = sha256_file(folder / SCHEMA)
+    assert release_id(METHODOLOGY_VERSIONS, contents) == built["outcome"].release_id
+    package = json.loads((folder / "datapackage.json").read_text())
+    hashed = [r for r in package["resources"] if "hash" in r]
+    assert len(hashed) == len(package["resources"]) - 1  # all but the manifest
+    for resource in hashed:
+        path = folder / resource["path"]
+        assert resource["hash"] == f"sha256:{sha256_file(path)}", resource["path"]
+        assert resource["bytes"] == path.stat().st_size, resource["path"]
+    assert json.loads((folder / "diff.json").read_text()) == earlier_diff(None, folder)
 
 
 def test_reingesting_unchanged_sources_makes_no_new_release(built: dict, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Files written whole or not at all, and the SHA-256 of a file.
+"""Files written whole or not at all, placed without copying, and the SHA-256 of a file.
 
 Readers (the site server, analysts, the next run) may open a file at any moment, so a file
 is first written under a hidden partial name beside its target and then renamed over it:
@@ -57,6 +57,21 @@ def write_bytes(target: Path, content: bytes) -> Path:
 def write_text(target: Path, text: str) -> Path:
     """Write `text` as UTF-8 to `target` atomically (creating its folder); return `target`."""
     return write_bytes(target, text.encode("utf-8"))
+
+
+def place_copy(source: Path, target: Path) -> Path:
+    """Put the bytes of `source`, a file nobody rewrites in place, at `target` atomically.
+
+    A hard link when both are on one file system (no bytes copied, however large; every
+    writer here replaces a file by renaming, so neither name can change the other's bytes),
+    else a copy streamed in blocks. Returns `target`.
+    """
+    with replacing(target) as partial:
+        try:
+            os.link(source, partial)
+        except OSError:  # another device, or a file system without hard links
+            shutil.copyfile(source, partial)
+    return target
 
 
 def sha256_file(path: Path) -> str:

@@ -81,8 +81,9 @@ def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
     return candidates
 
 
-def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
-    """A lab's own listing, or a host's copy whose id names the lab's model."""
+def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs, hosts: bool = True) -> list[Candidate]:
+    """A lab's own listing, or (unless not `hosts`) a host's copy whose id names the lab's
+    model."""
     rows = conn.execute(
         "SELECT provider_id, provider_name, model_id, name, family, input_usd_per_m, "
         "output_usd_per_m FROM modelsdev_models ORDER BY provider_id, model_id"
@@ -92,6 +93,8 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
         lab, own = labs.listing_lab(provider, model, family)
         if provider == "openrouter":
             lab, own = labs.lab(model.split("/", 1)[0]) if "/" in model else lab, False
+        if not (own or hosts):
+            continue
         unwrapped = (model,) if own else _unwrap(model, provider, lab)
         candidates.append(
             Candidate(
@@ -177,12 +180,22 @@ def arena(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> li
 
 
 @without_collector
-def all_candidates(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> list[Candidate]:
-    """Every listing of every source; the order carries no meaning (matching sorts by role)."""
+def all_candidates(
+    conn: duckdb.DuckDBPyConnection, aliases: AliasFile, hosts: bool = True
+) -> list[Candidate]:
+    """Every listing of every source; the order carries no meaning (matching sorts by role).
+
+    Args:
+        conn: The warehouse.
+        aliases: The alias file.
+        hosts: Whether to list hosts' listings (role `host`) too; without them, for matching
+            more host listings (`matching.host_matches` sets them aside), the models.dev hosts
+            (most of its rows) are never made.
+    """
     labs = catalogue_labs(conn, aliases)
     return [
         *openrouter(conn, labs),
-        *models_dev(conn, labs),
+        *models_dev(conn, labs, hosts),
         *epoch(conn, aliases, labs),
         *arena(conn, aliases, labs),
     ]

@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import stat
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,12 +40,13 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from bench_pipeline.core.files import sha256_file, write_text
+from bench_pipeline.core.files import write_text
 from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.release.database import write_release_database
 from bench_pipeline.release.datapackage import DATAPACKAGE, datapackage
 from bench_pipeline.release.diff import MANIFEST, diff_releases, load_manifest
-from bench_pipeline.release.downloads import json_bytes, write_download
+from bench_pipeline.release.downloads import csv_bytes, json_bytes, json_parts
+from bench_pipeline.release.ledger import Ledger
 from bench_pipeline.release.published import PUBLISHED, PublishedTable, schema_document
 from bench_pipeline.release.schema import SCHEMA
 
@@ -73,6 +75,37 @@ def content_sha256(table: PublishedTable, frame: pl.DataFrame) -> str:
     """The digest a table contributes to the release id: its JSON without lineage columns."""
     values = frame.drop([c for c in table.lineage if c in frame.columns])
     return hashlib.sha256(json_rendering(values)).hexdigest()
+
+
+def _write_json(ledger: Ledger, table: PublishedTable, frame: pl.DataFrame) -> str:
+    """Write the table's `data/<table>.json` and return its `content_sha256`: the file's own
+    digest when the table has no lineage column (the same bytes), so it is rendered once."""
+    written = ledger.write(f"{DATA}/{table.name}.json", json_parts(frame))
+    if any(c in frame.columns for c in table.lineage):
+        return content_sha256(table, frame)
+    return written.sha256
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def _partial_folder(releases_root: Path) -> Path:
+    """A new partial folder for this build, `.<pid>-<random>.partial`, after removing those
+    left by builds that stopped: their process is gone, or it is this one (a process builds
+    one release at a time), or the name is not one of these (an older build's)."""
+    for path in releases_root.glob(".*.partial"):
+        pid = path.name[1:].split("-", 1)[0]
+        stopped = not pid.isdigit() or int(pid) == os.getpid() or not _pid_alive(int(pid))
+        if path.is_dir() and stopped:
+            shutil.rmtree(path, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f".{os.getpid()}-", suffix=".partial", dir=releases_root))
 
 
 def release_id(methodology_versions: Mapping[str, str], contents: Mapping[str, str]) -> str:
@@ -112,7 +145,7 @@ def _source_runs(
     for table in tables:
         for column in table.lineage:
             if column in RUN_ID_COLUMNS:
-                cited.update(v for v in frames[table.name][column].to_list() if v)
+                cited.update(v for v in frames[table.name][column].unique().to_list() if v)
     with conn.cursor() as cursor:
         rows = cursor.execute(
             "SELECT source, run_id, content_sha256, finished_at, status FROM source_runs "
@@ -126,18 +159,19 @@ def _source_runs(
     return [dict(zip(names, map(_iso, row), strict=True)) for row in rows]
 
 
-def _file_entries(folder: Path, rows: Mapping[str, int | None]) -> list[dict[str, Any]]:
-    """path, sha256, bytes and rows of every file in `folder` but the manifest."""
+def _file_entries(ledger: Ledger, rows: Mapping[str, int | None]) -> list[dict[str, Any]]:
+    """path, sha256, bytes and rows of every file in the ledger's folder but the manifest."""
     entries = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        relative = path.relative_to(folder).as_posix()
+    for path in sorted(p for p in ledger.folder.rglob("*") if p.is_file()):
+        relative = path.relative_to(ledger.folder).as_posix()
         if relative == MANIFEST:
             continue
+        written = ledger.file(relative)
         entries.append(
             {
                 "path": relative,
-                "sha256": sha256_file(path),
-                "bytes": path.stat().st_size,
+                "sha256": written.sha256,
+                "bytes": written.size,
                 "rows": rows.get(relative),
             }
         )
@@ -190,34 +224,33 @@ def build_release(
     frames = {table.name: table.frame(conn) for table in tables}
     for table in tables:
         _check_keys(table, frames[table.name])
-    contents = {table.name: content_sha256(table, frames[table.name]) for table in tables}
+    releases_root.mkdir(parents=True, exist_ok=True)
+    partial = _partial_folder(releases_root)  # the JSON is written as it is digested
+    ledger = Ledger(partial)
+    contents = {table.name: _write_json(ledger, table, frames[table.name]) for table in tables}
     schema_text = json.dumps(schema_document(tuple(tables)), ensure_ascii=False, indent=1) + "\n"
     contents[SCHEMA] = hashlib.sha256(schema_text.encode()).hexdigest()  # a new column is news
     rid = release_id(methodology_versions, contents)
-    releases_root.mkdir(parents=True, exist_ok=True)
     final = releases_root / rid
     latest = read_latest(releases_root)
 
     if (final / MANIFEST).is_file():  # these values were released before: nothing new
+        shutil.rmtree(partial, ignore_errors=True)
         manifest = load_manifest(final)
         _record(conn, manifest, final)  # in case an earlier build stopped before its row
         if latest != rid:
             write_text(releases_root / LATEST, rid)
         return ReleaseOutcome(rid, final, False, manifest["previous_release_id"])
 
-    partial = releases_root / f".{rid}.partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    data = partial / DATA
-    data.mkdir(parents=True)
     entries, rows = [], {}
     for table in tables:
         frame = frames[table.name]
-        write_download(frame, table.name, data)
-        frame.write_parquet(data / f"{table.name}.parquet")
+        ledger.write(f"{DATA}/{table.name}.csv", csv_bytes(frame))
+        frame.write_parquet(partial / DATA / f"{table.name}.parquet")
         files = {}
         for fmt in FORMATS:
             relative = f"{DATA}/{table.name}.{fmt}"
-            files[fmt] = {"path": relative, "sha256": sha256_file(partial / relative)}
+            files[fmt] = {"path": relative, "sha256": ledger.file(relative).sha256}
             rows[relative] = frame.height
         entries.append(
             {
@@ -232,7 +265,7 @@ def build_release(
                 "files": files,
             }
         )
-    (partial / SCHEMA).write_text(schema_text, encoding="utf-8")
+    ledger.write(SCHEMA, schema_text.encode("utf-8"))
     write_release_database(partial / DATABASE, tables, frames)
     rows[DATABASE] = sum(frame.height for frame in frames.values())
 
@@ -250,14 +283,12 @@ def build_release(
     }
     _write_manifest(partial, manifest)  # the diff reads the new release's manifest
     diff = diff_releases(releases_root / latest if latest else None, partial)
-    (partial / DIFF).write_text(
-        json.dumps(diff, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+    ledger.write(DIFF, (json.dumps(diff, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+    package = datapackage(partial, rid, created_at, tables, ledger)
+    ledger.write(
+        DATAPACKAGE, (json.dumps(package, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
     )
-    package = datapackage(partial, rid, created_at, tables)
-    (partial / DATAPACKAGE).write_text(
-        json.dumps(package, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
-    )
-    manifest["files"] = _file_entries(partial, rows)
+    manifest["files"] = _file_entries(ledger, rows)
     _write_manifest(partial, manifest)
     _read_only(p for p in partial.rglob("*") if p.is_file())
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench_pipeline.core.files import sha256_file
 from bench_pipeline.release.database import VIEWS
+from bench_pipeline.release.ledger import Ledger
 from bench_pipeline.release.schema import Column, PublishedTable
 
 DATAPACKAGE = "datapackage.json"
@@ -73,12 +73,17 @@ def duckdb_columns(table: PublishedTable) -> dict[str, str]:
     return {column.name: DUCKDB_TYPES[column.type] for column in table.columns}
 
 
-def _file(folder: Path, path: str) -> dict[str, Any]:
-    return {"bytes": (folder / path).stat().st_size, "hash": f"sha256:{sha256_file(folder / path)}"}
+def _file(ledger: Ledger, path: str) -> dict[str, Any]:
+    written = ledger.file(path)
+    return {"bytes": written.size, "hash": f"sha256:{written.sha256}"}
 
 
 def datapackage(
-    folder: Path, release_id: str, created_at: str, tables: Sequence[PublishedTable]
+    folder: Path,
+    release_id: str,
+    created_at: str,
+    tables: Sequence[PublishedTable],
+    ledger: Ledger | None = None,
 ) -> dict[str, Any]:
     """The descriptor of the release being written in `folder`.
 
@@ -88,7 +93,9 @@ def datapackage(
         release_id: The release's id.
         created_at: When it was made (ISO 8601 with its offset).
         tables: The published tables, in release order.
+        ledger: The digests of the files written so far (default: each file is read).
     """
+    ledger = ledger or Ledger(folder)
     resources: list[dict[str, Any]] = []
     for table in tables:
         for fmt, mediatype in FORMATS.items():
@@ -102,7 +109,7 @@ def datapackage(
                     "format": fmt,
                     "mediatype": mediatype,
                     **({"encoding": "utf-8"} if fmt != "parquet" else {}),
-                    **_file(folder, path),
+                    **_file(ledger, path),
                     "schema": table_schema(table),
                 }
             )
@@ -117,7 +124,7 @@ def datapackage(
             f"(duckdb_tables(), duckdb_columns()). Views: {views}",
             "format": "duckdb",
             "mediatype": "application/vnd.duckdb",
-            **_file(folder, "bench.duckdb"),
+            **_file(ledger, "bench.duckdb"),
         },
         {
             "name": "schema",
@@ -126,7 +133,7 @@ def datapackage(
             "title": "Every table's columns, key, lineage and rank rules",
             "format": "json",
             "mediatype": "application/json",
-            **_file(folder, "schema.json"),
+            **_file(ledger, "schema.json"),
         },
         {
             "name": "diff",
@@ -135,7 +142,7 @@ def datapackage(
             "title": "What changed since the previous release",
             "format": "json",
             "mediatype": "application/json",
-            **_file(folder, "diff.json"),
+            **_file(ledger, "diff.json"),
         },
         {
             "name": "manifest",

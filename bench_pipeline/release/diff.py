@@ -7,6 +7,10 @@ columns; only a release made before it published them has its ranks derived, by 
 rule (`scores/ranking.py`). `caused_by` names the source runs that
 brought new content: runs of the new release whose source, payload digest and status no run
 of the old release had (a re-ingestion of an unchanged payload is not a cause).
+
+Only the tables that can have changed are read: a table whose JSON file has the same digest in
+both releases is unchanged, and a new table's rows are not read (but `models`', for the models
+added), so the diff of a release that changed one table reads that one.
 """
 
 from __future__ import annotations
@@ -123,6 +127,17 @@ def diff_table(
     return result
 
 
+def unchanged() -> dict[str, list]:
+    """What `diff_table` gives for two identical tables."""
+    return {"rows_added": [], "rows_removed": [], "changed": [], "rank_moves": []}
+
+
+def _same_json(old_entry: dict[str, Any], new_entry: dict[str, Any]) -> bool:
+    """Whether two manifest entries name JSON files with the same digest (so the same rows,
+    and the table's diff is `unchanged()` without reading either)."""
+    return old_entry["files"]["json"]["sha256"] == new_entry["files"]["json"]["sha256"]
+
+
 def _causes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[dict[str, Any]]:
     if old is None:
         return list(new["source_runs"])
@@ -145,13 +160,19 @@ def diff_releases(old_dir: Path | None, new_dir: Path) -> dict[str, Any]:
     tables: dict[str, Any] = {}
     models: dict[str, list] = {"models_added": [], "models_removed": []}
     for name, entry in new_entries.items():
+        old_entry = old_entries.get(name)
+        if old_entry is not None and _same_json(old_entry, entry):
+            tables[name] = unchanged()  # the same rows, byte for byte: nothing to read
+            continue
+        if old_entry is None:
+            tables[name] = {"added_table": True, "rows": entry["rows"]}
+            if name != "models":
+                continue  # a new table's rows matter only for the models added
         new_rows = _rows(new_dir, entry)
-        if name not in old_entries:
-            tables[name] = {"added_table": True, "rows": len(new_rows)}
-            old_rows: list[Row] = []
-        else:
+        old_rows: list[Row] = []
+        if old_entry is not None:
             assert old_dir is not None
-            old_rows = _rows(old_dir, old_entries[name])
+            old_rows = _rows(old_dir, old_entry)
             tables[name] = diff_table(old_rows, new_rows, *_shape(entry))
         if name == "models":
             old_ids = {row["model_id"] for row in old_rows}

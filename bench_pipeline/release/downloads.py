@@ -12,6 +12,7 @@ number; JSON and Parquet keep the exact value.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import polars as pl
@@ -50,12 +51,21 @@ def published_values(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(converted) if converted else frame
 
 
+def json_parts(frame: pl.DataFrame) -> tuple[bytes | memoryview, ...]:
+    """The bytes of `<name>.json` for this frame, in parts that joined are `json_bytes` (a
+    large table's file is written and digested without one more copy of it)."""
+    buffer = io.BytesIO()
+    published_values(frame).write_ndjson(buffer)
+    lines = buffer.getvalue()  # each row one line ending in "\n"; JSON text has no raw newline
+    if not lines:
+        return (b"[]\n",)
+    return b"[\n", memoryview(lines.replace(b"\n", b",\n"))[:-2], b"\n]\n"
+
+
 def json_bytes(frame: pl.DataFrame) -> bytes:
     """The bytes of `<name>.json` for this frame: an array of objects, one row per line,
-    written by polars' own JSON writer (no Python object per value)."""
-    lines = published_values(frame).write_ndjson().split("\n")  # JSON text has no raw newline
-    body = ",\n".join(line for line in lines if line)
-    return ("[\n" + body + "\n]\n" if body else "[]\n").encode()
+    written by polars' own JSON writer (no Python object per value, nor per row)."""
+    return b"".join(json_parts(frame))
 
 
 FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
@@ -74,11 +84,17 @@ def neutralise_formulas(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def csv_bytes(frame: pl.DataFrame) -> bytes:
+    """The bytes of `<name>.csv` for this frame (formulas neutralised, missing values empty)."""
+    buffer = io.BytesIO()
+    published_values(neutralise_formulas(frame)).write_csv(buffer, null_value="")
+    return buffer.getvalue()
+
+
 def write_download(frame: pl.DataFrame, name: str, directory: Path) -> dict[str, Path]:
     """Write `<name>.csv` and `<name>.json` (an array of objects, same columns) atomically."""
     directory.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = directory / f"{name}.csv", directory / f"{name}.json"
-    csv_text = published_values(neutralise_formulas(frame)).write_csv(null_value="")
-    write_bytes(csv_path, csv_text.encode())
+    write_bytes(csv_path, csv_bytes(frame))
     write_bytes(json_path, json_bytes(frame))
     return {"csv": csv_path, "json": json_path}

@@ -60,7 +60,7 @@ def entry_models(
     ]  # fmt: skip
     # The registry these host listings would join, built once without them (hosts never
     # found models): the same answer as rebuilding it with them, at half the cost.
-    matched = host_matches(all_candidates(conn, aliases), aliases, candidates)
+    matched = host_matches(all_candidates(conn, aliases, hosts=False), aliases, candidates)
     return {
         key: matched.get(f"{organisation[key] or ''}\0{single[key]}") if key in single else None
         for key in tags
