@@ -344,3 +344,30 @@ def blended_usecase_runs() -> list[UseCaseRun]:
     alpha = [_usecase_run(f"alpha-{i}", "alpha", i, rerun_of=f"beta-{i % 6}") for i in range(22)]
     gamma = [_usecase_run(f"gamma-{i}", "gamma", i + 1) for i in range(6)]
     return beta + alpha + gamma
+
+
+def synthetic_item_boards(seed: int = 11, entries: int = 40) -> dict[str, list[dict[str, Any]]]:
+    """`item_boards` and `item_board_pairs` rows from made-up per-item results, by the
+    production board code: a board named like a script tag, two entries sharing a name, one
+    entry publishing only a percentage, one item without a cost, and a second small board."""
+    from bench_pipeline.scores.item_boards import BoardEntry, ItemResult, board_frames, item_board
+
+    rng = random.Random(seed)
+    items = [f"item-{k:02d}" for k in range(30)]
+
+    def entry(key: str, name: str, skill: float) -> BoardEntry:
+        results = {
+            item: ItemResult(rng.random() < skill, None if item == "item-07" and key == "k3"
+                             else Decimal(rng.choice(("0.01", "0.25", "1.5"))))
+            for item in items
+        }  # fmt: skip
+        return BoardEntry(key=key, entry=name, model_id=None, published_percent=None,
+                          items=results)  # fmt: skip
+
+    big = [
+        entry(f"k{n}", f"Entry <{n}>" if n % 7 else "Twin", rng.random()) for n in range(entries)
+    ]
+    big.append(BoardEntry(key="pct", entry="Percent only", published_percent=41.5))
+    small = [entry(f"s{n}", f"Small {n}", 0.2 + 0.15 * n) for n in range(5)]
+    frames = board_frames([item_board(HOSTILE_NAME, big), item_board("small", small)])
+    return {name: frame.to_dicts() for name, frame in frames.items()}

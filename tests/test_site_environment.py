@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import jinja2
 import pytest
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from bench_pipeline.site import markup
 from bench_pipeline.site.environment import PageEnvironment, remembered
@@ -90,3 +90,58 @@ def _outcome(formatter, value: object, option: tuple) -> object:
         return formatter(value, *option)
     except (ValueError, TypeError) as error:
         return type(error).__name__
+
+
+class _Html:
+    """An object that renders itself as HTML (its own markup, trusted)."""
+
+    def __html__(self) -> str:
+        return "<b>&amp;</b>"
+
+
+def _escape_cases(rng: random.Random) -> list[object]:
+    pieces = ["&", "<", ">", "'", '"', "a", "é", "\x00", " ", "&amp;", "\u2028", "𝔘"]
+    drawn = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(400)]
+    return [*drawn, "", Markup("<i>&</i>"), type("Sub", (Markup,), {})("<s>"), _Html(),
+            0, -1.5, float("nan"), None, True, Decimal("0.10"), [1, "<"], {"a": "<"}]  # fmt: skip
+
+
+@pytest.mark.parametrize("inner", ["markupsafe", "replacing"])
+def test_escape_output_gives_the_characters_markupsafe_escape_gives(
+    inner: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench_pipeline.site import environment
+
+    if inner == "replacing":  # the path taken when MarkupSafe's own is not at hand
+        monkeypatch.setattr(environment, "_escape_text", environment._escape_replacing)
+    for value in _escape_cases(random.Random(5)):
+        assert environment.escape_output(value) == str(escape(value)), value
+    undefined = jinja2.StrictUndefined(name="nothing")
+    with pytest.raises(jinja2.UndefinedError):
+        environment.escape_output(undefined)
+    with pytest.raises(jinja2.UndefinedError):
+        escape(undefined)
+
+
+def test_a_template_calls_what_jinja2_calls_with_what_it_passes() -> None:
+    source = (
+        "{% set d = {'a': '<x>'} %}{{ d.get('a') }}|{{ d.get('b', 'no') }}|{{ ctx_name() }}|"
+        "{{ env_name() }}|{{ stops() }}|{{ first(empty()) }}|"
+        "{% for k in [1, 2] %}{{ d.get(k, k) }}{% endfor %}"
+        "{% macro m(x) %}[{{ x }}]{% endmacro %}{{ m('<y>') }}"
+    )
+    names = {
+        "ctx_name": jinja2.pass_context(lambda context: context.name),
+        "env_name": jinja2.pass_environment(lambda env: type(env).__name__[:4]),
+        "stops": lambda: next(iter(())),
+        "first": next,  # a built-in: the shortcut's path, StopIteration included
+        "empty": lambda: iter(()),
+    }
+    plain = jinja2.Environment(autoescape=True)
+    fast = PageEnvironment(autoescape=True)
+    for env in (plain, fast):
+        env.globals.update(names)
+    expected = plain.from_string(source).render()
+    got = fast.from_string(source).render()
+    assert got.replace("Page", "Envi") == expected
+    assert "&lt;x&gt;|no|" in got and "[&lt;y&gt;]" in got

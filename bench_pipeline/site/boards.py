@@ -27,6 +27,7 @@ from bench_pipeline.site.charts import (
     intervals_chart,
     scatter_chart,
 )
+from bench_pipeline.site.large_tables import LargeTable
 from bench_pipeline.site.layout import Row
 
 ARENA_CHART_ROWS = 30
@@ -309,12 +310,17 @@ def change_summary(release_diff: Mapping[str, Any] | None, models: Mapping[str, 
 # ------------------------------------------------------------------ downloads
 
 
-def simulated_label(table: str, tables: Mapping[str, list[Row]]) -> str:
-    """How much of a download is simulated, in words ("" when nothing is)."""
-    rows = tables.get(table, [])
-    if rows and "simulated" in rows[0]:
-        count = sum(1 for r in rows if markup.is_simulated(r))
-        if not count:
-            return ""
-        return "all rows simulated" if count == len(rows) else f"{count} of {len(rows)} simulated"
-    return ""
+def simulated_label(
+    table: str, tables: Mapping[str, list[Row]], large: Mapping[str, LargeTable] | None = None
+) -> str:
+    """How much of a download is simulated, in words ("" when nothing is); a table in
+    `large` is counted in its file (`large_tables.py`)."""
+    if large and table in large:
+        marked, count, total = large[table].simulated
+    else:
+        rows = tables.get(table, [])
+        marked, total = bool(rows) and "simulated" in rows[0], len(rows)
+        count = sum(1 for r in rows if markup.is_simulated(r)) if marked else 0
+    if not (marked and count):
+        return ""
+    return "all rows simulated" if count == total else f"{count} of {total} simulated"

@@ -12,6 +12,7 @@ functions of `views.py`; this module only renders and copies files.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,12 +36,13 @@ from bench_pipeline.site.paging import (
     PAGE_ROWS,
     copy_if_changed,
     first_page,
+    store,
     write_if_changed,
 )
 from bench_pipeline.site.receipts import render_receipts
 from bench_pipeline.site.reuse import MODEL_GLOBALS, PageRecord, code_digest, page_key, shared_key
 from bench_pipeline.site.views import Model, Release, load_release, safe_id
-from bench_pipeline.site.workers import Split, default_workers
+from bench_pipeline.site.workers import Split, default_workers, objects_frozen
 
 SITE_SOURCES = settings.REPO_ROOT / "site"
 TEMPLATES = SITE_SOURCES / "templates"
@@ -83,10 +85,12 @@ class SiteBuilder:
         self.workers = default_workers() if workers is None else workers
         self.pages: list[Path] = []
         self.written: set[Path] = set()
+        self.stored: dict[str, tuple[int, int]] = {}
+        """Size and mtime of each page this process wrote, by path (for the reuse record)."""
         self.models = views.collect_models(release)
         self.simulated = {
             t: any(markup.is_simulated(r) for r in rows) for t, rows in release.tables.items()
-        }
+        } | {t: large.simulated[1] > 0 for t, large in release.large.items()}
         self.titles = {t["name"]: t.get("title") or t["name"] for t in release.manifest["tables"]}
         self.sources = {r["name"]: r for r in release.rows("sources")}
         runs = {r["run_id"]: r for r in release.manifest.get("source_runs", [])}
@@ -112,7 +116,9 @@ class SiteBuilder:
             MISSING=markup.MISSING,
             RELEASE_PAGES=RELEASE_PAGES,
             board_chart=board_views.board_chart,
-            simulated_label=lambda table: board_views.simulated_label(table, release.tables),
+            simulated_label=lambda table: board_views.simulated_label(
+                table, release.tables, release.large
+            ),
         )
         # Model pages see only the release-wide values their reuse key holds (reuse.py).
         self.model_env = self.env.overlay()
@@ -145,8 +151,9 @@ class SiteBuilder:
         simulated = [self.titles.get(t, t) for t in shows if self.simulated.get(t)]
         context.setdefault("simulated", simulated)
         template_ = (env or self.env).get_template(template)
-        html = template_.render(root=root, page=path, present=set(self.release.tables), **context)
-        write_if_changed(target, html.encode("utf-8"))
+        html = template_.render(root=root, page=path, present=self.release.present, **context)
+        stored = store(target, html.encode("utf-8"))
+        self.stored[path] = (stored.size, stored.mtime_ns)
         return target
 
     def write(self, target: Path, content: bytes) -> None:
@@ -157,15 +164,21 @@ class SiteBuilder:
     def prune(self) -> None:
         """Remove what an earlier build generated and this one did not write; `data/` (the
         release asset's) stays. Files this build wrote with unchanged bytes keep their inode
-        and mtime, so an incremental build touches only the pages that changed."""
-        generated = [p for name in GENERATED_DIRS for p in (self.out / name).rglob("*")]
+        and mtime, so an incremental build touches only the pages that changed. The folders
+        are read with `os.scandir`, whose entries know their type: no look-up per file."""
         written = {str(p) for p in self.written}  # a str hashes much faster than a Path
-        for path in [*generated, *self.out.glob("*.html"), *self.out.glob(".*.tmp")]:
-            if (path.is_file() or path.is_symlink()) and str(path) not in written:
-                path.unlink()
-        for folder in sorted((p for p in generated if p.is_dir()), reverse=True):
-            if not any(folder.iterdir()):
-                folder.rmdir()
+        for name in GENERATED_DIRS:
+            _prune_folder(str(self.out / name), written)
+        try:
+            top = list(os.scandir(self.out))
+        except FileNotFoundError:
+            return
+        for entry in top:
+            ours = entry.name.endswith(".html") or (
+                entry.name.startswith(".") and entry.name.endswith(".tmp")
+            )
+            if ours and _plain_file(entry) and entry.path not in written:
+                os.unlink(entry.path)
 
     def copy_files(self) -> list[Row]:
         """Static assets and the older releases' manifests; the older manifests, newest first."""
@@ -221,13 +234,31 @@ class SiteBuilder:
     def build(self) -> SiteResult:
         """Render every page; return what was written."""
         self.out.mkdir(parents=True, exist_ok=True)
-        older = self.copy_files()
-        tables = self.downloads()
+        by_name = sorted(self.models.values(), key=lambda m: (m.name.lower(), m.id))
+        # The model pages render in forked workers from the start, while this process
+        # writes the rest of the site, then takes its own share of what is left.
+        record = PageRecord(self.out)
+        split = self.start_model_pages(by_name, record)
+        try:
+            older = self.copy_files()
+            tables = self.downloads()
+            self.board_pages(tables, by_name)
+            at = len(self.pages)  # where a one-process build lists the model pages
+            self.site_pages(tables, older)
+        except BaseException:
+            split.stop()
+            raise
+        self.finish_model_pages(split, by_name, record, at)
+        self.prune()
+        return SiteResult(pages=self.pages, release_id=self.release.id)
+
+    def board_pages(self, tables: list[dict[str, Any]], by_name: list[Model]) -> None:
+        """The home page and the large boards: Known Good Index, capability indices,
+        market, Arena and the models list."""
         self.env.globals["table_downloads"] = {
             t["name"]: {link["kind"]: link["href"] for link in t["links"]} for t in tables
         }
         release, models = self.release, self.models
-        by_name = sorted(models.values(), key=lambda m: (m.name.lower(), m.id))
         boards = views.leaderboards(release, models)
         ranked = boards["leaderboard"]
         counts = {
@@ -269,18 +300,6 @@ class SiteBuilder:
             boards=[b | {"page": first_page(b["entries"], "arena_elo")} for b in arena],
         )  # fmt: skip
         self.render("models.html", "models.html", ("models",), models=first_page(by_name, "models"))
-        # The model pages render in forked workers while this process writes the rest of
-        # the site, then takes its own share of what is left.
-        record = PageRecord(self.out)
-        split, at = self.start_model_pages(by_name, record), len(self.pages)
-        try:
-            self.site_pages(tables, older)
-        except BaseException:
-            split.stop()
-            raise
-        self.finish_model_pages(split, by_name, record, at)
-        self.prune()
-        return SiteResult(pages=self.pages, release_id=release.id)
 
     def site_pages(self, tables: list[dict[str, Any]], older: list[Row]) -> None:
         """Every page after the models' own: methodology, documents, receipts, the suites'
@@ -305,7 +324,8 @@ class SiteBuilder:
         self.render("usecase-rank.html", "usecase_rank.html", ("usecase_runs",),
                     **views.usecase_view(release))  # fmt: skip
         if "item_boards" in release.tables:  # the home page links them only then
-            render_item_boards(self, release.rows("item_boards"), release.rows("item_board_pairs"))
+            pairs = release.large.get("item_board_pairs") or release.rows("item_board_pairs")
+            render_item_boards(self, release.rows("item_boards"), pairs)
         self.render(
             "about.html", "about.html", ("source_runs",),
             runs=views.last_runs(release, self.sources),
@@ -322,33 +342,39 @@ class SiteBuilder:
             titles_of=self.titles,
         )  # fmt: skip
 
-    def start_model_pages(self, models: Sequence[Model], record: PageRecord) -> Split[Model, str]:
+    def start_model_pages(
+        self, models: Sequence[Model], record: PageRecord
+    ) -> Split[Model, list[Any]]:
         """Begin every model's page in `self.workers` processes; a page whose inputs are
         those `record` holds for the page already there is kept (`reuse.py`).
         `finish_model_pages` ends it."""
         values = {name: self.model_env.globals[name] for name in MODEL_GLOBALS}
-        shared = shared_key(code_digest(TEMPLATES), values | {"present": set(self.release.tables)})
+        shared = shared_key(code_digest(TEMPLATES), values | {"present": self.release.present})
         return Split(models, lambda model: self.model_page(model, record, shared),
                      lambda model: model.href, self.workers).start()  # fmt: skip
 
     def finish_model_pages(
-        self, split: Split[Model, str], models: Sequence[Model], record: PageRecord, at: int
+        self, split: Split[Model, list[Any]], models: Sequence[Model], record: PageRecord, at: int
     ) -> None:
         """Render what is left of the model pages here, gather the workers', and list the
         pages at `at` (where a one-process build lists them) with the record of their keys."""
-        keys = split.finish()
+        entries = split.finish()
         self.written.update(self.out / model.href for model in models)
         self.pages[at:at] = [self.out / model.href for model in models]
-        self.written.add(record.save(dict(zip([m.href for m in models], keys, strict=True))))
+        self.written.add(record.save(dict(zip([m.href for m in models], entries, strict=True))))
 
-    def model_page(self, model: Model, record: PageRecord | None = None, shared: str = "") -> str:
+    def model_page(
+        self, model: Model, record: PageRecord | None = None, shared: str = ""
+    ) -> list[Any]:
         """Render one model's page unless `record` holds it from the same inputs; returns
-        the page's key (see `reuse.py`)."""
+        the page's key, then its file's size and mtime (see `reuse.py`)."""
         context = self.model_context(model)
         key = page_key(shared, context)
-        if record is None or not record.reusable(model.href, key):
+        held = record.reusable(model.href, key) if record is not None else None
+        if held is None:
             self.render_model((model, context))
-        return key
+            held = list(self.stored.pop(model.href))
+        return [key, *held]
 
     def render_model(self, item: tuple[Model, dict[str, Any]]) -> None:
         """Write a model's page from its `model_context` (the chart is drawn here): every
@@ -402,12 +428,37 @@ class SiteBuilder:
             )
 
 
+def _plain_file(entry: os.DirEntry[str]) -> bool:
+    """A file or a symbolic link (to anything), by the type the folder listing gave."""
+    return entry.is_file(follow_symlinks=False) or entry.is_symlink()
+
+
+def _prune_folder(folder: str, written: set[str]) -> None:
+    """Unlink every file under `folder` that is not in `written`, then every folder left
+    empty (the deepest first); `folder` itself stays."""
+    try:
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            _prune_folder(entry.path, written)
+            with os.scandir(entry.path) as left:
+                empty = next(left, None) is None
+            if empty:
+                os.rmdir(entry.path)
+        elif _plain_file(entry) and entry.path not in written:
+            os.unlink(entry.path)
+
+
 def build_site(
     release_dir: Path, out_dir: Path, releases_root: Path, workers: int | None = None
 ) -> SiteResult:
     """Render the release in `release_dir` into `out_dir` (see the module docstring), the
     model pages in `workers` processes (default: `workers.default_workers()`)."""
-    return SiteBuilder(load_release(release_dir), out_dir, releases_root, workers).build()
+    release = load_release(release_dir)
+    with objects_frozen():  # the release lives as long as the build (see `objects_frozen`)
+        return SiteBuilder(release, out_dir, releases_root, workers).build()
 
 
 def latest_release(releases_root: Path) -> Path:

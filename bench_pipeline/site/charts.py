@@ -12,11 +12,14 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from bench_pipeline.site.environment import remembered
 from bench_pipeline.site.markup import usd, when
 
 WIDTH, HEIGHT = 560, 200
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 16, 36
 SERIES = (("input_usd_per_1m", "input", "Input"), ("output_usd_per_1m", "output", "Output"))
+_usd, _when = remembered(usd), remembered(when)
+"""The formatters, remembering their results: the same prices and dates recur across models."""
 
 
 def _time(value: str) -> float:
@@ -33,19 +36,20 @@ def price_history_svg(points: Sequence[dict[str, Any]], label: str) -> Markup:
     `points` are price_history rows of one model (the canonical rate, host null), in any
     order. Returns an empty string when no observation has a price.
     """
-    rows = sorted(
-        (p for p in points if p.get("observed_at")), key=lambda p: _time(p["observed_at"])
-    )
+    dated = sorted(
+        ((p, _time(p["observed_at"])) for p in points if p.get("observed_at")),
+        key=lambda pair: pair[1],
+    )  # each timestamp parsed once
+    rows = [p for p, _ in dated]
     prices = [v for p in rows for key, *_ in SERIES if (v := _price(p.get(key))) is not None]
     if not prices:
         return Markup("")
-    start, end = _time(rows[0]["observed_at"]), _time(rows[-1]["observed_at"])
+    start, end = dated[0][1], dated[-1][1]
     top = max(prices) * 1.1 or 1.0
     span_x, span_y = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
-    def x(row: dict[str, Any]) -> float:
-        return LEFT + (span_x * (_time(row["observed_at"]) - start) / (end - start) if end > start
-                       else span_x / 2)  # fmt: skip
+    def x(at: float) -> float:
+        return LEFT + (span_x * (at - start) / (end - start) if end > start else span_x / 2)
 
     def y(value: float) -> float:
         return TOP + span_y * (1 - value / top)
@@ -59,13 +63,13 @@ def price_history_svg(points: Sequence[dict[str, Any]], label: str) -> Markup:
         f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + span_y}"/>',
         f'<text x="{LEFT - 6}" y="{TOP + 4}" text-anchor="end">{escape(usd(f"{top:.4g}"))}</text>',
         f'<text x="{LEFT - 6}" y="{TOP + span_y + 4}" text-anchor="end">$0</text>',
-        f'<text x="{LEFT}" y="{HEIGHT - 8}">{escape(when(rows[0]["observed_at"]))}</text>',
+        f'<text x="{LEFT}" y="{HEIGHT - 8}">{escape(_when(rows[0]["observed_at"]))}</text>',
     ]
     if end > start:
-        last = escape(when(rows[-1]["observed_at"]))
+        last = escape(_when(rows[-1]["observed_at"]))
         parts.append(f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end">{last}</text>')
     for key, css, title in SERIES:
-        series = [(x(r), y(v), r) for r in rows if (v := _price(r.get(key))) is not None]
+        series = [(x(at), y(v), r) for r, at in dated if (v := _price(r.get(key))) is not None]
         steps: list[str] = []
         for index, (px, py, _) in enumerate(series):
             if index:
@@ -74,7 +78,7 @@ def price_history_svg(points: Sequence[dict[str, Any]], label: str) -> Markup:
         if len(series) > 1:
             parts.append(f'<polyline class="{css}" points="{" ".join(steps)}"/>')
         for px, py, row in series:
-            tip = f"{title} {usd(row.get(key))} per 1M tokens, {when(row['observed_at'])}"
+            tip = f"{title} {_usd(row.get(key))} per 1M tokens, {_when(row['observed_at'])}"
             parts.append(
                 f'<circle class="{css}" cx="{px:.1f}" cy="{py:.1f}" r="3">'
                 f"<title>{escape(tip)}</title></circle>"

@@ -15,12 +15,15 @@ light whatever the size: the charts draw the top `CHART_ROWS` entries, the matri
 from __future__ import annotations
 
 import math
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import polars as pl
 from markupsafe import Markup, escape
 
+from bench_pipeline.site.large_tables import LargeTable
 from bench_pipeline.site.markup import missing, unique_slugs, usd
 from bench_pipeline.site.paging import CHART_ROWS, first_page
 
@@ -43,6 +46,74 @@ class Renderer(Protocol):
     """What the page needs from the site builder: its release rows and its render call."""
 
     def render(self, path: str, template: str, shows: Any = (), **context: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class BoardPairs:
+    """What a board's page needs of its pairs: how many there are, how many differ
+    significantly, and the pairs between the entries its matrix shows (in file order)."""
+
+    total: int = 0
+    significant: int = 0
+    shown: list[Row] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, pairs: list[Row] | BoardPairs) -> BoardPairs:
+        """`pairs` (every pair of one board, or already counted) counted."""
+        if isinstance(pairs, BoardPairs):
+            return pairs
+        return cls(len(pairs), sum(1 for p in pairs if p["significant"]), pairs)
+
+
+def board_pairs(
+    pairs: Iterable[Row] | LargeTable, shown: Mapping[str, set[Any]]
+) -> dict[str, BoardPairs]:
+    """Per board (by its name as text), its pairs counted and those between its `shown`
+    entry keys; from rows in memory, or asked of the table's file (`large_tables.py`)."""
+    if isinstance(pairs, LargeTable):
+        return _board_pairs_from_file(pairs, shown)
+    totals: Counter[str] = Counter()
+    significant: Counter[str] = Counter()
+    among: dict[str, list[Row]] = defaultdict(list)
+    for pair in pairs:
+        board = str(pair["board"])
+        totals[board] += 1
+        significant[board] += 1 if pair["significant"] else 0
+        keys = shown.get(board, ())
+        if pair["entry_key_a"] in keys and pair["entry_key_b"] in keys:
+            among[board].append(pair)
+    return {b: BoardPairs(totals[b], significant[b], among[b]) for b in totals}
+
+
+def _board_pairs_from_file(
+    table: LargeTable, shown: Mapping[str, set[Any]]
+) -> dict[str, BoardPairs]:
+    """`board_pairs` by two queries of the file: the counts per board, and the few pairs
+    whose two entries are both shown somewhere (then kept per board as in memory)."""
+    board = pl.col("board").fill_null("None")  # as str(None) names it in memory
+    counts = (
+        table.scan()
+        .group_by(board)
+        .agg(pl.len().alias("total"), pl.col("significant").fill_null(False).sum())
+        .collect()
+    )
+    keys = set().union(*shown.values()) if shown else set()
+    texts = sorted(k for k in keys if isinstance(k, str))  # the key columns hold text only
+
+    def held(column: str) -> pl.Expr:
+        found = pl.col(column).is_in(texts)
+        return found | pl.col(column).is_null() if None in keys else found
+
+    wanted = table.scan().filter(held("entry_key_a") & held("entry_key_b")).collect()
+    pairs = board_pairs(table.rows(wanted), shown)
+    return {
+        str(row["board"]): BoardPairs(
+            int(row["total"]),
+            int(row["significant"]),
+            pairs.get(str(row["board"]), BoardPairs()).shown,
+        )
+        for row in counts.iter_rows(named=True)
+    }
 
 
 def _ranked(rows: list[Row]) -> list[Row]:
@@ -181,15 +252,14 @@ def scatter_svg(rows: list[Row], label: str, limit: int = CHART_ROWS) -> Markup:
 
 
 def pair_matrix(
-    rows: list[Row], pairs: list[Row], limit: int = MATRIX_ENTRIES
+    rows: list[Row], pairs: list[Row] | BoardPairs, limit: int = MATRIX_ENTRIES
 ) -> list[tuple[Row, list[Row]]]:
     """Per ranked entry of the top `limit` (in board order), one cell per other of them:
     `mark` is ▲ when the row's entry is significantly better, ▼ when significantly worse,
     · otherwise."""
-    ranked = _ranked(rows)[:limit]
-    shown = {r["entry_key"] for r in ranked}
+    ranked, shown = _ranked(rows)[:limit], matrix_keys(rows, limit)
     by_pair = {}
-    for p in pairs:
+    for p in BoardPairs.of(pairs).shown:
         if p["entry_key_a"] in shown and p["entry_key_b"] in shown:
             by_pair[(p["entry_key_a"], p["entry_key_b"])] = p
             by_pair[(p["entry_key_b"], p["entry_key_a"])] = p
@@ -223,7 +293,7 @@ def _named(names: Iterable[str], between: str = ", ") -> str:
     return shown + (f"{between}and {len(listed) - NAMED:,} more" if len(listed) > NAMED else "")
 
 
-def reading(rows: list[Row], pairs: list[Row]) -> list[str]:
+def reading(rows: list[Row], pairs: list[Row] | BoardPairs) -> list[str]:
     """The board in plain sentences: who shares the top, how many pairs separate, what
     dominates, and where the per-item results disagree with the published percentage."""
     ranked = _ranked(rows)
@@ -239,10 +309,11 @@ def reading(rows: list[Row], pairs: list[Row]) -> list[str]:
         sentences.append(
             f"The top {count} are statistically tied ({lead}): the data cannot order them."
         )
-    significant = sum(1 for p in pairs if p["significant"])
+    counted = BoardPairs.of(pairs)
+    significant = counted.significant
     single = sum(1 for r in ranked if not r["tied"])
     sentences.append(
-        f"{significant} of {len(pairs)} pairs differ significantly after Holm's correction "
+        f"{significant} of {counted.total} pairs differ significantly after Holm's correction "
         f"at 5%; {single} of {len(ranked)} entries {'has' if single == 1 else 'have'} a "
         "single possible rank."
     )
@@ -279,21 +350,25 @@ def reading(rows: list[Row], pairs: list[Row]) -> list[str]:
     return sentences
 
 
-def render_item_boards(builder: Renderer, boards: list[Row], pairs: list[Row]) -> None:
-    """`item-boards.html` and `item-boards/<board>.html` for every board in the release."""
+def matrix_keys(rows: list[Row], limit: int = MATRIX_ENTRIES) -> set[Any]:
+    """The entry keys a board's matrix shows (`pair_matrix`'s top `limit` ranked)."""
+    return {r["entry_key"] for r in _ranked(rows)[:limit]}
+
+
+def render_item_boards(builder: Renderer, boards: list[Row], pairs: list[Row] | LargeTable) -> None:
+    """`item-boards.html` and `item-boards/<board>.html` for every board in the release;
+    `pairs` are the `item_board_pairs` rows, or that table's file (`large_tables.py`)."""
     rows_of: dict[str, list[Row]] = defaultdict(list)
-    pairs_of: dict[str, list[Row]] = defaultdict(list)
     for row in boards:
         rows_of[str(row["board"])].append(row)
-    for pair in pairs:
-        pairs_of[str(pair["board"])].append(pair)
+    counted = board_pairs(pairs, {name: matrix_keys(rows) for name, rows in rows_of.items()})
     names = sorted(rows_of)
     slugs = unique_slugs(names)
     summaries = []
     for name in names:
         path = f"item-boards/{slugs[name]}.html"
-        rows, board_pairs = rows_of[name], pairs_of[name]
-        sentences = reading(rows, board_pairs)
+        rows, board_pairs_ = rows_of[name], counted.get(name, BoardPairs())
+        sentences = reading(rows, board_pairs_)
         summaries.append({"board": name, "href": path, "entries": len(rows),
                           "ranked": len(_ranked(rows)), "lead": sentences[0]})  # fmt: skip
         builder.render(
@@ -302,6 +377,6 @@ def render_item_boards(builder: Renderer, boards: list[Row], pairs: list[Row]) -
             ranked=len(_ranked(rows)), charted=min(len(_ranked(rows)), CHART_ROWS),
             intervals=intervals_svg(rows, f"{name}: scores with 95% intervals and rank ranges"),
             scatter=scatter_svg(rows, f"{name}: cost per resolved instance against score"),
-            matrix=pair_matrix(rows, board_pairs),
+            matrix=pair_matrix(rows, board_pairs_),
         )  # fmt: skip
     builder.render("item-boards.html", "item_boards.html", ("item_boards",), boards=summaries)

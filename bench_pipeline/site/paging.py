@@ -52,20 +52,54 @@ def first_page(rows: Sequence[Any], table: str, size: int = PAGE_ROWS) -> Page:
     return Page(list(rows[:size]), len(rows), table)
 
 
+@dataclass(frozen=True)
+class Stored:
+    """A file as `store` left it: whether it was written, and its size and mtime on disk."""
+
+    written: bool
+    size: int
+    mtime_ns: int
+
+
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+
+
 def write_if_changed(target: Path, content: bytes) -> bool:
     """Write `content` to `target` unless it already holds exactly those bytes; True if
     written. A write goes to a hidden file renamed over the target (never in place)."""
-    try:
-        if target.stat().st_size == len(content) and target.read_bytes() == content:
-            return False
-    except FileNotFoundError:  # nothing there to share an inode with: write it directly
+    return store(target, content).written
+
+
+def store(target: Path, content: bytes) -> Stored:
+    """`write_if_changed`, returning the file's size and mtime as they are on disk now (read
+    from the open file, so recording them costs no further look-up)."""
+    try:  # a new file (nothing there to share an inode with) is written directly
+        return _write_new(target, content)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
-        return True
+        return _write_new(target, content)
+    status = os.stat(target)
+    if status.st_size == len(content) and target.read_bytes() == content:
+        return Stored(False, status.st_size, status.st_mtime_ns)
     partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-    partial.write_bytes(content)
+    stored = _write_new(partial, content)
     os.replace(partial, target)
-    return True
+    return stored
+
+
+def _write_new(target: Path, content: bytes) -> Stored:
+    """Create `target` (FileExistsError if it is there) holding `content`."""
+    descriptor = os.open(target, _CREATE, 0o666)
+    try:
+        with memoryview(content) as left:
+            while left:
+                left = left[os.write(descriptor, left) :]
+        status = os.fstat(descriptor)
+    finally:
+        os.close(descriptor)
+    return Stored(True, status.st_size, status.st_mtime_ns)
 
 
 def copy_if_changed(source: Path, target: Path) -> bool:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -76,25 +77,24 @@ class PageRecord:
         if isinstance(loaded, dict):
             self.previous = {k: v for k, v in loaded.items() if _well_formed(v)}
 
-    def reusable(self, page: str, key: str) -> bool:
-        """True when `page` (relative to the site) was built from `key` and its file is the
-        one that build wrote."""
+    def reusable(self, page: str, key: str) -> list[int] | None:
+        """The size and mtime of `page` (relative to the site) when it was built from `key`
+        and its file is the one that build wrote; else None."""
         held = self.previous.get(page)
         if held is None or held[0] != key:
-            return False
+            return None
         try:
-            status = (self.site / page).stat()
+            status = os.stat(self.site / page)
         except OSError:
-            return False
-        return [status.st_size, status.st_mtime_ns] == held[1:]
+            return None
+        on_disk = [status.st_size, status.st_mtime_ns]
+        return on_disk if on_disk == held[1:] else None
 
-    def save(self, keys: Mapping[str, str]) -> Path:
-        """Write the record of this build's pages (`keys`: each page's key, its file as it
-        is on disk now); returns its path."""
-        record = {}
-        for page, key in keys.items():
-            status = (self.site / page).stat()
-            record[page] = [key, status.st_size, status.st_mtime_ns]
+    def save(self, pages: Mapping[str, Sequence[Any]]) -> Path:
+        """Write the record of this build's pages (`pages`: each page's key, then its file's
+        size and mtime as the build left it); returns its path."""
+        record = {page: [str(key), int(size), int(mtime)] for page, (key, size, mtime) in
+                  pages.items()}  # fmt: skip
         target = self.site / RECORD
         write_if_changed(target, json.dumps(record, sort_keys=True).encode("utf-8"))
         return target

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_pipeline.site import markup
+from bench_pipeline.site.large_tables import LargeTable, open_large
 from bench_pipeline.site.layout import Row, Schema, complete, load_schema, read_json
 from bench_pipeline.site.navigator_v1 import navigator_v1_view
 
@@ -38,11 +39,18 @@ class Release:
     tables: dict[str, list[Row]]
     diff: dict[str, Any] | None
     schema: Schema
+    large: dict[str, LargeTable] = field(default_factory=dict)
+    """The tables read through their Parquet file, not held (`large_tables.py`)."""
 
     @property
     def id(self) -> str:
         """The release id."""
         return str(self.manifest["release_id"])
+
+    @property
+    def present(self) -> set[str]:
+        """The names of every table the release holds."""
+        return set(self.tables) | set(self.large)
 
     def rows(self, table: str) -> list[Row]:
         """The table's rows (none when the release lacks it)."""
@@ -81,20 +89,23 @@ def safe_id(release_id: str) -> str:
 
 
 def load_release(directory: Path) -> Release:
-    """The manifest, every table it lists (from its JSON file), the diff and the schema."""
+    """The manifest, every table it lists (from its JSON file; a large one through its
+    Parquet file, see `large_tables.py`), the diff and the schema."""
     manifest = read_json(directory / "manifest.json")
     safe_id(str(manifest["release_id"]))
     schema = load_schema(directory)
+    large = {e["name"]: t for e in manifest.get("tables", [])
+             if (t := open_large(directory, e, schema)) is not None}  # fmt: skip
     tables = {
         entry["name"]: complete(
             schema.columns(entry["name"]), read_json(directory / entry["files"]["json"]["path"])
         )
         for entry in manifest.get("tables", [])
-        if entry.get("files", {}).get("json")
+        if entry.get("files", {}).get("json") and entry["name"] not in large
     }
     diff_path = directory / "diff.json"
     diff = read_json(diff_path) if diff_path.is_file() else None
-    return Release(directory, manifest, tables, diff, schema)
+    return Release(directory, manifest, tables, diff, schema, large)
 
 
 def ranked(

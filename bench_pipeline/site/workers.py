@@ -22,7 +22,8 @@ import os
 import signal
 import struct
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -187,6 +188,25 @@ class Split(Generic[Item, Result]):
             lines = traceback.format_exception_only(type(error), error)
             message = f"rendering {where}: {''.join(lines).strip()}"[:_REPORT_CHARACTERS]
             return json.dumps({"failure": message}).encode("utf-8")
+
+
+@contextmanager
+def objects_frozen() -> Iterator[None]:
+    """Leave the objects made so far out of the garbage collector's passes until the end.
+
+    A build reads the release into a million or so dicts that live until it ends; each full
+    pass of the collector (one every few thousand new objects) walks all of them again: at
+    20,000 models, 0.6 s of the 1.0 s spent shaping the boards. Freezing them (as `Split`
+    does before a fork) skips that walk; objects made later are collected as usual. Nothing
+    frozen here can be freed before the end, which is when the build lets go of it anyway.
+    """
+    frozen_before = gc.get_freeze_count()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if not frozen_before:  # leave frozen what a caller had frozen
+            gc.unfreeze()
 
 
 def render_split(
