@@ -15,13 +15,18 @@ telemetry:
 """
 
 
+def default_dagster_home() -> Path:
+    """The instance folder `bench run` and `bench ui` use unless DAGSTER_HOME names another."""
+    return settings.bench_home() / "build" / "dagster"
+
+
 def prepare_dagster_home() -> Path:
     """Create the instance folder (with its dagster.yaml) and point DAGSTER_HOME at it,
     unless the operator already chose an instance of their own."""
     configured = os.environ.get("DAGSTER_HOME")
     if configured:
         return Path(configured)
-    home = settings.bench_home() / "build" / "dagster"
+    home = default_dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if not config.exists():

@@ -122,11 +122,11 @@ def run(mode: str, out: TextIO = sys.stdout) -> int:
     """Materialise every asset (the pipeline's jobs in order); 0 only when every step
     succeeded (rejections are normal). Refuses at once (exit 3) while another `bench run`
     holds the same BENCH_HOME (see `bench_pipeline.cli.run_lock`)."""
-    from bench_pipeline.cli.instance import skip_bookkeeping_fsync
+    from bench_pipeline.cli.instance import default_dagster_home, skip_bookkeeping_fsync
     from bench_pipeline.cli.run_lock import RunLockedError, exclusive_run
 
     home = prepare_dagster_home()
-    if home == settings.bench_home() / "build" / "dagster":  # our own instance, not theirs
+    if home == default_dagster_home():  # our own instance, not an operator's
         skip_bookkeeping_fsync(home)
     try:
         with exclusive_run(settings.bench_home()) as holder:  # only entering raises it

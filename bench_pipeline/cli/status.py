@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 import duckdb
 
+from bench_pipeline.cli.instance import default_dagster_home
 from bench_pipeline.core import settings
 from bench_pipeline.grading.split_decisions import open_splits
 from bench_pipeline.ingest.catalog import SourceDefinition
@@ -34,7 +35,7 @@ class FailingCheck:
 def existing_dagster_home() -> Path | None:
     """The Dagster instance folder `bench run` uses, if it exists (never created here)."""
     configured = os.environ.get("DAGSTER_HOME")
-    home = Path(configured) if configured else settings.bench_home() / "build" / "dagster"
+    home = Path(configured) if configured else default_dagster_home()
     return home if (home / "dagster.yaml").is_file() else None
 
 
