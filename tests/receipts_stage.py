@@ -89,8 +89,9 @@ def build_stage(home: Path) -> Stage:
     keys = [named[setup] for setup in SETUPS if named[setup] in stored.partitions]
     calls = ModelCallsResource(mode="simulated", cache_dir=str(home / "cache"))
     report = run_model_batch(
-        keys, warehouse.connection, calls.providers(), bank=bank, setups=setups
-    )
+        keys, warehouse.connection, calls.providers(), bank=bank, setups=setups,
+        locks=warehouse.locks_dir(),
+    )  # fmt: skip
     assert not report.failures, report.failures
     now = datetime.now(UTC)  # runs are stamped with the clock: grades and boards come after
     grade_pending(

@@ -108,7 +108,7 @@ def simulated_runs(database: Path, suites: Sequence[str] = ("pm", "navigator")) 
     calls = ModelCallsResource(mode="simulated", cache_dir=str(database.parent / "responses"))
     report = run_model_batch(
         stored.partitions, warehouse.connection, calls.providers(), bank=bank, setups=setups,
-        suites=suites,
+        locks=warehouse.locks_dir(), suites=suites,
     )  # fmt: skip
     assert not report.failures, report.failures
     return report.recorded

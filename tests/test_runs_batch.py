@@ -4,6 +4,8 @@ partition and the next batch runs it, a cycle stores its grades and the next fin
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -47,6 +49,21 @@ class FailsFirstCalls(SimulatedProvider):
         self.closed = True
 
 
+class HeldCalls(FailsFirstCalls):
+    """Simulated answers that wait until `release` is set, counting every call."""
+
+    def __init__(self, release: threading.Event) -> None:
+        super().__init__(failing=0)
+        self.release, self.calls, self.started = release, 0, threading.Event()
+
+    async def complete(self, request: ChatRequest):
+        self.calls += 1
+        self.started.set()
+        while not self.release.is_set():
+            await asyncio.sleep(0.01)
+        return await super().complete(request)
+
+
 @pytest.fixture
 def warehouse(tmp_path: Path) -> WarehouseResource:
     return WarehouseResource(path=str(tmp_path / "bench.duckdb"))
@@ -59,7 +76,13 @@ def test_a_batch_stores_its_runs_and_failures_and_resumes_past_them(warehouse) -
     keys = stored.partitions[:2]
     calls = FailsFirstCalls(failing=1)
     first = run_model_batch(
-        keys, warehouse.connection, calls, bank=bank, setups=setups, cases=[CASE]
+        keys,
+        warehouse.connection,
+        calls,
+        bank=bank,
+        setups=setups,
+        cases=[CASE],
+        locks=warehouse.locks_dir(),
     )
     assert calls.closed
     assert (first.planned, first.recorded, len(first.failures)) == (len(keys), len(keys) - 1, 1)
@@ -70,7 +93,13 @@ def test_a_batch_stores_its_runs_and_failures_and_resumes_past_them(warehouse) -
     assert CASE.split(":")[1] in partition and error.endswith("HTTP 400: bad request")
 
     again = run_model_batch(
-        keys, warehouse.connection, FailsFirstCalls(0), bank=bank, setups=setups, cases=[CASE]
+        keys,
+        warehouse.connection,
+        FailsFirstCalls(0),
+        bank=bank,
+        setups=setups,
+        cases=[CASE],
+        locks=warehouse.locks_dir(),
     )
     assert (again.skipped, again.recorded, again.failures) == (len(keys) - 1, 1, {})
     with warehouse.connection() as conn:
@@ -84,7 +113,13 @@ def test_a_round_grades_what_waits_and_the_next_finds_nothing(warehouse, tmp_pat
     keys = stored.partitions
     calls = ModelCallsResource(mode="simulated", cache_dir=str(tmp_path / "cache"))
     run_model_batch(
-        keys, warehouse.connection, calls.providers(), bank=bank, setups=setups, cases=[CASE]
+        keys,
+        warehouse.connection,
+        calls.providers(),
+        bank=bank,
+        setups=setups,
+        cases=[CASE],
+        locks=warehouse.locks_dir(),
     )
 
     def grade():
@@ -105,3 +140,39 @@ def test_a_round_grades_what_waits_and_the_next_finds_nothing(warehouse, tmp_pat
     assert reviewed.simulated_reviews == len(keys)  # the labelled reviewer, simulated runs
     assert (reviewed.accepted_reviews, reviewed.rejected_files) == ([], {})
     assert reviewed.calibration_pairs == 0 and reviewed.agreement is None
+
+
+def test_two_batches_of_one_partition_at_once_run_it_once(warehouse) -> None:
+    """The second batch waits for the first's partition lock, then finds every run stored:
+    no call is made twice and no run is recorded twice."""
+    bank, setups = load_bank(), load_setups()
+    with warehouse.connection() as conn:
+        keys = store_task_bank(conn, bank, setups).partitions[:1]
+    release, waited = threading.Event(), []
+    first_calls, second_calls = HeldCalls(release), HeldCalls(threading.Event())
+    second_calls.release.set()
+    reports = {}
+
+    def batch(name: str, calls: HeldCalls) -> None:
+        reports[name] = run_model_batch(
+            keys, warehouse.connection, calls, bank=bank, setups=setups,
+            locks=warehouse.locks_dir(), waiting=lambda key: (waited.append(key), release.set()),
+        )  # fmt: skip
+
+    first = threading.Thread(target=batch, args=("first", first_calls))
+    first.start()
+    assert first_calls.started.wait(30)  # the first batch is answering, lock held
+    second = threading.Thread(target=batch, args=("second", second_calls))
+    second.start()
+    for thread in (first, second):
+        thread.join(120)
+    assert waited == keys  # the second found the partition held and waited for it
+    planned = reports["first"].planned
+    assert planned > 1 and reports["first"].recorded == first_calls.calls == planned
+    assert (reports["second"].skipped, reports["second"].recorded, second_calls.calls) == (
+        planned,
+        0,
+        0,
+    )
+    with warehouse.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM model_runs").fetchall() == [(planned,)]

@@ -175,8 +175,10 @@ def model_runs(
         models.providers(),
         bank=load_bank(),
         setups=load_setups(),
+        locks=warehouse.locks_dir(),
         concurrency=models.concurrency,
         progress=progress,
+        waiting=lambda key: context.log.info(f"waiting for partition {key}: another run holds it"),
         cases=config.cases,
     )
     with warehouse.connection() as conn:

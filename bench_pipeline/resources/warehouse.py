@@ -25,6 +25,10 @@ class WarehouseResource(dg.ConfigurableResource):
     def db_path(self) -> Path:
         return Path(self.path) if self.path else settings.warehouse_path()
 
+    def locks_dir(self) -> Path:
+        """The folder of the named locks that guard work on this warehouse (`core/locks`)."""
+        return self.db_path().parent / "locks"
+
     @contextmanager
     def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A read-write connection, closed when the block ends (even on error)."""

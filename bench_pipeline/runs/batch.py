@@ -5,6 +5,11 @@ same functions.
 The warehouse is reached through `Connect` (short-lived connections, as the warehouse
 resource gives them) and held only to read the plan and to write rows, never while models
 answer: a step on another worker, or any other writer, gets the file between two flushes.
+
+A batch holds a lock per partition (`core/locks`) from before it reads which runs are stored
+until its last row is written: two runs of one partition at once (a backfill and a retry, or a
+partition submitted twice) would otherwise both find a run missing and both pay for it. The
+second waits and then resumes past everything the first stored.
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ import asyncio
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import duckdb
 
+from bench_pipeline.core.locks import holding
 from bench_pipeline.providers.base import Provider
 from bench_pipeline.runs.execute import BatchReport, execute_batch
 from bench_pipeline.runs.plan import EXECUTED_SUITES, WorkItem, planned_partitions, work_items
@@ -77,8 +84,10 @@ def run_model_batch(
     *,
     bank: TaskBank,
     setups: SetupCatalog,
+    locks: Path,
     concurrency: int = 8,
     progress: Callable[[BatchReport], None] | None = None,
+    waiting: Callable[[str], None] | None = None,
     suites: Collection[str] = EXECUTED_SUITES,
     cases: Collection[str] = (),
 ) -> BatchReport:
@@ -91,8 +100,11 @@ def run_model_batch(
         calls: The providers; closed before returning.
         bank: The task bank.
         setups: The setups of `setups/` (proposed ones are added from the warehouse).
+        locks: The folder of the partition locks (`WarehouseResource.locks_dir`): every
+            process writing this warehouse must use the same one.
         concurrency: Calls in flight at most.
         progress: Called after each finished run with the report so far.
+        waiting: Called with a partition key that another batch holds, before waiting.
         suites: Only the case versions of these suites (all executed ones by default).
         cases: Only these cases (`<suite>:<case id>`), when given.
 
@@ -101,6 +113,21 @@ def run_model_batch(
         caller decides, and a rerun resumes past every stored run).
     """
     keys = list(keys)
+    with holding(locks, keys, waiting):
+        return _run_held(keys, connect, calls, bank, setups, concurrency, progress, suites, cases)
+
+
+def _run_held(
+    keys: list[str],
+    connect: Connect,
+    calls: ModelCalls,
+    bank: TaskBank,
+    setups: SetupCatalog,
+    concurrency: int,
+    progress: Callable[[BatchReport], None] | None,
+    suites: Collection[str],
+    cases: Collection[str],
+) -> BatchReport:
     with connect() as conn:
         items = work_items(keys, bank, with_proposals(conn, setups), suites, cases)
         done = stored_run_ids(conn, {item.partition_key for item in items})
