@@ -18,13 +18,14 @@ $(STAMP): pyproject.toml uv.lock
 	$(PYTHON) -m uv sync --frozen --compile-bytecode --python "$$(command -v $(PYTHON))"
 	@touch $@
 
-run: setup  ## materialise every asset on the embedded default (recorded sources)
+run: setup browser  ## materialise every asset on the embedded default (recorded sources)
 	$(BIN)/bench run
 
-# The site's browser tests drive Debian's Chromium (never a downloaded browser).
+# Grading opens HTML answers in Debian's Chromium, and so do the site's browser tests (never a
+# downloaded browser): `make run`, `make ui`, `make bench` and `make test` install it when missing.
 browser:
 	@[ -x /usr/bin/chromium ] || { \
-	  echo "Installing Debian's chromium for the browser tests"; \
+	  echo "Installing Debian's chromium (grading and the browser tests)"; \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; }
 
 # The scale-out tests (tests/test_scale_out.py) start their own throwaway PostgreSQL and Redis
@@ -58,10 +59,10 @@ test-fast: setup  ## the fast loop
 	$(BIN)/python -m pytest -m "not integration"
 
 PORT ?= 3000
-ui: setup  ## the Dagster UI on http://127.0.0.1:$(PORT) (`make ui PORT=3001` for another port)
+ui: setup browser  ## the Dagster UI on http://127.0.0.1:$(PORT) (`make ui PORT=3001` for another port)
 	$(BIN)/bench ui --port $(PORT)
 
-bench: setup  ## benchmarks, printed as ratios against a baseline measured in the same run
+bench: setup browser  ## benchmarks, printed as ratios against a baseline measured in the same run
 	$(BIN)/python -m benchmarks
 
 lint: setup  ## formatting, lint and docstrings, types, import rules
