@@ -11,6 +11,8 @@ figure stays missing (None), never zero.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from decimal import Decimal
 
 import duckdb
@@ -18,7 +20,12 @@ import polars as pl
 from polars.datatypes import DataTypeClass
 
 from bench_pipeline.core.warehouse import fetch_frame, replace_tables
-from bench_pipeline.indices.openness import LicenceTable, classify_licence, openness_score
+from bench_pipeline.indices.openness import (
+    LicenceClass,
+    LicenceTable,
+    classify_licence,
+    openness_score,
+)
 from bench_pipeline.indices.pricing import blended_price, prices_disagree
 
 MODEL_INPUTS_SQL = """
@@ -126,10 +133,17 @@ def price_flag(
     return None
 
 
+def _blender() -> Callable[[Decimal | None, Decimal | None], Decimal | None]:
+    """`blended_price`, remembered per pair of rates: hosts repeat a few thousand pairs over
+    hundreds of thousands of rows, and the result depends only on the two values (tidied)."""
+    return functools.cache(blended_price)
+
+
 def provider_prices(endpoints: pl.DataFrame) -> pl.DataFrame:
     """Each host's rate and telemetry, with its own blended price."""
+    blend = _blender()
     blended = [
-        blended_price(i, o)
+        blend(i, o)
         for i, o in endpoints.select("prompt_usd_per_m", "completion_usd_per_m").iter_rows()
     ]
     return endpoints.rename(
@@ -148,13 +162,19 @@ def market_rows(models: pl.DataFrame, hosts: pl.DataFrame, licences: LicenceTabl
         pl.col("source_run_id").first().alias("telemetry_source_run_id"),
     )
     rows = []
+    blend = _blender()
+
+    @functools.cache
+    def classify(licence: str | None) -> LicenceClass | None:
+        return classify_licence(licence, licences)
+
     joined = models.join(telemetry, on="model_id", how="left")
     for row in joined.iter_rows(named=True):
         variable = bool(row["variable_pricing"])
         prompt = None if variable else row["prompt_usd_per_m"]
         completion = None if variable else row["completion_usd_per_m"]
         weights = open_weights(row["any_open"], row["all_open"])
-        licence_class = classify_licence(row["licence"], licences)
+        licence_class = classify(row["licence"])
         openness = openness_score(weights, licence_class, bool(row["has_repository"]))
         rows.append(
             {
@@ -162,7 +182,7 @@ def market_rows(models: pl.DataFrame, hosts: pl.DataFrame, licences: LicenceTabl
                 "model_name": row["model_name"],
                 "input_usd_per_1m": prompt,
                 "output_usd_per_1m": completion,
-                "blended_price_usd_per_1m": blended_price(prompt, completion),
+                "blended_price_usd_per_1m": blend(prompt, completion),
                 "price_flag": price_flag(prompt, completion, row["md_input"], row["md_output"]),
                 "output_speed_tps": row["output_speed_tps"],
                 "latency_ttft_s": row["latency_ttft_s"],
