@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench_pipeline.core.money import plain
+from bench_pipeline.release import downloads
 from bench_pipeline.release.downloads import (
     csv_bytes,
     json_bytes,
@@ -108,3 +109,20 @@ def test_renderings_are_the_earlier_bytes(rows: list[tuple]) -> None:
         assert json_bytes(part) == earlier_json(part)
         assert csv_bytes(part) == earlier_csv(part)
     assert json_bytes(pl.DataFrame()) == earlier_json(pl.DataFrame())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.none() | st.text(), max_size=9), st.integers(1, 4))
+def test_renderings_in_chunks_are_the_earlier_bytes(
+    texts: list[str | None], chunk_rows: int
+) -> None:
+    """A file rendered a chunk of rows at a time (here 1 to 4 rows, so most frames span
+    several chunks, the last one partial or full) is byte for byte the earlier rendering."""
+    frame = pl.DataFrame(
+        {"text": texts, "n": list(range(len(texts)))}, schema={"text": pl.Utf8, "n": pl.Int64}
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(downloads, "CHUNK_ROWS", chunk_rows)
+        assert json_bytes(frame) == earlier_json(frame)
+        assert csv_bytes(frame) == earlier_csv(frame)
+        assert len(list(downloads.csv_parts(frame))) == max(1, -(-len(texts) // chunk_rows))

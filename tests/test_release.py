@@ -243,6 +243,37 @@ def test_verification_sees_a_changed_file(built: dict, tmp_path: Path) -> None:
     assert "data/stray.txt: not in the manifest" in problems
 
 
+def test_verification_sees_every_tampered_row_count_in_file_order(
+    built: dict, tmp_path: Path
+) -> None:
+    """Files are checked side by side; each wrong row count, size, digest or missing file is
+    still reported, once, in the manifest's file order."""
+    folder = tmp_path / built["outcome"].release_id
+    shutil.copytree(built["outcome"].path, folder)
+    manifest_path = folder / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    lied = ["bench.duckdb", "data/models.csv", "data/models.json", "data/models.parquet"]
+    for entry in manifest["files"]:
+        if entry["path"] in lied:
+            entry["rows"] += 1  # the files are intact: only a recount can see this
+    manifest_path.chmod(0o644)
+    manifest_path.write_text(json.dumps(manifest))
+    (folder / "data" / "market.json").unlink()
+    truncated = folder / "data" / "sources.csv"
+    truncated.chmod(0o644)
+    truncated.write_bytes(truncated.read_bytes().rsplit(b"\n", 2)[0] + b"\n")  # a row less
+    assert verify_release(folder) == [
+        "bench.duckdb: row count differs from the manifest",
+        "data/market.json: listed but missing",
+        "data/models.csv: row count differs from the manifest",
+        "data/models.json: row count differs from the manifest",
+        "data/models.parquet: row count differs from the manifest",
+        "data/sources.csv: sha256 differs from the manifest",
+        "data/sources.csv: size differs from the manifest",
+        "data/sources.csv: row count differs from the manifest",
+    ]
+
+
 def test_published_files_follow_the_download_rules(built: dict) -> None:
     folder = built["outcome"].path
     known_good = json_rows(folder, "known_good_index")

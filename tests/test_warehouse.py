@@ -101,3 +101,28 @@ def test_analyst_copy_replaces_atomically_under_an_open_reader(tmp_path: Path) -
     with duckdb.connect(str(target), read_only=True) as fresh:
         assert fresh.execute("SELECT count(*) FROM t").fetchone() == (1500,)
     assert not list(target.parent.glob(".*partial"))
+
+
+def test_a_failed_description_leaves_the_last_analyst_copy_whole(tmp_path: Path) -> None:
+    """The copy and its comments are one transaction: a description that fails half-way
+    leaves the previous copy in place, and no partial file."""
+    target = tmp_path / "analyst" / "bench.duckdb"
+
+    def half_then_fail(conn: duckdb.DuckDBPyConnection, catalog: str) -> None:
+        conn.execute(f"COMMENT ON TABLE {catalog}.t IS 'rows of t'")
+        raise RuntimeError("describing failed")
+
+    def describe(conn: duckdb.DuckDBPyConnection, catalog: str) -> None:
+        conn.execute(f"COMMENT ON TABLE {catalog}.t IS 'rows of t'")
+
+    with connect(tmp_path / "w.duckdb") as conn:
+        conn.execute("CREATE TABLE t AS SELECT range AS x FROM range(10)")
+        publish_read_only_copy(conn, target, describe=describe)
+        conn.execute("INSERT INTO t SELECT range FROM range(10, 15)")
+        with pytest.raises(RuntimeError, match="describing failed"):
+            publish_read_only_copy(conn, target, describe=half_then_fail)
+        conn.execute("SELECT 1")  # the warehouse connection is usable after the rollback
+    with duckdb.connect(str(target), read_only=True) as copy:
+        assert copy.execute("SELECT count(*) FROM t").fetchone() == (10,)
+        assert copy.execute("SELECT comment FROM duckdb_tables()").fetchone() == ("rows of t",)
+    assert not list(target.parent.glob(".*partial*"))

@@ -149,9 +149,10 @@ def publish_read_only_copy(
     with replacing(target) as partial:
         conn.execute(f"ATTACH '{partial}' AS analyst_copy (STORAGE_VERSION '{STORAGE_VERSION}')")
         try:
-            conn.execute(f"COPY FROM DATABASE {database} TO analyst_copy")
-            if describe is not None:
-                describe(conn, "analyst_copy")
+            with transaction(conn):  # one commit, not one per table and comment
+                conn.execute(f"COPY FROM DATABASE {database} TO analyst_copy")
+                if describe is not None:
+                    describe(conn, "analyst_copy")
         finally:
             conn.execute("DETACH analyst_copy")
     return target

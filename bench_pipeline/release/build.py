@@ -32,6 +32,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,10 +46,10 @@ from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.release.database import write_release_database
 from bench_pipeline.release.datapackage import DATAPACKAGE, datapackage
 from bench_pipeline.release.diff import MANIFEST, diff_releases, load_manifest
-from bench_pipeline.release.downloads import csv_bytes, json_bytes, json_parts
+from bench_pipeline.release.downloads import csv_parts, json_parts
 from bench_pipeline.release.ledger import Ledger
 from bench_pipeline.release.published import PUBLISHED, PublishedTable, schema_document
-from bench_pipeline.release.schema import SCHEMA
+from bench_pipeline.release.schema import SCHEMA, Frames, Together
 
 LATEST = "latest"
 DIFF = "diff.json"
@@ -66,15 +67,13 @@ class ReleaseOutcome:
     previous_release_id: str | None
 
 
-def json_rendering(frame: pl.DataFrame) -> bytes:
-    """The bytes `write_download` writes as `<name>.json` for this frame."""
-    return json_bytes(frame)
-
-
 def content_sha256(table: PublishedTable, frame: pl.DataFrame) -> str:
     """The digest a table contributes to the release id: its JSON without lineage columns."""
     values = frame.drop([c for c in table.lineage if c in frame.columns])
-    return hashlib.sha256(json_rendering(values)).hexdigest()
+    digest = hashlib.sha256()
+    for part in json_parts(values):  # its JSON, a chunk at a time
+        digest.update(part)
+    return digest.hexdigest()
 
 
 def _write_json(ledger: Ledger, table: PublishedTable, frame: pl.DataFrame) -> str:
@@ -210,6 +209,42 @@ def _read_only(paths: Iterable[Path]) -> None:
         path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
 
 
+def _write_downloads(
+    ledger: Ledger,
+    partial: Path,
+    tables: Sequence[PublishedTable],
+    frames: Mapping[str, pl.DataFrame],
+    contents: Mapping[str, str],
+    rows: dict[str, int | None],
+) -> list[dict[str, Any]]:
+    """Write each table's CSV and Parquet beside its JSON, note every file's rows, and return
+    the manifest's table entries."""
+    entries = []
+    for table in tables:
+        frame = frames[table.name]
+        ledger.write(f"{DATA}/{table.name}.csv", csv_parts(frame))
+        frame.write_parquet(partial / DATA / f"{table.name}.parquet")
+        files = {}
+        for fmt in FORMATS:
+            relative = f"{DATA}/{table.name}.{fmt}"
+            files[fmt] = {"path": relative, "sha256": ledger.file(relative).sha256}
+            rows[relative] = frame.height
+        entries.append(
+            {
+                "name": table.name,
+                "title": table.title,
+                "rows": frame.height,
+                "key": list(table.key),
+                "ranks": [rule.document() for rule in table.ranks],
+                "lineage": list(table.lineage),
+                "methodology": table.methodology,
+                "content_sha256": contents[table.name],
+                "files": files,
+            }
+        )
+    return entries
+
+
 def build_release(
     conn: duckdb.DuckDBPyConnection,
     releases_root: Path,
@@ -221,7 +256,8 @@ def build_release(
     unknown = sorted({t.methodology for t in tables} - set(methodology_versions))
     if unknown:
         raise ValueError(f"no methodology version given for {unknown}")
-    frames = {table.name: table.frame(conn) for table in tables}
+    made: dict[Together, Frames] = {}  # the receipts' two tables are assembled once for both
+    frames = {table.name: table.frame(conn, made) for table in tables}
     for table in tables:
         _check_keys(table, frames[table.name])
     releases_root.mkdir(parents=True, exist_ok=True)
@@ -242,32 +278,13 @@ def build_release(
             write_text(releases_root / LATEST, rid)
         return ReleaseOutcome(rid, final, False, manifest["previous_release_id"])
 
-    entries, rows = [], {}
-    for table in tables:
-        frame = frames[table.name]
-        ledger.write(f"{DATA}/{table.name}.csv", csv_bytes(frame))
-        frame.write_parquet(partial / DATA / f"{table.name}.parquet")
-        files = {}
-        for fmt in FORMATS:
-            relative = f"{DATA}/{table.name}.{fmt}"
-            files[fmt] = {"path": relative, "sha256": ledger.file(relative).sha256}
-            rows[relative] = frame.height
-        entries.append(
-            {
-                "name": table.name,
-                "title": table.title,
-                "rows": frame.height,
-                "key": list(table.key),
-                "ranks": [rule.document() for rule in table.ranks],
-                "lineage": list(table.lineage),
-                "methodology": table.methodology,
-                "content_sha256": contents[table.name],
-                "files": files,
-            }
-        )
-    ledger.write(SCHEMA, schema_text.encode("utf-8"))
-    write_release_database(partial / DATABASE, tables, frames)
+    rows: dict[str, int | None] = {}
+    with ThreadPoolExecutor(max_workers=1) as pool:  # DuckDB and polars work without the GIL
+        database = pool.submit(write_release_database, partial / DATABASE, tables, frames)
+        entries = _write_downloads(ledger, partial, tables, frames, contents, rows)
+        database.result()
     rows[DATABASE] = sum(frame.height for frame in frames.values())
+    ledger.write(SCHEMA, schema_text.encode("utf-8"))
 
     created_at = datetime.now(UTC).isoformat(timespec="seconds")
     manifest = {

@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from bench_pipeline.core.warehouse import STORAGE_VERSION
+from bench_pipeline.core.warehouse import STORAGE_VERSION, transaction
 from bench_pipeline.core.writer import write_frame
 from bench_pipeline.release.published import PUBLISHED
 from bench_pipeline.release.schema import PublishedTable
@@ -225,11 +225,12 @@ def write_release_database(
     conn = duckdb.connect()
     try:
         conn.execute(f"ATTACH {_text(str(path))} AS release (STORAGE_VERSION '{STORAGE_VERSION}')")
-        for table in tables:
-            write_frame(conn, f"release.{_name(table.name)}", frames[table.name], mode="create")
-            for statement in comment_statements("release", table):
-                conn.execute(statement)
-        create_views(conn, "release")
+        with transaction(conn):  # one commit, not one per table, comment and view
+            for table in tables:
+                write_frame(conn, f"release.{_name(table.name)}", frames[table.name], mode="create")
+                for statement in comment_statements("release", table):
+                    conn.execute(statement)
+            create_views(conn, "release")
         conn.execute("USE memory")
         conn.execute("CHECKPOINT release")
         conn.execute("DETACH release")

@@ -10,7 +10,7 @@ gigabyte).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +41,7 @@ class Ledger:
         self.folder = folder
         self._files: dict[str, Written] = {}
 
-    def write(self, relative: str, content: bytes | Sequence[bytes | memoryview]) -> Written:
+    def write(self, relative: str, content: bytes | Iterable[bytes | memoryview]) -> Written:
         """Write `content` (bytes, or parts written one after another) to `relative`
         (creating its folder) and note its digest."""
         parts = (content,) if isinstance(content, bytes) else content

@@ -370,6 +370,17 @@ def refuse_secrets(rows: Iterable[Mapping[str, Any]], secrets: list[str]) -> Non
         ReceiptLeak: Naming the run and field, and the secret by its position only (a
             report must not publish it).
     """
+    rows = list(rows)
+    # One search of every searched field joined first: a secret in a field is in the joined
+    # text, so a release without any (the usual case) is not searched field by field.
+    joined = "\0".join(
+        value
+        for row in rows
+        for name, value in row.items()
+        if name not in NOT_SEARCHED and isinstance(value, str)
+    )
+    if not any(secret in joined for secret in secrets):
+        return
     for row in rows:
         for name, value in row.items():
             if name in NOT_SEARCHED or not isinstance(value, str):
@@ -383,26 +394,21 @@ def refuse_secrets(rows: Iterable[Mapping[str, Any]], secrets: list[str]) -> Non
                     )
 
 
-def receipts_frame(conn: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """The `receipts` table (the task bank is `BENCH_TASKS`, as for the release's privacy
-    check, and the setups `BENCH_SETUPS`)."""
-    receipts, _ = assemble(conn, load_bank(), load_setups())
-    order = sorted(receipts, key=lambda r: (r["suite"], str(r.get("setup")), r["run_id"]))
-    return _frame(order, RECEIPT_COLUMNS)
-
-
-def receipt_scores_frame(conn: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """The `receipt_scores` table."""
-    _, scores = assemble(conn, load_bank(), load_setups())
-    order = sorted(scores, key=lambda r: (r["run_id"], r["criterion"], r["grader"]))
-    return _frame(order, SCORE_COLUMNS)
+def receipt_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
+    """The `receipts` and `receipt_scores` tables, from one assembly (the task bank is
+    `BENCH_TASKS`, as for the release's privacy check, and the setups `BENCH_SETUPS`)."""
+    receipts, scores = assemble(conn, load_bank(), load_setups())
+    receipts.sort(key=lambda r: (r["suite"], str(r.get("setup")), r["run_id"]))
+    scores.sort(key=lambda r: (r["run_id"], r["criterion"], r["grader"]))
+    return {"receipts": _frame(receipts, RECEIPT_COLUMNS),
+            "receipt_scores": _frame(scores, SCORE_COLUMNS)}  # fmt: skip
 
 
 RECEIPT_TABLES = (
     PublishedTable("receipts", "Receipts: every published run's input, output, grades and costs",
-                   None, ("run_id",), "receipts", RECEIPT_COLUMNS, build=receipts_frame),
+                   None, ("run_id",), "receipts", RECEIPT_COLUMNS, together=receipt_frames),
     PublishedTable("receipt_scores", "Receipts: each run's score per criterion and grader",
                    None, ("run_id", "criterion", "grader"), "receipts", SCORE_COLUMNS,
-                   build=receipt_scores_frame),
+                   together=receipt_frames),
 )  # fmt: skip
 """The two tables, for `published.PUBLISHED`."""

@@ -38,6 +38,9 @@ _DTYPES: dict[str, tuple[type[pl.DataType], ...]] = {
 }  # fmt: skip
 
 Row = Mapping[str, Any]
+Frames = Mapping[str, pl.DataFrame]
+Together = Callable[[duckdb.DuckDBPyConnection], Frames]
+"""Makes the frames of several published tables in one pass, by table name."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,8 @@ class PublishedTable:
         parameters: Methodology figures a reader needs to recompute the board (e.g. the
             UseCaseRank weights), published in `schema.json`.
         build: Python that makes the frame, for a table not in the warehouse.
+        together: Python that makes this table's frame and its siblings' in one pass (by
+            name), for tables not in the warehouse that share their work (the receipts).
     """
 
     name: str
@@ -174,11 +179,12 @@ class PublishedTable:
     ranks: tuple[RankRule, ...] = ()
     parameters: Mapping[str, Any] = field(default_factory=dict)
     build: Callable[[duckdb.DuckDBPyConnection], pl.DataFrame] | None = None
+    together: Together | None = None
 
     def __post_init__(self) -> None:
         """Refuse a declaration that contradicts itself."""
-        if (self.sql is None) == (self.build is None):
-            raise ValueError(f"{self.name}: give exactly one of sql and build")
+        if sum(way is not None for way in (self.sql, self.build, self.together)) != 1:
+            raise ValueError(f"{self.name}: give exactly one of sql, build and together")
         names = [c.name for c in self.columns]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.name}: a column is declared twice")
@@ -198,14 +204,27 @@ class PublishedTable:
         """The columns holding a rank."""
         return tuple(r.column for r in self.ranks)
 
-    def frame(self, conn: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-        """The published rows: the query's (or `build`'s), with the release's rank columns.
+    def _made(self, conn: duckdb.DuckDBPyConnection, made: dict[Together, Frames]) -> pl.DataFrame:
+        if self.build is not None:
+            return self.build(conn)
+        if self.together is not None:
+            if self.together not in made:
+                made[self.together] = self.together(conn)
+            return made[self.together][self.name]
+        return fetch_frame(conn, self.sql or "")
+
+    def frame(
+        self, conn: duckdb.DuckDBPyConnection, made: dict[Together, Frames] | None = None
+    ) -> pl.DataFrame:
+        """The published rows: the query's (or `build`'s, or `together`'s), with the
+        release's rank columns. `made` keeps what each `together` made, so tables built
+        together in one pass are made once for all of them (pass the same dict to each).
 
         Raises:
             ValueError: When the columns are not the declared ones, or a rank the board's
                 module computed disagrees with the rank rule.
         """
-        frame = self.build(conn) if self.build else fetch_frame(conn, self.sql or "")
+        frame = self._made(conn, {} if made is None else made)
         ranked = frame
         for rule in self.ranks:
             ranks = rule.rank_series(ranked)

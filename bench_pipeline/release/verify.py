@@ -14,8 +14,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -88,6 +90,29 @@ def _count_rows(path: Path, raw: bytes | None = None) -> int | None:
     return None
 
 
+def _workers() -> int:
+    """Threads for checking a release's files: one per core (their reading, digesting and
+    parsing run outside the GIL)."""
+    return os.cpu_count() or 1
+
+
+def _file_problems(release_dir: Path, path: str, entry: dict[str, Any]) -> list[str]:
+    """How one listed file differs from its manifest entry (sha256, bytes, rows)."""
+    file = release_dir / path
+    if not file.is_file():
+        return [f"{path}: listed but missing"]
+    problems = []
+    raw = file.read_bytes() if _is_download_json(file) else None  # read once for both
+    digest = sha256_file(file) if raw is None else hashlib.sha256(raw).hexdigest()
+    if digest != entry["sha256"]:
+        problems.append(f"{path}: sha256 differs from the manifest")
+    if file.stat().st_size != entry["bytes"]:
+        problems.append(f"{path}: size differs from the manifest")
+    if entry.get("rows") is not None and _count_rows(file, raw) != entry["rows"]:
+        problems.append(f"{path}: row count differs from the manifest")
+    return problems
+
+
 def verify_release(release_dir: Path) -> list[str]:
     """Problems with a release folder: a listed file missing or different from its manifest
     entry (sha256, bytes, rows), or a file the manifest does not list. Empty when sound."""
@@ -103,19 +128,9 @@ def verify_release(release_dir: Path) -> list[str]:
         p.relative_to(release_dir).as_posix() for p in release_dir.rglob("*") if p.is_file()
     } - {MANIFEST}
     problems += [f"{path}: not in the manifest" for path in sorted(present - set(listed))]
-    for path, entry in sorted(listed.items()):
-        file = release_dir / path
-        if not file.is_file():
-            problems.append(f"{path}: listed but missing")
-            continue
-        raw = file.read_bytes() if _is_download_json(file) else None  # read once for both
-        digest = sha256_file(file) if raw is None else hashlib.sha256(raw).hexdigest()
-        if digest != entry["sha256"]:
-            problems.append(f"{path}: sha256 differs from the manifest")
-        if file.stat().st_size != entry["bytes"]:
-            problems.append(f"{path}: size differs from the manifest")
-        if entry.get("rows") is not None and _count_rows(file, raw) != entry["rows"]:
-            problems.append(f"{path}: row count differs from the manifest")
+    with ThreadPoolExecutor(max_workers=_workers()) as pool:  # reads and digests free the GIL
+        checked = pool.map(lambda item: _file_problems(release_dir, *item), sorted(listed.items()))
+        problems += [problem for found in checked for problem in found]
     for table in manifest["tables"]:
         for fmt, file_entry in table["files"].items():
             if listed.get(file_entry["path"], {}).get("sha256") != file_entry["sha256"]:
@@ -318,6 +333,7 @@ def private_text_findings(release_dir: Path, texts: Sequence[str]) -> list[dict[
     patterns = list(numbers)
     searched = list(dict.fromkeys([*patterns, *(_csv_quoted(p) for p in patterns if '"' in p)]))
     tabular_json = _scalar_safe(patterns)
+
     findings = []
     for path in sorted(p for p in release_dir.rglob("*") if p.is_file()):
         relative = path.relative_to(release_dir).as_posix()
