@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import duckdb
 import polars as pl
@@ -37,9 +38,16 @@ def _frame(rows: list[dict], columns: list[str]) -> pl.DataFrame:
 
 @without_collector
 def write_registry(
-    conn: duckdb.DuckDBPyConnection, registry: Registry, evaluations: tuple[EvaluationSpec, ...]
+    conn: duckdb.DuckDBPyConnection,
+    registry: Registry,
+    evaluations: tuple[EvaluationSpec, ...],
+    entry_models: Mapping[str, str | None] | None = None,
 ) -> None:
-    """Replace the registry tables and recompute `evaluation_scores`, in one transaction."""
+    """Replace the registry tables and recompute `evaluation_scores`, in one transaction.
+
+    `entry_models` (`entries.entries_placed`: SWE-bench entry `leaderboard NUL folder` →
+    model) replaces `swebench_entry_models`; none leaves it empty.
+    """
     models = _frame(
         [vars(m) for m in registry.models.values()],
         ["model_id", "name", "organization", "origin_source", "origin_key", "lab"],
@@ -87,6 +95,15 @@ def write_registry(
         ],
         ["source", "source_key", "name", "resembles", "reason"],
     )
+    placed = sorted((entry_models or {}).items())
+    entries = pl.DataFrame(
+        {
+            "leaderboard": [key.split("\0", 1)[0] for key, _ in placed],
+            "folder": [key.split("\0", 1)[1] for key, _ in placed],
+            "model_id": [model_id for _, model_id in placed],
+        },
+        schema={"leaderboard": pl.Utf8, "folder": pl.Utf8, "model_id": pl.Utf8},
+    )
     directions = pl.DataFrame(
         {
             "evaluation_id": [e.id for e in evaluations],
@@ -99,6 +116,7 @@ def write_registry(
             ("model_aliases", aliases),
             ("unmatched_models", unmatched),
             ("quarantined_models", quarantined),
+            ("swebench_entry_models", entries),
         ):
             write_frame(conn, table, frame, mode="replace")
         conn.execute("DELETE FROM evaluation_scores")
