@@ -53,6 +53,20 @@ def id_forms(identifier: str) -> IdForms:
     return IdForms(exact=_dots(text), undated=_dots(text[: match.start()]), date=date)
 
 
+def _strip_ascii(text: str, lowered: str, prefixes: tuple[str, ...]) -> str:
+    """`unwrap_host_id`'s prefix stripping when every letter is ASCII: lower case keeps
+    each letter's place, so the id is lowered once instead of at every comparison."""
+    lowered_prefixes = [(p.lower(), len(p)) for p in prefixes]
+    changed = True
+    while changed:
+        changed = False
+        for prefix, size in lowered_prefixes:
+            for joiner in ("/", ".", "-"):
+                if lowered.startswith(prefix + joiner) and len(text) > size + 1:
+                    text, lowered, changed = text[size + 1 :], lowered[size + 1 :], True
+    return text
+
+
 def unwrap_host_id(identifier: str, prefixes: tuple[str, ...]) -> tuple[str, ...]:
     """A host's id without the host's and lab's prefixes, then also without its version
     suffix: `anthropic.claude-opus-4-6-v1` → (`claude-opus-4-6-v1`, `claude-opus-4-6`);
@@ -64,6 +78,8 @@ def unwrap_host_id(identifier: str, prefixes: tuple[str, ...]) -> tuple[str, ...
     text = identifier
     lowered = identifier.lower()
     changed = any(lowered.startswith(p.lower()) for p in prefixes)  # else nothing to strip
+    if changed and identifier.isascii() and all(p.isascii() for p in prefixes):
+        text, changed = _strip_ascii(identifier, lowered, prefixes), False
     while changed:
         changed = False
         for prefix in prefixes:
