@@ -12,6 +12,7 @@ import pytest
 from bench_pipeline.core import settings
 from bench_pipeline.ingest.parsers.swebench import model_tags
 from bench_pipeline.registry.candidates import all_candidates
+from bench_pipeline.registry.entries import entry_tags, stored_entry_models
 from bench_pipeline.registry.matching import AliasFile, Candidate, host_matches
 from bench_pipeline.scores.item_boards import (
     BoardEntry,
@@ -244,12 +245,7 @@ def test_an_unreadable_payload_rejects_the_run_and_changes_nothing(warehouse) ->
 
 @pytest.fixture(scope="module")
 def real_boards(recorded_warehouse):
-    return {
-        b.board: b
-        for b in load_boards(
-            recorded_warehouse, AliasFile.load(settings.sources_dir() / "aliases.toml")
-        )
-    }
+    return {b.board: b for b in load_boards(recorded_warehouse)}
 
 
 def test_the_recorded_bash_only_board(real_boards) -> None:
@@ -404,3 +400,13 @@ def test_entries_match_as_when_every_host_listing_is_made(recorded_warehouse) ->
     assert any(models.values())
     matched = host_matches(every, aliases, listings)
     assert host_matches(without, aliases, listings) == matched
+
+
+def test_stored_entry_models_are_the_rebuilt_registrys(recorded_warehouse) -> None:
+    """The models the registry asset placed the entries on, from its own build, are what a
+    registry rebuilt for them (the item boards' earlier path) gives every recorded entry."""
+    aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
+    tags = entry_tags(recorded_warehouse)
+    stored = stored_entry_models(recorded_warehouse)
+    assert stored == entry_models(recorded_warehouse, aliases, tags)
+    assert set(stored) == set(tags) and any(stored.values()) and None in stored.values()

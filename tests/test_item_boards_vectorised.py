@@ -282,7 +282,7 @@ def test_the_store_gives_the_per_pair_tables(warehouse) -> None:
     assert run.status == "accepted", run.reason
     aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
     with warehouse.connect() as conn:
-        got = board_frames(load_boards(conn, aliases))
+        got = board_frames(load_boards(conn))
         expected = per_pair_frames(_boards_as_the_old_store_read_them(conn, aliases))
     ranked = [sum(1 for r in b["results"] if r.get("per_instance_details")) for b in boards]
     assert got["item_board_pairs"].height == sum(r * (r - 1) // 2 for r in ranked) > 0
@@ -318,7 +318,7 @@ def _boards_as_the_old_store_read_them(conn, aliases) -> list[tuple[str, list[Bo
 @pytest.mark.assets
 def test_the_recorded_boards_are_what_the_per_pair_path_published(recorded_warehouse) -> None:
     aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
-    got = board_frames(load_boards(recorded_warehouse, aliases))
+    got = board_frames(load_boards(recorded_warehouse))
     expected = per_pair_frames(_boards_as_the_old_store_read_them(recorded_warehouse, aliases))
     assert got["item_board_pairs"]["significant"].any()
     for name in ("item_boards", "item_board_pairs"):

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.unit
 
 HOSTILE = [*"aAzZ09-_./:@, İıſK", "\u200b", "\u0430", "\uff21", "\u2460", "\u00a0", "ß"]
 PIECES = ["anthropic", "Anthropic", "amazon", "eu", "openai", "x-ai", "xAI", "v1", "latest"]
+PIECES += ["@default", "-v2", ":0", "-v1:3"]  # host suffixes, for the no-suffix fast path
 text = st.lists(st.sampled_from(HOSTILE + PIECES) | st.text(max_size=3), max_size=8).map("".join)
 
 

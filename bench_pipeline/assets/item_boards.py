@@ -5,7 +5,6 @@ import dagster as dg
 from bench_pipeline.assets.metadata import table_asset_metadata, table_metadata, timed
 from bench_pipeline.assets.registry import REGISTRY_KEY
 from bench_pipeline.assets.sources import live_key
-from bench_pipeline.core import settings
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.scores.item_boards_store import SOURCE, item_board_frames
 from bench_pipeline.scores.load import store_frames
@@ -28,7 +27,7 @@ ITEM_BOARDS_KEY = dg.AssetKey(["scores", "item_boards"])
 @timed
 def item_boards(warehouse: WarehouseResource) -> dg.MaterializeResult:
     with warehouse.connection() as conn:
-        frames = item_board_frames(conn, settings.sources_dir() / "aliases.toml")
+        frames = item_board_frames(conn)
         store_frames(conn, frames)
         metadata: dict = {}
         for name in frames:

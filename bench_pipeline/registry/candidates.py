@@ -114,6 +114,8 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs, hosts: bool = True) 
 
 
 def _unwrap(model: str, provider: str | None, lab: str | None) -> tuple[str, ...]:
+    if provider and lab:  # most listings: no generator to build the prefixes
+        return unwrap_host_id(model, (provider, lab))
     return unwrap_host_id(model, tuple(p for p in (provider, lab) if p))
 
 

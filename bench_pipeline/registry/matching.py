@@ -53,6 +53,7 @@ __all__ = [
     "build_registry",
     "host_matches",
     "normalise_name",
+    "registry_placing",
     "split_name",
 ]
 
@@ -335,16 +336,35 @@ SOURCE_ORDER = {"epoch": 0, "arena": 1}
 @without_collector
 def build_registry(candidates: Sequence[Candidate], aliases: AliasFile) -> Registry:
     """Canonical models and every listing's alias, quarantine or review entry."""
+    return registry_placing(candidates, aliases, ())[0]
+
+
+@without_collector
+def registry_placing(
+    candidates: Sequence[Candidate], aliases: AliasFile, listings: Sequence[Candidate]
+) -> tuple[Registry, dict[str, str | None]]:
+    """`build_registry`, and the model each of `listings` gets as `host_matches` places
+    them (by key, None: unmatched), from the same index: one build answers both."""
     registry, index = _founded(candidates, aliases)
+    # Hosts add nothing to the index, so listings alike in what matching reads (many hosts
+    # list one model under one id and name) get one answer, looked up once.
+    answers: dict[tuple[object, ...], _Found] = {}
     for candidate in sorted((c for c in candidates if c.role == "host"), key=lambda c: c.key):
-        found = _match(candidate, aliases, index, strict=True)
+        if (candidate.source, candidate.key) in aliases.entries:
+            found = _match(candidate, aliases, index, strict=True)
+        else:
+            alike = (candidate.lab, candidate.name, candidate.provider_ids, candidate.api_ids)
+            found = answers.get(alike) or answers.setdefault(
+                alike, _match(candidate, aliases, index, strict=True)
+            )
         if found.model_id not in registry.models:  # a host's listing never founds a model
             reason = found.reason or f"the alias file names {found.model_id!r}, no model"
             registry.unmatched.append(_unmatched(candidate, None, reason))
             continue
         registry.aliases.append(_alias(candidate, found.model_id, found.method, aliases))
+    placed = _placed(registry, index, aliases, listings)
     _disambiguate_names(registry)
-    return registry
+    return registry, placed
 
 
 @without_collector
@@ -356,6 +376,13 @@ def host_matches(
     lend their ids to later matches, so the registry of everything else is built once and
     no other host is matched; the answer is `build_registry`'s for these listings."""
     registry, index = _founded([c for c in candidates if c.role != "host"], aliases)
+    return _placed(registry, index, aliases, listings)
+
+
+def _placed(
+    registry: Registry, index: _Index, aliases: AliasFile, listings: Sequence[Candidate]
+) -> dict[str, str | None]:
+    """Host listings matched into a founded registry (hosts add nothing to the index)."""
     matched = {}
     for listing in listings:
         found = _match(listing, aliases, index, strict=True)

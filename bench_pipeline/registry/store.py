@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
+from operator import attrgetter
 
 import duckdb
 import polars as pl
@@ -31,62 +33,79 @@ SELECT * EXCLUDE (place) FROM scored WHERE place = 1
 """
 
 
-def _frame(rows: list[dict], columns: list[str]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema={c: pl.Utf8 for c in columns}, orient="row")
+def _frame(records: Sequence[object], columns: Mapping[str, str]) -> pl.DataFrame:
+    """The records' attributes (`column: attribute`) as text columns, each read by one
+    `map` (no dict per row: the registry writes hundreds of thousands of rows)."""
+    return pl.DataFrame(
+        {column: list(map(attrgetter(name), records)) for column, name in columns.items()},
+        schema={column: pl.Utf8 for column in columns},
+    )
+
+
+def _settings(settings: Mapping[str, str]) -> str | None:
+    return json.dumps(dict(settings), sort_keys=True) if settings else None
+
+
+def registry_frames(
+    registry: Registry, entry_models: Mapping[str, str | None] | None = None
+) -> dict[str, pl.DataFrame]:
+    """The registry tables' rows, by table, in the order they are written.
+
+    `entry_models` (`entries.entries_placed`: SWE-bench entry `leaderboard NUL folder` →
+    model) is `swebench_entry_models`; none leaves it empty.
+    """
+    models = _frame(
+        list(registry.models.values()),
+        {c: c for c in ("model_id", "name", "organization", "origin_source", "origin_key", "lab")},
+    )
+    aliases = _frame(
+        registry.aliases,
+        {"source": "source", "source_key": "key", "model_id": "model_id", "method": "method",
+         "name": "name"},
+    ).with_columns(
+        pl.Series("settings", list(map(_settings, map(attrgetter("settings"), registry.aliases))),
+                  pl.Utf8),
+        pl.Series("host", list(map(attrgetter("host"), registry.aliases)), pl.Utf8),
+    )  # fmt: skip
+    unmatched = _frame(
+        registry.unmatched,
+        {"source": "source", "source_key": "key", "name": "name",
+         "normalised_name": "normalised_name", "model_id": "model_id", "reason": "reason",
+         "lab": "lab"},
+    )  # fmt: skip
+    quarantined = _frame(
+        registry.quarantined,
+        {"source": "source", "source_key": "key", "name": "name", "resembles": "resembles",
+         "reason": "reason"},
+    )  # fmt: skip
+    placed = sorted((entry_models or {}).items())
+    entries = pl.DataFrame(
+        {
+            "leaderboard": [key.split("\0", 1)[0] for key, _ in placed],
+            "folder": [key.split("\0", 1)[1] for key, _ in placed],
+            "model_id": [model_id for _, model_id in placed],
+        },
+        schema={"leaderboard": pl.Utf8, "folder": pl.Utf8, "model_id": pl.Utf8},
+    )
+    return {
+        "models": models,
+        "model_aliases": aliases,
+        "unmatched_models": unmatched,
+        "quarantined_models": quarantined,
+        "swebench_entry_models": entries,
+    }
 
 
 @without_collector
 def write_registry(
-    conn: duckdb.DuckDBPyConnection, registry: Registry, evaluations: tuple[EvaluationSpec, ...]
+    conn: duckdb.DuckDBPyConnection,
+    registry: Registry,
+    evaluations: tuple[EvaluationSpec, ...],
+    entry_models: Mapping[str, str | None] | None = None,
 ) -> None:
-    """Replace the registry tables and recompute `evaluation_scores`, in one transaction."""
-    models = _frame(
-        [vars(m) for m in registry.models.values()],
-        ["model_id", "name", "organization", "origin_source", "origin_key", "lab"],
-    )
-    aliases = _frame(
-        [
-            {
-                "source": a.source,
-                "source_key": a.key,
-                "model_id": a.model_id,
-                "method": a.method,
-                "name": a.name,
-                "settings": json.dumps(dict(a.settings), sort_keys=True) if a.settings else None,
-                "host": a.host,
-            }
-            for a in registry.aliases
-        ],
-        ["source", "source_key", "model_id", "method", "name", "settings", "host"],
-    )
-    unmatched = _frame(
-        [
-            {
-                "source": u.source,
-                "source_key": u.key,
-                "name": u.name,
-                "normalised_name": u.normalised_name,
-                "model_id": u.model_id,
-                "reason": u.reason,
-                "lab": u.lab,
-            }
-            for u in registry.unmatched
-        ],
-        ["source", "source_key", "name", "normalised_name", "model_id", "reason", "lab"],
-    )
-    quarantined = _frame(
-        [
-            {
-                "source": q.source,
-                "source_key": q.key,
-                "name": q.name,
-                "resembles": q.resembles,
-                "reason": q.reason,
-            }
-            for q in registry.quarantined
-        ],
-        ["source", "source_key", "name", "resembles", "reason"],
-    )
+    """Replace the registry tables (`registry_frames`) and recompute `evaluation_scores`, in
+    one transaction."""
+    frames = registry_frames(registry, entry_models)
     directions = pl.DataFrame(
         {
             "evaluation_id": [e.id for e in evaluations],
@@ -94,12 +113,7 @@ def write_registry(
         }
     )
     with transaction(conn), registered(conn, directions) as directions_view:
-        for table, frame in (
-            ("models", models),
-            ("model_aliases", aliases),
-            ("unmatched_models", unmatched),
-            ("quarantined_models", quarantined),
-        ):
+        for table, frame in frames.items():
             write_frame(conn, table, frame, mode="replace")
         conn.execute("DELETE FROM evaluation_scores")
         conn.execute(
