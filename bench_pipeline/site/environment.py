@@ -79,10 +79,15 @@ class PageCodeGenerator(CodeGenerator):
         keeps jinja2's own output."""
         body = list(nodes_)
         top = frame.rootlevel or (frame.block_frame and not frame.soft_frame)
-        if not top or frame.buffer is not None or self.environment.is_async or any(
-            isinstance(n, nodes.Include) and not n.with_context
-            for node in body
-            for n in (node, *node.find_all(nodes.Include))
+        if (
+            not top
+            or frame.buffer is not None
+            or self.environment.is_async
+            or any(
+                isinstance(n, nodes.Include) and not n.with_context
+                for node in body
+                for n in (node, *node.find_all(nodes.Include))
+            )
         ):
             super().blockvisit(body, frame)
             return
