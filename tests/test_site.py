@@ -28,6 +28,7 @@ from synthetic import (
     write_synthetic_release,
 )
 
+from bench_pipeline.site import build as site_build
 from bench_pipeline.site import build_site, latest_release
 from bench_pipeline.site.build import METHODOLOGY_ORDER, SiteResult
 from bench_pipeline.site.charts import price_history_svg
@@ -283,6 +284,30 @@ def test_downloads_link_every_file_and_prefer_identical_stable_copies(tmp_path: 
     assert (site / "data" / "market.csv").read_text() == "stale\n"  # data/ is left alone
     assert f'href="releases/{PREVIOUS_ID}/manifest.json"' in html
     assert broken_links(site) == []
+
+
+def test_a_download_that_is_the_release_file_itself_is_linked_without_hashing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    releases, site = tmp_path / "releases", tmp_path / "site"
+    release = write_synthetic_release(releases)
+    copy_downloads(release, site)
+    manifest = json.loads((release / "manifest.json").read_text())
+    for table in manifest["tables"]:  # hard links, as the release asset places them
+        for kind in ("csv", "json"):
+            if (table["name"], kind) != ("market", "csv"):  # that one stays a plain copy
+                stable = site / "data" / f"{table['name']}.{kind}"
+                stable.unlink()
+                os.link(release / table["files"][kind]["path"], stable)
+    hashed: list[str] = []
+    real = site_build.sha256_file
+    monkeypatch.setattr(site_build, "sha256_file", lambda p: hashed.append(p.name) or real(p))
+    build_site(release, site, releases)
+    assert hashed == ["market.csv"]  # only the copy is hashed: it is identical, so linked
+    html = (site / "downloads.html").read_text()
+    for table in manifest["tables"]:
+        for kind in ("csv", "json"):
+            assert f'href="data/{table["name"]}.{kind}"' in html, (table["name"], kind)
 
 
 def test_what_changed_renders_the_diff(built: Built) -> None:

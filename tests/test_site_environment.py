@@ -59,6 +59,36 @@ def test_a_template_renders_the_same_through_either_environment() -> None:
     assert fast == plain
 
 
+_TEMPLATES = {
+    "base.html": "<h1>{% block title %}{% endblock %}</h1>{% for r in rows %}{{ r }},"
+    "{% if r %}<b>{% block main scoped %}{{ r }}{% endblock %}</b>{% endif %}{% endfor %}"
+    "{% set s %}{{ rows|length }}{% endset %}{{ s }}{% include 'part.html' %}"
+    "{% filter upper %}{{ rows[0] }}{% endfilter %}{% macro m(x) %}<{{ x }}>{% endmacro %}"
+    "{{ m(rows[-1]) }}",
+    "child.html": "{% extends 'base.html' %}{% block title %}{{ title }}{% endblock %}"
+    "ignored {{ title }}{% block main scoped %}[{{ super() }}|{{ self.title() }}]{% endblock %}",
+    "part.html": "{% for r in rows %}({{ r }}){% endfor %}",
+    "static.html": "<p>static</p>",
+    "streamed.html": "a{% include 'static.html' ignore missing without context %}{{ title }}",
+}
+
+
+@pytest.mark.parametrize("name", ["base.html", "child.html", "part.html", "streamed.html"])
+def test_a_template_yields_its_output_gathered_and_the_same(name: str) -> None:
+    def environment(kind: type[jinja2.Environment]) -> jinja2.Environment:
+        loader = jinja2.DictLoader(_TEMPLATES)
+        return kind(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
+
+    values = {"rows": ["<x>", "", Markup("<i>"), 0, 3], "title": "T & 'q'"}
+    plain = environment(jinja2.Environment).get_template(name)
+    fast = environment(PageEnvironment).get_template(name)
+    assert fast.render(values) == plain.render(values)
+    pieces = list(fast.root_render_func(fast.new_context(values)))
+    if name != "streamed.html":  # an include without context streams: jinja2's own output
+        assert len(pieces) <= 3  # the child's (empty) root, then the parent's whole page
+        assert len(list(plain.root_render_func(plain.new_context(values)))) > 10
+
+
 def _values(rng: random.Random) -> list[object]:
     fixed: list[object] = [
         None, "", 0, 1, -1, True, False, 0.0, -0.0, float("nan"), float("inf"),

@@ -105,6 +105,52 @@ def test_a_rebuild_renders_no_model_page_and_keeps_the_files(
     assert rendered == [] and _stamps(site) == before
 
 
+def test_an_unchanged_rebuild_neither_shapes_nor_keys_a_model_page(
+    tmp_path: Path, rendered: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = write_release(tmp_path / "releases", "r-one", synthetic_tables(MODELS),
+                            created_at="2025-06-01T06:00:00Z")  # fmt: skip
+    site = tmp_path / "site"
+    _build(release, site)
+    before, expected = _stamps(site), _bytes(site)
+    edited = sorted(set(rendered))[0]
+    rendered.clear()
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("a model page was shaped or keyed")
+
+    with monkeypatch.context() as refusing:
+        refusing.setattr(site_build, "page_key", refuse)
+        refusing.setattr(SiteBuilder, "model_context", refuse)
+        _build(release, site)
+    assert rendered == [] and _stamps(site) == before
+
+    (site / edited).write_text("edited", "utf-8")  # every input the same, but not this file
+    _build(release, site)
+    assert rendered == [edited] and _bytes(site) == expected
+
+
+def test_a_changed_source_publisher_renders_every_page_citing_it(
+    tmp_path: Path, rendered: list[str]
+) -> None:
+    """A release-wide value a model page shows (its provenance's publisher) is in the key."""
+    releases, site = tmp_path / "releases", tmp_path / "site"
+    tables = synthetic_tables(MODELS)
+    _build(write_release(releases, "r-one", tables, created_at="2025-06-01T06:00:00Z"), site)
+    for row in tables["sources"]:
+        if row["name"] == "arena":
+            row["publisher"] = "Arena & Co <renamed>"
+    second = write_release(releases, "r-two", tables, created_at="2025-06-02T06:00:00Z")
+    rendered.clear()
+    _build(second, site)
+    citing = {m.href for m in collect_models(load_release(second)).values() if m.arena}
+    assert citing and citing <= set(rendered)
+    assert all("Arena &amp; Co &lt;renamed&gt;" in (site / href).read_text() for href in citing)
+    fresh = tmp_path / "fresh"
+    _build(second, fresh)
+    assert _bytes(site) == _bytes(fresh)
+
+
 def test_an_edited_page_a_damaged_record_or_new_code_render_again(
     tmp_path: Path, rendered: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -126,7 +172,7 @@ def test_an_edited_page_a_damaged_record_or_new_code_render_again(
     rendered.clear()
     _build(release, site)
     assert sorted(rendered) == pages and _bytes(site) == expected
-    assert json.loads((site / RECORD).read_text("utf-8")).keys() == set(pages)
+    assert json.loads((site / RECORD).read_text("utf-8"))["pages"].keys() == set(pages)
 
     monkeypatch.setattr(site_build, "code_digest", lambda templates: "another version")
     rendered.clear()

@@ -15,7 +15,7 @@ import pytest
 from markupsafe import Markup, escape
 
 from bench_pipeline.site import build as site_build
-from bench_pipeline.site import build_site, large_tables
+from bench_pipeline.site import build_site, large_tables, workers
 from bench_pipeline.site.charts import (
     BOTTOM,
     HEIGHT,
@@ -87,6 +87,24 @@ def test_the_page_environment_writes_the_bytes_plain_jinja2_writes(
     assert [name for name in fast if fast[name] != plain[name]] == []
     assert sum(name.startswith("models/") for name in fast) == 40
     assert any(name.startswith("item-boards/") for name in fast)
+
+
+def test_a_release_split_between_processes_renders_the_bytes_plain_jinja2_renders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Enough models for two processes, built fresh and again from its own record (every
+    page kept), against one process of plain jinja2."""
+    models = 2 * workers.MIN_PART + 7
+    tables = synthetic_tables(models, 5) | synthetic_boards() | synthetic_item_boards(5)
+    release = write_release(tmp_path / "releases", "r-large", tables,
+                            created_at="2025-06-01T06:00:00Z")  # fmt: skip
+    fast = _site(release, tmp_path / "fast", workers=2)
+    assert _site(release, tmp_path / "fast", workers=2) == fast
+    monkeypatch.setattr(site_build, "PageEnvironment", jinja2.Environment)
+    plain = _site(release, tmp_path / "plain")
+    assert sorted(fast) == sorted(plain)
+    assert [name for name in fast if fast[name] != plain[name]] == []
+    assert sum(name.startswith("models/") for name in fast) >= models
 
 
 @pytest.mark.parametrize("seed", [3, 11])

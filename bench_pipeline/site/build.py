@@ -40,7 +40,14 @@ from bench_pipeline.site.paging import (
     write_if_changed,
 )
 from bench_pipeline.site.receipts import render_receipts
-from bench_pipeline.site.reuse import MODEL_GLOBALS, PageRecord, code_digest, page_key, shared_key
+from bench_pipeline.site.reuse import (
+    MODEL_GLOBALS,
+    PageRecord,
+    code_digest,
+    inputs_digest,
+    page_key,
+    shared_key,
+)
 from bench_pipeline.site.views import Model, Release, load_release, safe_id
 from bench_pipeline.site.workers import Split, default_workers, objects_frozen
 
@@ -222,7 +229,7 @@ class SiteBuilder:
             for kind, described in sorted(table.get("files", {}).items()):
                 stable = f"data/{table['name']}.{kind}"
                 digest = described.get("sha256", "")
-                if not (self.out / stable).is_file() or sha256_file(self.out / stable) != digest:
+                if not _identical(self.out / stable, release.directory / described["path"], digest):
                     self.copy(release.directory / described["path"], base + described["path"])
                     stable = quote(base + described["path"])
                 links.append({"kind": kind, "href": stable, "sha256": digest,
@@ -237,8 +244,9 @@ class SiteBuilder:
         by_name = sorted(self.models.values(), key=lambda m: (m.name.lower(), m.id))
         # The model pages render in forked workers from the start, while this process
         # writes the rest of the site, then takes its own share of what is left.
-        record = PageRecord(self.out)
-        split = self.start_model_pages(by_name, record)
+        shared = self.shared_inputs()
+        record = PageRecord(self.out, inputs_digest(shared, self.release.digests))
+        split = self.start_model_pages(by_name, record, shared)
         try:
             older = self.copy_files()
             tables = self.downloads()
@@ -342,14 +350,20 @@ class SiteBuilder:
             titles_of=self.titles,
         )  # fmt: skip
 
+    def shared_inputs(self) -> str:
+        """The key of what every model page may read besides its model's rows: the code,
+        the keyed globals, and what `model_context` reads of the release (`reuse.py`)."""
+        values = {name: self.model_env.globals[name] for name in MODEL_GLOBALS}
+        read = {"present": self.release.present, "titles": self.titles, "runs": self.runs,
+                "sources": self.sources, "schema": self.release.schema.document}  # fmt: skip
+        return shared_key(code_digest(TEMPLATES), values | read)
+
     def start_model_pages(
-        self, models: Sequence[Model], record: PageRecord
+        self, models: Sequence[Model], record: PageRecord, shared: str
     ) -> Split[Model, list[Any]]:
         """Begin every model's page in `self.workers` processes; a page whose inputs are
         those `record` holds for the page already there is kept (`reuse.py`).
         `finish_model_pages` ends it."""
-        values = {name: self.model_env.globals[name] for name in MODEL_GLOBALS}
-        shared = shared_key(code_digest(TEMPLATES), values | {"present": self.release.present})
         return Split(models, lambda model: self.model_page(model, record, shared),
                      lambda model: model.href, self.workers).start()  # fmt: skip
 
@@ -367,12 +381,15 @@ class SiteBuilder:
         self, model: Model, record: PageRecord | None = None, shared: str = ""
     ) -> list[Any]:
         """Render one model's page unless `record` holds it from the same inputs; returns
-        the page's key, then its file's size and mtime (see `reuse.py`)."""
-        context = self.model_context(model)
-        key = page_key(shared, context)
+        the page's key, then its file's size and mtime (see `reuse.py`). The key is of the
+        model's rows (`model_context` is a function of them and of `shared`), so a kept
+        page is never shaped, and its key is not even computed when no input changed."""
+        if record is not None and (kept := record.kept(model.href)) is not None:
+            return kept
+        key = page_key(shared, model)
         held = record.reusable(model.href, key) if record is not None else None
         if held is None:
-            self.render_model((model, context))
+            self.render_model((model, self.model_context(model)))
             held = list(self.stored.pop(model.href))
         return [key, *held]
 
@@ -385,7 +402,8 @@ class SiteBuilder:
         self.render_file(model.href, "model.html", env=self.model_env, chart=chart, **context)
 
     def model_context(self, model: Model) -> dict[str, Any]:
-        """What a model's page shows besides its chart (a function of `model.history`)."""
+        """What a model's page shows besides its chart (a function of `model.history`): a
+        function of `model` and of the release values `shared_inputs` keys, nothing else."""
         history = [r for r in model.history if markup.missing(r.get("host"))]
         own = {
             "market": [model.market or {}],
@@ -426,6 +444,19 @@ class SiteBuilder:
                 title=markup.first_heading(sources[name], name),
                 body=markup.markdown(sources[name]),
             )
+
+
+def _identical(stable: Path, published: Path, digest: str) -> bool:
+    """Whether the download `stable` holds the bytes of the release file `published`, whose
+    SHA-256 the manifest gives as `digest`: at once when it is that very file (the release
+    asset hard-links them: at 50 times today's data, hashing them cost 3 s a build), else by
+    hashing it."""
+    try:
+        if os.path.samefile(stable, published):
+            return True
+    except OSError:  # either is missing
+        pass
+    return stable.is_file() and sha256_file(stable) == digest
 
 
 def _plain_file(entry: os.DirEntry[str]) -> bool:

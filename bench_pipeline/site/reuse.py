@@ -1,14 +1,17 @@
 """Model pages whose inputs did not change are kept from the previous build, not re-rendered.
 
-A model page is a pure function of its inputs: the site's code and templates, the few
-release-wide values its template may read (`PageInputs.shared`), and the model's own shaped
-context. `page_key` hashes all of them; `PageRecord` (the hidden `.page-inputs.json` in the
-site folder, seeded into each new site version with the pages, see `swap.seed_from`)
-remembers each page's key with its file's size and mtime. A page is reused only when its key
-is the recorded one and the file on disk is the recorded file (same size and mtime), so an
-edited, truncated or missing page is rendered again. The model pages render in an environment
-holding only the keyed release-wide values: a template reading anything else fails the build
-(StrictUndefined) instead of leaving a stale page.
+A model page is a pure function of its inputs: the site's code and templates, the release-wide
+values its template or its shaping may read (`shared_key`: the keyed globals, the tables'
+titles, the source runs and sources, the schema), and the model's own rows. `page_key`
+hashes the shared key with the model's rows; `PageRecord` (the hidden `.page-inputs.json` in
+the site folder, seeded into each new site version with the pages, see `swap.seed_from`)
+remembers each page's key with its file's size and mtime, and the digest of every input of
+every model page together (`inputs_digest`: the shared key and the SHA-256 of each table's
+JSON file). A page is reused only when its key is the recorded one, or every input is the
+recorded one (then no page's key is computed again), and the file on disk is the recorded
+file (same size and mtime), so an edited, truncated or missing page is rendered again. The
+model pages render in an environment holding only the keyed release-wide values: a template
+reading anything else fails the build (StrictUndefined) instead of leaving a stale page.
 """
 
 from __future__ import annotations
@@ -43,9 +46,16 @@ def code_digest(templates: Path) -> str:
     return digest.hexdigest()
 
 
-def page_key(shared: str, context: dict[str, Any]) -> str:
-    """The key of one page: `shared` (code and release-wide values) and its own context."""
-    text = json.dumps(context, default=_plain, ensure_ascii=False, separators=(",", ":"))
+def page_key(shared: str, inputs: Any) -> str:
+    """The key of one page: `shared` (code and release-wide values) and its own inputs."""
+    text = json.dumps(inputs, default=_plain, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(f"{shared}\0{text}".encode()).hexdigest()
+
+
+def inputs_digest(shared: str, digests: Mapping[str, str]) -> str:
+    """The digest of every model page's inputs at once: `shared` and the SHA-256 of every
+    table file the model pages are shaped from (`digests`, by table)."""
+    text = json.dumps(sorted(digests.items()))
     return hashlib.sha256(f"{shared}\0{text}".encode()).hexdigest()
 
 
@@ -65,17 +75,20 @@ def _plain(value: Any) -> Any:
 
 
 class PageRecord:
-    """The keys of the pages of the previous build in a site folder."""
+    """The keys of the pages of the previous build in a site folder, and whether every model
+    page's inputs (`inputs`, see `inputs_digest`) are that build's."""
 
-    def __init__(self, site: Path) -> None:
-        self.site = site
+    def __init__(self, site: Path, inputs: str) -> None:
+        self.site, self.inputs = site, inputs
         self.previous: dict[str, list[Any]] = {}
         try:
             loaded = json.loads((site / RECORD).read_text("utf-8"))
         except (OSError, ValueError):  # no record, or a damaged one: render everything
             loaded = {}
-        if isinstance(loaded, dict):
-            self.previous = {k: v for k, v in loaded.items() if _well_formed(v)}
+        pages = loaded.get("pages") if isinstance(loaded, dict) else None
+        if isinstance(pages, dict):
+            self.previous = {k: v for k, v in pages.items() if _well_formed(v)}
+        self.unchanged = bool(self.previous) and loaded.get("inputs") == inputs
 
     def reusable(self, page: str, key: str) -> list[int] | None:
         """The size and mtime of `page` (relative to the site) when it was built from `key`
@@ -83,6 +96,17 @@ class PageRecord:
         held = self.previous.get(page)
         if held is None or held[0] != key:
             return None
+        return self._on_disk(page, held)
+
+    def kept(self, page: str) -> list[Any] | None:
+        """`page`'s recorded key, size and mtime when every input is the previous build's
+        and its file is the one that build wrote (its key needs no computing); else None."""
+        held = self.previous.get(page) if self.unchanged else None
+        if held is None or self._on_disk(page, held) is None:
+            return None
+        return held
+
+    def _on_disk(self, page: str, held: list[Any]) -> list[int] | None:
         try:
             status = os.stat(self.site / page)
         except OSError:
@@ -92,11 +116,12 @@ class PageRecord:
 
     def save(self, pages: Mapping[str, Sequence[Any]]) -> Path:
         """Write the record of this build's pages (`pages`: each page's key, then its file's
-        size and mtime as the build left it); returns its path."""
+        size and mtime as the build left it) and inputs; returns its path."""
         record = {page: [str(key), int(size), int(mtime)] for page, (key, size, mtime) in
                   pages.items()}  # fmt: skip
         target = self.site / RECORD
-        write_if_changed(target, json.dumps(record, sort_keys=True).encode("utf-8"))
+        text = json.dumps({"inputs": self.inputs, "pages": record}, sort_keys=True)
+        write_if_changed(target, text.encode("utf-8"))
         return target
 
 

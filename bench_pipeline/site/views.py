@@ -7,6 +7,8 @@ recomputes what the release publishes.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -41,6 +43,8 @@ class Release:
     schema: Schema
     large: dict[str, LargeTable] = field(default_factory=dict)
     """The tables read through their Parquet file, not held (`large_tables.py`)."""
+    digests: dict[str, str] = field(default_factory=dict)
+    """The SHA-256 of each table's JSON file as read, by table (what `tables` holds)."""
 
     @property
     def id(self) -> str:
@@ -89,23 +93,24 @@ def safe_id(release_id: str) -> str:
 
 
 def load_release(directory: Path) -> Release:
-    """The manifest, every table it lists (from its JSON file; a large one through its
-    Parquet file, see `large_tables.py`), the diff and the schema."""
+    """The manifest, every table it lists (from its JSON file, hashed as it is read; a large
+    one through its Parquet file, see `large_tables.py`), the diff and the schema."""
     manifest = read_json(directory / "manifest.json")
     safe_id(str(manifest["release_id"]))
     schema = load_schema(directory)
     large = {e["name"]: t for e in manifest.get("tables", [])
              if (t := open_large(directory, e, schema)) is not None}  # fmt: skip
-    tables = {
-        entry["name"]: complete(
-            schema.columns(entry["name"]), read_json(directory / entry["files"]["json"]["path"])
-        )
-        for entry in manifest.get("tables", [])
-        if entry.get("files", {}).get("json") and entry["name"] not in large
-    }
+    tables, digests = {}, {}
+    for entry in manifest.get("tables", []):
+        if entry.get("files", {}).get("json") and entry["name"] not in large:
+            content = (directory / entry["files"]["json"]["path"]).read_bytes()
+            digests[entry["name"]] = hashlib.sha256(content).hexdigest()
+            tables[entry["name"]] = complete(
+                schema.columns(entry["name"]), json.loads(content.decode("utf-8"))
+            )
     diff_path = directory / "diff.json"
     diff = read_json(diff_path) if diff_path.is_file() else None
-    return Release(directory, manifest, tables, diff, schema, large)
+    return Release(directory, manifest, tables, diff, schema, large, digests)
 
 
 def ranked(
