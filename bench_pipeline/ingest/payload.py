@@ -53,11 +53,21 @@ class RawFile:
     def sha256(self) -> str:
         return hashlib.sha256(self.content).hexdigest()
 
-    @cached_property
+    @property
     def document(self) -> Any:
         """The parsed JSON, parsed once however often it is asked for (the contract check
         and the parser read the same file); see `load_json`. Read it, never change it."""
-        return _parse_json(self)
+        return self._json[0]
+
+    @property
+    def numbers_finite(self) -> bool:
+        """True when `document` can hold no NaN or infinite number: msgspec read it, and it
+        refuses both (only Python's parser, the fallback, reads them)."""
+        return self._json[1]
+
+    @cached_property
+    def _json(self) -> tuple[Any, bool]:
+        return _read_json(self)
 
     @cached_property
     def csv_records(self) -> tuple[list[dict[str, str | None]], frozenset[str]]:
@@ -135,16 +145,21 @@ def _parse_json(raw: RawFile, *, fast: bool = True) -> Any:
     `FAST_PARSE_HEADROOM` calls deeper, msgspec fails on any nesting too deep for Python's
     parser here, so the cut is never skipped.
     """
+    return _read_json(raw, fast=fast)[0]
+
+
+def _read_json(raw: RawFile, *, fast: bool = True) -> tuple[Any, bool]:
+    """`_parse_json`, and whether msgspec read the file (see `RawFile.numbers_finite`)."""
     if fast:
         try:
-            return _decoded_with_headroom(raw.content, FAST_PARSE_HEADROOM)
+            return _decoded_with_headroom(raw.content, FAST_PARSE_HEADROOM), True
         except (msgspec.DecodeError, RecursionError):
             pass
     try:
         try:
-            return json.loads(raw.content)
+            return json.loads(raw.content), False
         except RecursionError:
-            return json.loads(_cut_too_deep(raw, MAX_DEPTH + 4))
+            return json.loads(_cut_too_deep(raw, MAX_DEPTH + 4)), False
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         preview = raw.content[:60].decode("utf-8", "replace")
         raise PayloadError(
