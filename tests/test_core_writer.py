@@ -119,8 +119,10 @@ def _every_dtype() -> pl.DataFrame:
             "day": [date(2020, 1, 1), None, date(1, 1, 1), date(2026, 12, 2)],
             "seen": [datetime(2020, 1, 1, 1, 2, 3, 4), None, datetime(2020, 1, 1), None],
             "utc": pl.Series([datetime(2020, 1, 1)] * 4).dt.replace_time_zone("UTC"),
-            "money": pl.Series([Decimal("1.5"), None, Decimal("2"), Decimal("-0.000000000001")],
-                               dtype=pl.Decimal(24, 12)),  # fmt: skip
+            "money": pl.Series(
+                [Decimal("1.5"), None, Decimal("2"), Decimal("-0.000000000001")],
+                dtype=pl.Decimal(24, 12),
+            ),
             "texts": [["a"], None, [], ["", None]],
             "ints": [[1], None, [2, 3], []],
             "pair": [{"a": 1, "b": "x"}, None, {"a": 2, "b": None}, {"a": None, "b": ""}],
@@ -139,11 +141,15 @@ def test_frames_written_as_string_views_make_the_table_the_offset_layout_made() 
     write_frame(conn, "views", frame, mode="create")
     write_frame(conn, "offsets", frame.to_arrow(), mode="create")  # Arrow goes as it is
     assert conn.execute("DESCRIBE views").fetchall() == conn.execute("DESCRIBE offsets").fetchall()
-    views, offsets = (repr(conn.execute(f"SELECT * FROM {t}").fetchall()) for t in ("views", "offsets"))
+    views, offsets = (
+        repr(conn.execute(f"SELECT * FROM {t}").fetchall()) for t in ("views", "offsets")
+    )
     assert views == offsets  # repr: NaN equals itself
     write_frame(conn, "offsets", frame, mode="append")  # appending by name, too
-    assert conn.execute("SELECT count(*) FROM (SELECT * FROM offsets EXCEPT ALL "
-                        "SELECT * FROM views EXCEPT ALL SELECT * FROM views)").fetchall() == [(0,)]
+    assert conn.execute(
+        "SELECT count(*) FROM (SELECT * FROM offsets EXCEPT ALL "
+        "SELECT * FROM views EXCEPT ALL SELECT * FROM views)"
+    ).fetchall() == [(0,)]
 
 
 def test_a_failed_write_inside_a_transaction_leaves_the_table_as_it_was(tmp_path: Path) -> None:

@@ -391,7 +391,9 @@ def test_exact_numbers_parse_as_python_parses_them(name: str) -> None:
 def test_exact_numbers_read_an_ordinary_payload_by_msgspec_alone() -> None:
     from bench_pipeline.ingest.parsers import swebench
 
-    content = b'{"a": [1.50, 1e5, -0.0, 2E-3, 1.000000000000000000001, 12345678901234567890, 1e400]}'
+    content = (
+        b'{"a": [1.50, 1e5, -0.0, 2E-3, 1.000000000000000000001, 12345678901234567890, 1e400]}'
+    )
     expected = _swebench_document_as_it_was(RawFile("f.json", content))
     with mock.patch.object(swebench.json, "loads", side_effect=AssertionError):
         assert _same_digits(swebench._document(RawFile("f.json", content)), expected)

@@ -65,7 +65,6 @@ def _read_json(raw: RawFile, *, fast: bool = True) -> tuple[Any, bool]:
         ) from error
 
 
-
 @dataclass(frozen=True)
 class RawFile:
     """One file as received: its name inside the source folder and its exact bytes."""
