@@ -312,6 +312,31 @@ def test_screen_finds_what_the_record_check_finds() -> None:
     assert contract_screen.whole_file_clean(quoted, csv=False)
 
 
+NON_FINITE = (b"NaN", b"-Infinity", b"1e999", b"2.5E+400", b"1" + b"0" * 400 + b".5")
+
+
+def _with_field(content: bytes, value: bytes) -> bytes:
+    """The file with a field `zz` of this JSON value before its first `name`."""
+    return content.replace(b'"name": ', b'"zz": ' + value + b', "name": ', 1)
+
+
+def test_only_a_file_python_read_may_hold_non_finite_numbers() -> None:
+    """The screen skips its NaN search when msgspec read the file (`numbers_finite`): that
+    is sound only if every file with a NaN or an infinity goes to Python's parser."""
+    raw = _files(SNAPSHOTS / "models_dev")[0].content
+    assert RawFile("api.json", raw).numbers_finite
+    for number in NON_FINITE:
+        edited = RawFile("api.json", _with_field(raw, number))
+        assert not edited.numbers_finite, number
+        records = list(contracts.walk(edited.document, "*.models.*"))
+        assert any(contracts.non_finite(r) for r in records), number  # really there
+    for number in (b"5e-400", b"123456789012345678901234567890", b"[" * 60 + b"]" * 60):
+        assert RawFile("api.json", _with_field(raw, number)).numbers_finite, number
+    deep = TEXT_EDITS["deep"](raw)  # the depth screen still runs
+    assert not contract_screen.whole_file_clean(deep, csv=False, finite=True)
+    assert contract_screen.whole_file_clean(raw, csv=False, finite=True)
+
+
 @pytest.mark.parametrize(
     "values",
     [

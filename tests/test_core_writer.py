@@ -105,6 +105,53 @@ def test_write_frame_appends_replaces_and_creates_by_column_name(tmp_path: Path)
         assert not conn.execute("SELECT * FROM duckdb_views() WHERE NOT internal").fetchall()
 
 
+def _every_dtype() -> pl.DataFrame:
+    """One column of each polars type the pipeline writes (nulls, NaN, non-ASCII included)."""
+    return pl.DataFrame(
+        {
+            "text": ["a", None, "ü" * 20, ""],
+            "blob": [b"x", None, b"", b"yz"],
+            "i64": [1, None, -(2**62), 0],
+            "i32": pl.Series([1, None, -3, 0], dtype=pl.Int32),
+            "u32": pl.Series([1, None, 3, 0], dtype=pl.UInt32),
+            "f64": [1.5, None, float("nan"), float("-inf")],
+            "flag": [True, None, False, True],
+            "day": [date(2020, 1, 1), None, date(1, 1, 1), date(2026, 12, 2)],
+            "seen": [datetime(2020, 1, 1, 1, 2, 3, 4), None, datetime(2020, 1, 1), None],
+            "utc": pl.Series([datetime(2020, 1, 1)] * 4).dt.replace_time_zone("UTC"),
+            "money": pl.Series(
+                [Decimal("1.5"), None, Decimal("2"), Decimal("-0.000000000001")],
+                dtype=pl.Decimal(24, 12),
+            ),
+            "texts": [["a"], None, [], ["", None]],
+            "ints": [[1], None, [2, 3], []],
+            "pair": [{"a": 1, "b": "x"}, None, {"a": 2, "b": None}, {"a": None, "b": ""}],
+            "cat": pl.Series(["a", None, "b", "a"], dtype=pl.Categorical),
+            "enum": pl.Series(["a", None, "b", "a"], dtype=pl.Enum(["a", "b"])),
+            "none": [None, None, None, None],
+        }
+    )
+
+
+def test_frames_written_as_string_views_make_the_table_the_offset_layout_made() -> None:
+    """`write_frame` hands DuckDB polars' string views; the older offset layout (polars'
+    default `to_arrow()`) is the oracle: same column types, same values, for every type."""
+    frame = _every_dtype()
+    conn = duckdb.connect()
+    write_frame(conn, "views", frame, mode="create")
+    write_frame(conn, "offsets", frame.to_arrow(), mode="create")  # Arrow goes as it is
+    assert conn.execute("DESCRIBE views").fetchall() == conn.execute("DESCRIBE offsets").fetchall()
+    views, offsets = (
+        repr(conn.execute(f"SELECT * FROM {t}").fetchall()) for t in ("views", "offsets")
+    )
+    assert views == offsets  # repr: NaN equals itself
+    write_frame(conn, "offsets", frame, mode="append")  # appending by name, too
+    assert conn.execute(
+        "SELECT count(*) FROM (SELECT * FROM offsets EXCEPT ALL "
+        "SELECT * FROM views EXCEPT ALL SELECT * FROM views)"
+    ).fetchall() == [(0,)]
+
+
 def test_a_failed_write_inside_a_transaction_leaves_the_table_as_it_was(tmp_path: Path) -> None:
     with connect(tmp_path / "w.duckdb") as conn:
         conn.execute("CREATE TABLE t (a INTEGER NOT NULL)")

@@ -344,3 +344,64 @@ def _as_date_reference(column: pl.Series) -> pl.Series:
 def test_dates_are_read_as_before(values: list[Any]) -> None:
     column = pl.Series("d", values, pl.Utf8)
     assert validation._as_date(column).equals(_as_date_reference(column))
+
+
+def _swebench_document_as_it_was(raw: RawFile) -> Any:
+    """The SWE-bench parser's read before msgspec (the oracle of `swebench._document`)."""
+    try:
+        return json.loads(raw.content, parse_float=Decimal)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        preview = raw.content[:60].decode("utf-8", "replace")
+        raise PayloadError(
+            f"{raw.name}: not valid JSON ({error}); starts with {preview!r}"
+        ) from error
+
+
+def _same_digits(a: Any, b: Any) -> bool:
+    """`same`, and every Decimal with the same digits and exponent (`1.0` is not `1.00`)."""
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        if isinstance(x, Decimal) and (type(y) is not Decimal or x.as_tuple() != y.as_tuple()):
+            return False
+        if isinstance(x, dict) and isinstance(y, dict):
+            pending += [(x[k], y[k]) for k in x if k in y]
+        elif isinstance(x, list) and isinstance(y, list):
+            pending += zip(x, y, strict=False)
+    return same(a, b)
+
+
+def assert_same_exact_parse(content: bytes) -> None:
+    from bench_pipeline.ingest.parsers import swebench
+
+    fast = outcome(swebench._document, content)
+    reference = outcome(_swebench_document_as_it_was, content)
+    if reference[0] == "error":
+        assert fast == reference
+    else:
+        assert fast[0] == "document" and _same_digits(fast[1], reference[1]), content[:200]
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_exact_numbers_parse_as_python_parses_them(name: str) -> None:
+    """SWE-bench reads numbers as Decimals: msgspec with a Decimal float hook, else Python."""
+    assert_same_exact_parse(HOSTILE[name])
+
+
+def test_exact_numbers_read_an_ordinary_payload_by_msgspec_alone() -> None:
+    from bench_pipeline.ingest.parsers import swebench
+
+    content = (
+        b'{"a": [1.50, 1e5, -0.0, 2E-3, 1.000000000000000000001, 12345678901234567890, 1e400]}'
+    )
+    expected = _swebench_document_as_it_was(RawFile("f.json", content))
+    with mock.patch.object(swebench.json, "loads", side_effect=AssertionError):
+        assert _same_digits(swebench._document(RawFile("f.json", content)), expected)
+
+
+def test_random_numbers_parse_exactly_as_python_parses_them() -> None:
+    rng = random.Random(13)
+    numbers = [_random_float_text(rng) for _ in range(20_000)] + ["1e400", "-2.5E+400"]
+    assert_same_exact_parse(("[" + ",".join(numbers) + "]").encode())
+    for depth in (10, 900, 2_000):  # around the recursion limit too
+        assert_same_exact_parse(b'[{"a": ' * depth + b"1.25" + b"}]" * depth)

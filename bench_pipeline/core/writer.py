@@ -49,7 +49,7 @@ def write_frame(
     Returns:
         The number of rows written.
     """
-    arrow = frame.to_arrow() if isinstance(frame, pl.DataFrame) else frame
+    arrow = as_arrow(frame)
     with registered(conn, arrow) as view:
         if mode == "create":
             conn.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM {view}")
@@ -61,6 +61,15 @@ def write_frame(
     return arrow.num_rows
 
 
+def as_arrow(frame: pl.DataFrame | pa.Table) -> pa.Table:
+    """The frame as Arrow for DuckDB to scan, text as string views: polars' own layout, so
+    no string is copied, and DuckDB reads views about twice as fast as the offset layout
+    polars converts to by default (the table DuckDB makes is the same, type for type)."""
+    if isinstance(frame, pa.Table):
+        return frame
+    return frame.to_arrow(compat_level=pl.CompatLevel.newest())
+
+
 @contextmanager
 def registered(conn: duckdb.DuckDBPyConnection, frame: pl.DataFrame | pa.Table) -> Iterator[str]:
     """Make a frame queryable under a fresh view name for the `with` block (an UPDATE … FROM).
@@ -69,7 +78,7 @@ def registered(conn: duckdb.DuckDBPyConnection, frame: pl.DataFrame | pa.Table) 
         The view's name, unique within the process.
     """
     view = f"_bench_frame_{next(_names)}"
-    conn.register(view, frame.to_arrow() if isinstance(frame, pl.DataFrame) else frame)
+    conn.register(view, as_arrow(frame))
     try:
         yield view
     except BaseException:

@@ -112,16 +112,18 @@ def may_be_non_finite(content: bytes, data: np.ndarray, quotes: np.ndarray) -> b
     return bool(starts.size) and _any_outside(quotes, starts)
 
 
-def whole_file_clean(content: bytes, csv: bool) -> bool:
+def whole_file_clean(content: bytes, csv: bool, *, finite: bool = False) -> bool:
     """True when no record of the file can be too deep, hold the `TOO_DEEP` marker or a
-    non-finite number; False means: check every record one by one."""
+    non-finite number; False means: check every record one by one. `finite`: the document
+    was read by a parser that refuses NaN and infinities (`RawFile.numbers_finite`), so
+    the bytes need no search for them (the costliest part of the screen)."""
     if csv:
         return b"\x00" not in content  # the marker holds NUL characters
     if b"\\u0000" in content:  # the marker's NUL characters, escaped
         return False
     data = np.frombuffer(content, dtype=np.uint8)
     quotes = _delimiting_quotes(data)
-    if may_be_non_finite(content, data, quotes):
+    if not finite and may_be_non_finite(content, data, quotes):
         return False
     return max_depth(data, quotes) <= MAX_DEPTH
 
@@ -208,13 +210,21 @@ def check_records(
 
 
 def check_document(
-    contract: Contract, name: str, document: Any, content: bytes, report: ContractReport
+    contract: Contract,
+    name: str,
+    document: Any,
+    content: bytes,
+    report: ContractReport,
+    *,
+    finite: bool = False,
 ) -> None:
-    """`contract.check_document`, column by column (one record spec per file: the first)."""
+    """`contract.check_document`, column by column (one record spec per file: the first);
+    `finite` as for `whole_file_clean`."""
     for spec in contract.records:
         if not fnmatch.fnmatchcase(name, spec.files):
             continue
         csv = spec.records == "csv"
         records = document if csv else list(walk(document, spec.records))
-        check_records(spec, name, records, whole_file_clean(content, csv), report)
+        clean = whole_file_clean(content, csv, finite=finite)
+        check_records(spec, name, records, clean, report)
         return

@@ -339,8 +339,12 @@ def check_contract(
         )
         if spec is None:
             continue
-        document = read_csv(raw, ()) if spec.records == "csv" else load_json(raw)
-        contract_screen.check_document(contract, raw.name, document, raw.content, report)
+        csv = spec.records == "csv"
+        document = read_csv(raw, ()) if csv else load_json(raw)
+        finite = not csv and raw.numbers_finite
+        contract_screen.check_document(
+            contract, raw.name, document, raw.content, report, finite=finite
+        )
     return report
 
 

@@ -16,12 +16,14 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+import msgspec
 import polars as pl
 
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
     StagedColumns,
+    decoded_exactly,
     require_keys,
     staged_frame,
 )
@@ -32,6 +34,10 @@ MODEL_TAG = "Model: "
 
 
 def _document(raw: RawFile) -> Any:
+    try:
+        return decoded_exactly(raw.content)
+    except (msgspec.DecodeError, RecursionError):  # Python's parser decides, as it did
+        pass
     try:
         return json.loads(raw.content, parse_float=Decimal)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
