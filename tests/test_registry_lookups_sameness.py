@@ -10,11 +10,12 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
+from earlier_registry import old_unwrap_host_id
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench_pipeline.registry import matching
-from bench_pipeline.registry.forms import HOST_SUFFIX, REVISION, unwrap_host_id
+from bench_pipeline.registry.forms import unwrap_host_id
 from bench_pipeline.registry.labs import Labs, lab_key
 from bench_pipeline.registry.matching import AliasFile, Candidate, build_registry, host_matches
 from bench_pipeline.registry.text import clean
@@ -41,19 +42,6 @@ def old_lab(labs: Labs, name: str | None) -> str | None:
         if key in labs.known:
             return key
     return keys[0] if keys else None
-
-
-def old_unwrap_host_id(identifier: str, prefixes: tuple[str, ...]) -> tuple[str, ...]:
-    text = identifier
-    changed = True
-    while changed:
-        changed = False
-        for prefix in prefixes:
-            for joiner in ("/", ".", "-"):
-                if text.lower().startswith(prefix.lower() + joiner) and len(text) > len(prefix) + 1:
-                    text, changed = text[len(prefix) + 1 :], True
-    forms = [text, REVISION.sub("", text), HOST_SUFFIX.sub("", text)]
-    return tuple(dict.fromkeys(f for f in forms if f))
 
 
 @settings(max_examples=400, deadline=None)

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import polars as pl
 import pytest
+from earlier_registry import old_unwrap_host_id
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -25,7 +26,6 @@ from bench_pipeline.registry import candidates as candidates_module
 from bench_pipeline.registry import matching
 from bench_pipeline.registry.candidates import all_candidates
 from bench_pipeline.registry.entries import entry_models, entry_tags
-from bench_pipeline.registry.forms import HOST_SUFFIX, REVISION
 from bench_pipeline.registry.matching import (
     AliasEntry,
     AliasFile,
@@ -42,19 +42,7 @@ pytestmark = pytest.mark.assets
 TABLES = ("models", "model_aliases", "unmatched_models", "quarantined_models")
 
 
-@lru_cache(maxsize=1 << 18)
-def old_unwrap_host_id(identifier: str, prefixes: tuple[str, ...]) -> tuple[str, ...]:
-    text = identifier
-    lowered = identifier.lower()
-    changed = any(lowered.startswith(p.lower()) for p in prefixes)
-    while changed:
-        changed = False
-        for prefix in prefixes:
-            for joiner in ("/", ".", "-"):
-                if text.lower().startswith(prefix.lower() + joiner) and len(text) > len(prefix) + 1:
-                    text, changed = text[len(prefix) + 1 :], True
-    forms = [text, REVISION.sub("", text), HOST_SUFFIX.sub("", text)]
-    return tuple(dict.fromkeys(f for f in forms if f))
+cached_old_unwrap_host_id = lru_cache(maxsize=1 << 18)(old_unwrap_host_id)
 
 
 def old_build_registry(candidates: list[Candidate], aliases: AliasFile) -> Registry:
@@ -122,7 +110,7 @@ def _assert_same(new: dict[str, pl.DataFrame], old: dict[str, pl.DataFrame]) -> 
 
 def _old_candidates(conn, aliases: AliasFile, monkeypatch: pytest.MonkeyPatch) -> list[Candidate]:
     with monkeypatch.context() as patch:
-        patch.setattr(candidates_module, "unwrap_host_id", old_unwrap_host_id)
+        patch.setattr(candidates_module, "unwrap_host_id", cached_old_unwrap_host_id)
         return all_candidates(conn, aliases)
 
 
