@@ -8,6 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from earlier_registry import entry_models
 
 from bench_pipeline.core import settings
 from bench_pipeline.ingest.parsers.swebench import model_tags
@@ -21,7 +22,7 @@ from bench_pipeline.scores.item_boards import (
     clopper_pearson,
     item_board,
 )
-from bench_pipeline.scores.item_boards_store import entry_models, load_boards
+from bench_pipeline.scores.item_boards_store import load_boards
 
 pytestmark = pytest.mark.assets
 

@@ -13,6 +13,7 @@ from decimal import Decimal
 
 import numpy as np
 import pytest
+from earlier_registry import entry_models
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -36,7 +37,7 @@ from bench_pipeline.scores.item_boards import (
     clopper_pearson_many,
     item_board,
 )
-from bench_pipeline.scores.item_boards_store import entry_models, load_boards
+from bench_pipeline.scores.item_boards_store import load_boards
 from benchmarks.item_boards import per_pair_board, per_pair_frames
 
 HOSTILE = (

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import polars as pl
 import pytest
-from earlier_registry import old_unwrap_host_id
+from earlier_registry import entry_models, old_unwrap_host_id
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -25,7 +25,7 @@ from bench_pipeline.core.warehouse import fetch_frame
 from bench_pipeline.registry import candidates as candidates_module
 from bench_pipeline.registry import matching
 from bench_pipeline.registry.candidates import all_candidates
-from bench_pipeline.registry.entries import entry_models, entry_tags
+from bench_pipeline.registry.entries import entry_tags
 from bench_pipeline.registry.matching import (
     AliasEntry,
     AliasFile,

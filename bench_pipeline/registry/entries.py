@@ -15,9 +15,8 @@ from collections.abc import Mapping, Sequence
 import duckdb
 
 from bench_pipeline.ingest.parsers.swebench import model_tags
-from bench_pipeline.registry.candidates import all_candidates, catalogue_labs
 from bench_pipeline.registry.labs import Labs
-from bench_pipeline.registry.matching import AliasFile, Candidate, host_matches
+from bench_pipeline.registry.matching import Candidate
 
 SOURCE = "swebench"
 ORG_TAG = "Org: "
@@ -63,20 +62,6 @@ def entries_placed(
 ) -> dict[str, str | None]:
     """Each entry key's model, from its listing's match (None: no single model, or none)."""
     return {key: matched.get(listing_of[key]) if key in listing_of else None for key in tags}
-
-
-def entry_models(
-    conn: duckdb.DuckDBPyConnection, aliases: AliasFile, tags: dict[str, list[str]]
-) -> dict[str, str | None]:
-    """Each entry key's registry model from its tags (`Model: …`, `Org: …`), by the
-    registry's own rules, with the registry rebuilt (deterministically: its model ids are
-    the stored ones) without the hosts' listings (`host_matches`). The registry asset gets
-    the same answer from its own build (`matching.registry_placing`)."""
-    listings, listing_of = entry_listings(tags, catalogue_labs(conn, aliases))
-    if not listings:
-        return dict.fromkeys(tags)
-    matched = host_matches(all_candidates(conn, aliases, hosts=False), aliases, listings)
-    return entries_placed(tags, listing_of, matched)
 
 
 def stored_entry_models(conn: duckdb.DuckDBPyConnection) -> dict[str, str | None]:

@@ -13,7 +13,7 @@ import duckdb
 import polars as pl
 
 from bench_pipeline.core.warehouse import fetch_frame
-from bench_pipeline.registry.entries import SOURCE, entry_models, stored_entry_models
+from bench_pipeline.registry.entries import SOURCE, stored_entry_models
 from bench_pipeline.scores.board_matrix import ItemResults
 from bench_pipeline.scores.item_boards import (
     BoardEntry,
@@ -24,7 +24,7 @@ from bench_pipeline.scores.item_boards import (
 from bench_pipeline.scores.navigator import cost_per_success
 
 TABLES = ("item_boards", "item_board_pairs")
-__all__ = ["SOURCE", "TABLES", "entry_models", "item_board_frames", "load_boards"]
+__all__ = ["SOURCE", "TABLES", "item_board_frames", "load_boards"]
 
 
 def load_boards(conn: duckdb.DuckDBPyConnection) -> list[ItemBoard]:
