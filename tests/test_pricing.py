@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import polars as pl
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from bench_pipeline.core.money import per_token_to_per_million
-from bench_pipeline.indices.pricing import blended_price, prices_disagree
+from bench_pipeline.indices.pricing import blended_price, blended_prices, prices_disagree
 
 pytestmark = pytest.mark.unit
 
@@ -148,3 +149,55 @@ def test_prices_disagree_rejects_bad_tolerance() -> None:
         prices_disagree(Decimal("1"), Decimal("1"), rel_tol=Decimal("-0.01"))
     with pytest.raises(TypeError):
         prices_disagree(Decimal("1"), Decimal("1"), rel_tol=0.01)  # type: ignore[arg-type]
+
+
+MONEY = pl.Decimal(24, 12)
+RATES = st.one_of(
+    st.none(),
+    st.integers(0, 40).map(lambda units: Decimal(units).scaleb(-12)),  # halves and quarters
+    st.decimals(0, 10**6, places=12, allow_nan=False, allow_infinity=False),
+    st.sampled_from([Decimal("0.15"), Decimal("0.6"), Decimal("3"), Decimal("999999999999")]),
+)
+
+
+def _blended_one_by_one(inputs: list, outputs: list, dtype: pl.Decimal = MONEY) -> list:
+    """The column `blended_price` gives when called row by row (polars rounds into `dtype`)."""
+    values = [
+        None if i is None or o is None else blended_price(i, o)
+        for i, o in zip(inputs, outputs, strict=True)
+    ]
+    return pl.Series(values, dtype=dtype, strict=False).to_list()
+
+
+@given(st.lists(st.tuples(RATES, RATES), max_size=60))
+def test_blended_prices_are_the_rule_row_by_row(pairs: list) -> None:
+    inputs, outputs = [p[0] for p in pairs], [p[1] for p in pairs]
+    got = blended_prices(pl.Series(inputs, dtype=MONEY), pl.Series(outputs, dtype=MONEY), MONEY)
+    assert got.dtype == MONEY and got.to_list() == _blended_one_by_one(inputs, outputs)
+
+
+def test_blended_prices_round_a_finer_blend_half_to_even() -> None:
+    # (3 × i + o) / 4 in units of 1e-12: 0.5 → 0, 1.5 → 2, 2.5 → 2, 0.75 → 1, 3.25 → 3
+    units = [(0, 2), (0, 6), (0, 10), (1, 0), (4, 1)]
+    inputs = [Decimal(i).scaleb(-12) for i, _ in units]
+    outputs = [Decimal(o).scaleb(-12) for _, o in units]
+    got = blended_prices(pl.Series(inputs, dtype=MONEY), pl.Series(outputs, dtype=MONEY), MONEY)
+    assert got.to_list() == [Decimal(u).scaleb(-12) for u in (0, 2, 2, 1, 3)]
+    assert got.to_list() == _blended_one_by_one(inputs, outputs)
+
+
+def test_blended_prices_refuse_a_negative_rate_as_the_rule_does() -> None:
+    inputs = pl.Series([Decimal("1"), Decimal("-0.5")], dtype=MONEY)
+    outputs = pl.Series([Decimal("1"), Decimal("1")], dtype=MONEY)
+    with pytest.raises(ValueError, match="input_per_m must be a finite, non-negative"):
+        blended_prices(inputs, outputs, MONEY)
+
+
+def test_blended_prices_of_another_scale_follow_the_rule() -> None:
+    coarse = pl.Decimal(10, 2)
+    inputs, outputs = (
+        [Decimal("0.01"), Decimal("0.03"), None],
+        [Decimal("0"), Decimal("0.01"), None],
+    )
+    got = blended_prices(pl.Series(inputs, dtype=coarse), pl.Series(outputs, dtype=coarse), MONEY)
+    assert got.to_list() == _blended_one_by_one(inputs, outputs)

@@ -12,7 +12,6 @@ figure stays missing (None), never zero.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from decimal import Decimal
 
 import duckdb
@@ -26,7 +25,7 @@ from bench_pipeline.indices.openness import (
     classify_licence,
     openness_score,
 )
-from bench_pipeline.indices.pricing import blended_price, prices_disagree
+from bench_pipeline.indices.pricing import blended_prices, prices_disagree
 
 MODEL_INPUTS_SQL = """
 WITH openrouter_entry AS (   -- the model's own OpenRouter listing carries the canonical rate
@@ -109,6 +108,10 @@ ORDER BY model_id, provider_name, tag
 """
 
 
+MONEY = pl.Decimal(24, 12)
+_RATES = ("prompt_usd_per_m", "completion_usd_per_m")
+
+
 def market_inputs(conn: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(one row per registry model, one row per model and host) from the live tables."""
     return fetch_frame(conn, MODEL_INPUTS_SQL), fetch_frame(conn, ENDPOINTS_SQL)
@@ -133,24 +136,12 @@ def price_flag(
     return None
 
 
-def _blender() -> Callable[[Decimal | None, Decimal | None], Decimal | None]:
-    """`blended_price`, remembered per pair of rates: hosts repeat a few thousand pairs over
-    hundreds of thousands of rows, and the result depends only on the two values (tidied)."""
-    return functools.cache(blended_price)
-
-
 def provider_prices(endpoints: pl.DataFrame) -> pl.DataFrame:
     """Each host's rate and telemetry, with its own blended price."""
-    blend = _blender()
-    blended = [
-        blend(i, o)
-        for i, o in endpoints.select("prompt_usd_per_m", "completion_usd_per_m").iter_rows()
-    ]
+    blended = blended_prices(endpoints[_RATES[0]], endpoints[_RATES[1]], MONEY)
     return endpoints.rename(
         {"prompt_usd_per_m": "input_usd_per_1m", "completion_usd_per_m": "output_usd_per_1m"}
-    ).with_columns(
-        pl.Series("blended_price_usd_per_1m", blended, dtype=pl.Decimal(24, 12), strict=False)
-    )
+    ).with_columns(blended.alias("blended_price_usd_per_1m"))
 
 
 def market_rows(models: pl.DataFrame, hosts: pl.DataFrame, licences: LicenceTable) -> pl.DataFrame:
@@ -162,13 +153,17 @@ def market_rows(models: pl.DataFrame, hosts: pl.DataFrame, licences: LicenceTabl
         pl.col("source_run_id").first().alias("telemetry_source_run_id"),
     )
     rows = []
-    blend = _blender()
 
     @functools.cache
     def classify(licence: str | None) -> LicenceClass | None:
         return classify_licence(licence, licences)
 
     joined = models.join(telemetry, on="model_id", how="left")
+    fixed = ~pl.col("variable_pricing").fill_null(False)
+    priced = joined.select(*(pl.when(fixed).then(pl.col(c)).alias(c) for c in _RATES))
+    joined = joined.with_columns(
+        blended_prices(priced[_RATES[0]], priced[_RATES[1]], MONEY).alias("blended")
+    )
     for row in joined.iter_rows(named=True):
         variable = bool(row["variable_pricing"])
         prompt = None if variable else row["prompt_usd_per_m"]
@@ -182,7 +177,7 @@ def market_rows(models: pl.DataFrame, hosts: pl.DataFrame, licences: LicenceTabl
                 "model_name": row["model_name"],
                 "input_usd_per_1m": prompt,
                 "output_usd_per_1m": completion,
-                "blended_price_usd_per_1m": blend(prompt, completion),
+                "blended_price_usd_per_1m": row["blended"],
                 "price_flag": price_flag(prompt, completion, row["md_input"], row["md_output"]),
                 "output_speed_tps": row["output_speed_tps"],
                 "latency_ttft_s": row["latency_ttft_s"],
@@ -211,7 +206,6 @@ def refresh_market(
     return market, providers
 
 
-MONEY = pl.Decimal(24, 12)
 MARKET_SCHEMA: dict[str, pl.DataType | DataTypeClass] = {
     "model_id": pl.Utf8,
     "model_name": pl.Utf8,

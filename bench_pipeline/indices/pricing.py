@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import polars as pl
+
 from bench_pipeline.core.money import exact, tidy
 
 INPUT_WEIGHT = 3
@@ -67,6 +69,49 @@ def blended_price(input_per_m: Decimal | None, output_per_m: Decimal | None) -> 
     return tidy(blended)
 
 
+def blended_prices(inputs: pl.Series, outputs: pl.Series, dtype: pl.Decimal) -> pl.Series:
+    """`blended_price` of each pair of rates, as a column of `dtype`: the values a column of
+    its results holds.
+
+    The blend is computed in whole units of `dtype`'s scale (exact integers), then rounded
+    to a unit half to even, as polars rounds a finer decimal into `dtype` (a blend can have
+    two more decimals than its rates). Rates that are not decimals of that scale, and any
+    negative rate (which raises `blended_price`'s own error), go through `blended_price`.
+
+    Args:
+        inputs: Input prices in USD per million tokens (nulls allowed).
+        outputs: Output prices, row for row.
+        dtype: The decimal type of the result.
+
+    Returns:
+        The blended prices, null where either rate is.
+    """
+    scale = dtype.scale or 0
+    decimals = all(
+        isinstance(d, pl.Decimal) and d.scale == scale for d in (inputs.dtype, outputs.dtype)
+    )
+    if not decimals or (inputs < 0).any() or (outputs < 0).any():
+        blended = [
+            None if i is None or o is None else blended_price(i, o)
+            for i, o in zip(inputs.to_list(), outputs.to_list(), strict=True)
+        ]
+        return pl.Series(inputs.name, blended, dtype=dtype, strict=False)
+    i, o = ((pl.col(c) * 10**scale).cast(pl.Int128) for c in ("i", "o"))
+    total, weights = i * INPUT_WEIGHT + o * OUTPUT_WEIGHT, INPUT_WEIGHT + OUTPUT_WEIGHT
+    whole, left = total // weights, 2 * (total % weights)
+    units = (
+        pl.when(left < weights).then(whole)
+        .when(left > weights).then(whole + 1)
+        .otherwise(whole + whole % 2)
+    )  # fmt: skip
+    unit = pl.lit(Decimal(1).scaleb(-scale), dtype=pl.Decimal(38, scale))
+    return (
+        pl.DataFrame({"i": inputs, "o": outputs})
+        .select((units.cast(pl.Decimal(38, 0)) * unit).cast(dtype).alias(inputs.name))
+        .to_series()
+    )
+
+
 def prices_disagree(
     a: Decimal | None,
     b: Decimal | None,
@@ -108,5 +153,6 @@ __all__ = [
     "INPUT_WEIGHT",
     "OUTPUT_WEIGHT",
     "blended_price",
+    "blended_prices",
     "prices_disagree",
 ]
