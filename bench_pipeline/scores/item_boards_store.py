@@ -74,10 +74,14 @@ def _results(
     conn: duckdb.DuckDBPyConnection, board: str, index: dict[tuple[str, str], int]
 ) -> ItemResults:
     """The board's per-item results as columns: entry index, item code, resolved."""
+    # Items are numbered through the board's few hundred distinct ids: a window over its
+    # result rows (625,000 at 50x the recorded data) sorted them all, at 7x the cost.
     frame = fetch_frame(
         conn,
-        "SELECT folder, dense_rank() OVER (ORDER BY instance_id) AS item, resolved "
-        "FROM swebench_item_results WHERE leaderboard = ?",
+        "WITH items AS (SELECT instance_id, row_number() OVER (ORDER BY instance_id) AS item "
+        "FROM (SELECT DISTINCT instance_id FROM swebench_item_results WHERE leaderboard = $1)) "
+        "SELECT r.folder, i.item, r.resolved FROM swebench_item_results r "
+        "JOIN items i USING (instance_id) WHERE r.leaderboard = $1",
         [board],
     )
     folders = pl.DataFrame(
