@@ -41,6 +41,7 @@ import duckdb
 import polars as pl
 
 from bench_pipeline.core.money import plain
+from bench_pipeline.release.database import quoted_name
 from bench_pipeline.release.downloads import neutralise_formulas, write_download
 from bench_pipeline.release.schema import RankRule
 from bench_pipeline.release.verify import private_text_findings, private_texts
@@ -168,8 +169,9 @@ def _old_file_strings(path: Path) -> Iterator[tuple[str, str]]:
                 "WHERE NOT internal AND data_type = 'VARCHAR' ORDER BY ALL"
             ).fetchall()
             for schema, table, column in columns:
+                name, source = quoted_name(column), f"{quoted_name(schema)}.{quoted_name(table)}"
                 values = conn.execute(
-                    f'SELECT "{column}" FROM "{schema}"."{table}" WHERE "{column}" IS NOT NULL'
+                    f"SELECT {name} FROM {source} WHERE {name} IS NOT NULL"
                 ).fetchall()
                 yield from ((f"{table}.{column}", v[0]) for v in values)
     yield "bytes", path.read_bytes().decode("utf-8", errors="replace")

@@ -104,3 +104,30 @@ def test_a_text_hidden_by_escapes_is_found_in_the_cells(tmp_path: Path) -> None:
     assert {"file": "quoted.csv", "where": None, "text_number": 1} in found
     assert {"file": "quoted.csv", "where": "bytes", "text_number": 1} not in found
     assert {"file": "bare.csv", "where": None, "text_number": 3} in found
+
+
+def test_repeated_values_empty_tables_and_odd_names_are_searched_as_before(
+    tmp_path: Path,
+) -> None:
+    """Parquet and DuckDB columns are searched by their distinct values: a secret repeated
+    over many rows, in a column whose name has a quote, and an empty table give the same
+    findings as every string one by one."""
+    folder = tmp_path / "release"
+    (folder / "data").mkdir(parents=True)
+    pairs = pl.DataFrame(
+        {
+            "entry_a": [f"entry {i % 40}" for i in range(6_000)],
+            'odd "name"': [SECRETS[6] if i % 3 == 0 else f"e{i % 7}" for i in range(6_000)],
+            "items": list(range(6_000)),
+        }
+    )
+    pairs.write_parquet(folder / "data" / "pairs.parquet")
+    with duckdb.connect(str(folder / "bench.duckdb")) as conn:
+        conn.execute("CREATE TABLE pairs AS SELECT * FROM pairs")
+        conn.execute("CREATE TABLE empty (name VARCHAR, other VARCHAR)")
+        conn.execute("CREATE VIEW nothing AS SELECT name FROM empty")
+    expected = old_private_text_findings(folder, SECRETS)
+    found = private_text_findings(folder, SECRETS)
+    assert found == expected
+    columns = {(f["file"], f["where"]) for f in found if f["where"] != "bytes"}
+    assert columns == {("data/pairs.parquet", 'odd "name"'), ("bench.duckdb", 'pairs.odd "name"')}

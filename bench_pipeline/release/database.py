@@ -125,7 +125,8 @@ def _text(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _name(value: str) -> str:
+def quoted_name(value: str) -> str:
+    """A SQL identifier, quoted (any double quote in it doubled)."""
     return '"' + value.replace('"', '""') + '"'
 
 
@@ -148,12 +149,12 @@ def comment_statements(
         target: Its table's name there (default: the published name).
         present: The columns it has there (default: every published column).
     """
-    qualified = f"{_name(catalog)}.{_name(target or table.name)}"
+    qualified = f"{quoted_name(catalog)}.{quoted_name(target or table.name)}"
     yield f"COMMENT ON TABLE {qualified} IS {_text(table_comment(table))}"
     for column in table.columns:
         if present is None or column.name in present:
             text = column.description + (f" Shown as “{column.title}”." if column.title else "")
-            yield f"COMMENT ON COLUMN {qualified}.{_name(column.name)} IS {_text(text)}"
+            yield f"COMMENT ON COLUMN {qualified}.{quoted_name(column.name)} IS {_text(text)}"
 
 
 def view_descriptions(
@@ -194,8 +195,8 @@ def create_views(conn: duckdb.DuckDBPyConnection, catalog: str) -> list[str]:
     for view in VIEWS:
         if not set(view.tables) <= present:
             continue
-        qualified = f"{_name(catalog)}.main.{_name(view.name)}"
-        conn.execute(f"USE {_name(catalog)}")  # the view's table names resolve in the release
+        qualified = f"{quoted_name(catalog)}.main.{quoted_name(view.name)}"
+        conn.execute(f"USE {quoted_name(catalog)}")  # the view's table names resolve in the release
         conn.execute(f"CREATE VIEW {qualified} AS {view.sql}")
         conn.execute(f"COMMENT ON VIEW {qualified} IS {_text(view.description)}")
         output = [
@@ -207,7 +208,7 @@ def create_views(conn: duckdb.DuckDBPyConnection, catalog: str) -> list[str]:
             ).fetchall()
         ]
         for column, text in view_descriptions(view, output).items():
-            conn.execute(f"COMMENT ON COLUMN {qualified}.{_name(column)} IS {_text(text)}")
+            conn.execute(f"COMMENT ON COLUMN {qualified}.{quoted_name(column)} IS {_text(text)}")
         created.append(view.name)
     return created
 
@@ -227,7 +228,9 @@ def write_release_database(
         conn.execute(f"ATTACH {_text(str(path))} AS release (STORAGE_VERSION '{STORAGE_VERSION}')")
         with transaction(conn):  # one commit, not one per table, comment and view
             for table in tables:
-                write_frame(conn, f"release.{_name(table.name)}", frames[table.name], mode="create")
+                write_frame(
+                    conn, f"release.{quoted_name(table.name)}", frames[table.name], mode="create"
+                )
                 for statement in comment_statements("release", table):
                     conn.execute(statement)
             create_views(conn, "release")

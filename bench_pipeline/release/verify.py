@@ -27,6 +27,7 @@ import polars as pl
 
 from bench_pipeline.core.files import sha256_file
 from bench_pipeline.release.build import DATABASE, LATEST, MANIFEST, read_latest
+from bench_pipeline.release.database import quoted_name
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank import private_texts as bank_private_texts
 
@@ -196,7 +197,8 @@ def _json_strings(path: Path, tabular: bool) -> Strings:
 
 def _file_strings(path: Path, tabular_json: bool = True) -> Iterator[tuple[str, Strings]]:
     """(where, texts) for every string a reader of this file would see, a column at a time
-    (its raw bytes are searched apart, see `private_text_findings`)."""
+    (its raw bytes are searched apart, see `private_text_findings`); a Parquet or DuckDB
+    column's distinct values only, each once (whether a column holds a text is the same)."""
     if path.suffix == ".json":
         yield "", _json_strings(path, tabular_json)
     elif path.suffix == ".csv":
@@ -206,7 +208,7 @@ def _file_strings(path: Path, tabular_json: bool = True) -> Iterator[tuple[str, 
         texts = [name for name, dtype in pl.read_parquet_schema(path).items() if dtype == pl.Utf8]
         frame = pl.read_parquet(path, columns=texts) if texts else pl.DataFrame()
         for column in frame.columns:
-            yield column, frame[column].drop_nulls()
+            yield column, frame[column].drop_nulls().unique()
     elif path.name == DATABASE:
         with duckdb.connect(str(path), read_only=True) as conn:
             columns = conn.execute(
@@ -214,11 +216,15 @@ def _file_strings(path: Path, tabular_json: bool = True) -> Iterator[tuple[str, 
                 "WHERE NOT internal AND data_type = 'VARCHAR' ORDER BY ALL"
             ).fetchall()
             for (schema, table), group in groupby(columns, key=lambda row: row[:2]):
-                names = [column for _, _, column in group]  # one read per table or view
-                selected = ", ".join(f'"{column}"' for column in names)
-                values = conn.sql(f'SELECT {selected} FROM "{schema}"."{table}"').to_arrow_table()
+                # one scan per table or view, each column's distinct values (a pair table
+                # repeats a few thousand names over millions of rows)
+                names = [column for _, _, column in group]
+                distinct = ", ".join(f"list(DISTINCT {quoted_name(c)})" for c in names)
+                source = f"{quoted_name(schema)}.{quoted_name(table)}"
+                values = conn.sql(f"SELECT {distinct} FROM {source}").to_arrow_table()
                 for number, column in enumerate(names):
-                    yield f"{table}.{column}", pl.Series(values.column(number)).drop_nulls()
+                    lists = pl.Series(values.column(number))  # no rows: one null list
+                    yield f"{table}.{column}", lists.explode().drop_nulls()
 
 
 def _series(texts: Strings) -> pl.Series:
