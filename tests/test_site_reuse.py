@@ -5,7 +5,10 @@ build of the new release. An edited page, a damaged record or changed code rende
 
 from __future__ import annotations
 
+import copy
 import json
+import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,7 @@ import pytest
 from bench_pipeline.site import build as site_build
 from bench_pipeline.site import build_site
 from bench_pipeline.site.build import SiteBuilder
-from bench_pipeline.site.reuse import RECORD
+from bench_pipeline.site.reuse import RECORD, page_key
 from bench_pipeline.site.swap import publish_site
 from bench_pipeline.site.views import collect_models, load_release
 from tests.synthetic import copy_downloads, synthetic_tables, write_release
@@ -189,3 +192,26 @@ def test_a_model_page_may_read_only_the_keyed_release_values(tmp_path: Path) -> 
     with pytest.raises(Exception, match="release"):
         template.render()
     assert builder.env.from_string("{{ release.release_id }}").render() == "r-one"
+
+
+def test_a_page_key_is_a_function_of_the_values_alone(tmp_path: Path) -> None:
+    """Equal inputs key alike however their objects are shared or interned; a change of
+    value or of type (`1`, `1.0`, `True`; `-0.0`, `0.0`) changes the key; inputs the fast
+    serialisation cannot write (a `Decimal`) are keyed too, and apart."""
+    name = "".join(["model", "-", "one"])  # equal to, not the same object as, the literal
+    shared = {"model_id": "model-one", "price": 1.5}
+    first = [shared, shared, {"n": [1, 2]}]
+    second = [{"model_id": name, "price": 1.5}, {"model_id": sys.intern(name), "price": 1.5},
+              {"n": [1, 2]}]  # fmt: skip
+    assert page_key("s", first) == page_key("s", second)
+    assert page_key("s", first) != page_key("t", first)
+    variants = [1, 1.0, True, -0.0, 0.0, "1", None, [1], {"1": 1}, Decimal("1"), Decimal("1.0")]
+    keys = {page_key("s", [{"v": value}]) for value in variants}
+    assert len(keys) == len(variants)
+    release = write_release(tmp_path / "releases", "r-one", synthetic_tables(4),
+                            created_at="2025-06-01T06:00:00Z")  # fmt: skip
+    model = max(collect_models(load_release(release)).values(), key=lambda m: len(m.providers))
+    key = page_key("s", model)
+    assert model.providers and page_key("s", copy.deepcopy(model)) == key
+    model.providers[0] = model.providers[0] | {"input_usd_per_1m": "0.5000001"}
+    assert page_key("s", model) != key

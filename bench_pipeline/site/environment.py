@@ -6,7 +6,8 @@ two costs of jinja2's general path dominate (measured with cProfile on the site 
 * `row.field` on a row (a plain `dict`) first tries `getattr(row, "field")`, which raises and
   catches an `AttributeError` before it tries `row["field"]`. `PageEnvironment.getattr` looks
   the key up first when a plain attribute cannot exist (the name is not one of `dict`'s), so
-  the result is the one jinja2 gives, without the exception.
+  the result is the one jinja2 gives, without the exception; `PageCodeGenerator` compiles
+  `row.field` to read a key a plain dict holds in place, without even that call.
 * The formatting filters parse the same prices and timestamps again on every page.
   `remembered` keeps their results per exact argument (strings and integers only: equal
   floats or decimals such as `-0.0` and `0.0`, or `Decimal("0.10")` and `Decimal("0.1")`,
@@ -14,7 +15,8 @@ two costs of jinja2's general path dominate (measured with cProfile on the site 
 * Every `{{ value }}` of an autoescaped template goes through `markupsafe.escape`, which
   wraps its result in a new `Markup` that the page then only joins into its text.
   `escape_output` gives the same characters as a plain `str` (MarkupSafe's own escaping of
-  a `str`, without the wrapper); `PageCodeGenerator` compiles the output of values to it.
+  a `str`, without the wrapper); `PageCodeGenerator` compiles the output of values to it,
+  and escapes a `str` (most values: the filters' results) in place, without the call.
 * A call in a template (`row.get("x")`, a macro) goes through `Context.call`, which looks
   for `pass_context` and its kind on the callee. A built-in method (`dict.get`) cannot carry
   one, so `PageContext.call` calls it at once.
@@ -69,8 +71,14 @@ def escape_output(value: Any) -> str:
 
 
 class PageCodeGenerator(CodeGenerator):
-    """Compiles the output of an autoescaped value to `escape_output` (same characters), and
-    gathers the output of a template's root and of each block to yield it once."""
+    """Compiles the output of an autoescaped value to `escape_output` (same characters), an
+    attribute of a plain dict to its key, and gathers the output of a template's root and of
+    each block to yield it once."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._escaped: list[str] = []
+        """The names holding the values being output, innermost last."""
 
     def blockvisit(self, nodes_: Any, frame: Frame) -> None:
         """jinja2's `blockvisit`; the body of a root or block function (not of an `if` or
@@ -97,15 +105,39 @@ class PageCodeGenerator(CodeGenerator):
         self.writeline(f"yield concat({frame.buffer})")
         frame.buffer = None
 
+    def visit_Getattr(self, node: nodes.Getattr, frame: Frame) -> None:
+        """`obj.name` compiled to read `obj[name]` in place when `obj` is a plain dict holding
+        `name` and `name` is none of `dict`'s attributes (what `PageEnvironment.getattr`
+        answers then, without the call); anything else goes to `environment.getattr`."""
+        if self.environment.is_async or node.attr in _DICT_ATTRIBUTES:
+            super().visit_Getattr(node, frame)
+            return
+        held, name = self.temporary_identifier(), repr(node.attr)
+        self.write(f"({held}[{name}] if type({held} := ")
+        self.visit(node.node, frame)
+        self.write(f") is dict and {name} in {held} else environment.getattr({held}, {name}))")
+
     def _output_child_pre(
         self, node: Any, frame: Frame, finalize: CodeGenerator._FinalizeInfo
     ) -> None:
         if frame.eval_ctx.volatile or not frame.eval_ctx.autoescape:
             super()._output_child_pre(node, frame, finalize)
             return
-        self.write("environment.escape_output(")
         if finalize.src is not None:
-            self.write(finalize.src)
+            self.write(f"environment.escape_output({finalize.src}")
+            return
+        # A `str` (most values: the filters' results) is escaped in place, without the call.
+        self._escaped.append(held := self.temporary_identifier())
+        self.write(f"(environment.escape_text({held}) if type({held} := ")
+
+    def _output_child_post(
+        self, node: Any, frame: Frame, finalize: CodeGenerator._FinalizeInfo
+    ) -> None:
+        if frame.eval_ctx.volatile or not frame.eval_ctx.autoescape or finalize.src is not None:
+            super()._output_child_post(node, frame, finalize)
+            return
+        held = self._escaped.pop()
+        self.write(f") is str else environment.escape_output({held}))")
 
 
 class PageContext(Context):
@@ -134,6 +166,7 @@ class PageEnvironment(jinja2.Environment):
     code_generator_class = PageCodeGenerator
     context_class = PageContext
     escape_output = staticmethod(escape_output)
+    escape_text = staticmethod(_escape_text)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         """`obj.attribute` in a template, as `jinja2.Environment.getattr` resolves it."""
