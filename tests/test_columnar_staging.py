@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -335,6 +336,89 @@ def test_only_a_file_python_read_may_hold_non_finite_numbers() -> None:
     deep = TEXT_EDITS["deep"](raw)  # the depth screen still runs
     assert not contract_screen.whole_file_clean(deep, csv=False, finite=True)
     assert contract_screen.whole_file_clean(raw, csv=False, finite=True)
+
+
+def _depth_by_array(content: bytes) -> int:
+    """`max_depth` as the array screen measures it (the reference of `strict_json_depth`)."""
+    data = np.frombuffer(content, dtype=np.uint8)
+    return contract_screen.max_depth(data, contract_screen._delimiting_quotes(data))
+
+
+@pytest.mark.parametrize("edit", sorted(TEXT_EDITS))
+def test_strict_depth_is_the_array_depth(edit: str) -> None:
+    """The skeleton depth of a file msgspec reads is the depth the array screen measures."""
+    for source in ("models_dev", "openrouter_models", "swebench", "arena"):
+        for raw in _files(SNAPSHOTS / source):
+            edited = RawFile(raw.name, TEXT_EDITS[edit](raw.content))
+            try:
+                strict = raw.name.endswith(".json") and edited.numbers_finite
+            except payload.PayloadError:  # no JSON at all: no depth either
+                strict = False
+            if strict:
+                expected = _depth_by_array(edited.content)
+                assert contract_screen.strict_json_depth(edited.content) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"[]",
+        b"7",
+        b'"[[["',
+        b'{"a": "\\\\", "b": [[["\\"]"]]]}',
+        b'{"a": "\\\\\\"[[", "b": [{"c": "]]]\\\\"}]}',
+        b'["\\u005c", ["\\/\\"{"]]',
+        b'{"k\\"[": [[[]]], "v": "}}}}"}',
+    ],
+)
+def test_strict_depth_reads_escapes_as_a_reader_does(text: bytes) -> None:
+    json.loads(text)  # each is valid JSON
+    assert contract_screen.strict_json_depth(text) == _depth_by_array(text)
+
+
+def _walk_recursively(value: Any, steps: list[str]) -> Iterator[Any]:
+    """`contract.walk` as it was written first: one generator frame per value."""
+    if not steps:
+        yield value
+        return
+    step, rest = steps[0], steps[1:]
+    if step == "*":
+        if isinstance(value, dict):
+            for item in value.values():
+                yield from _walk_recursively(item, rest)
+        return
+    key, listed = (step[:-2], True) if step.endswith("[]") else (step, False)
+    if key:
+        if not isinstance(value, dict) or key not in value:
+            return
+        value = value[key]
+    if listed:
+        if isinstance(value, list):
+            for item in value:
+                yield from _walk_recursively(item, rest)
+        return
+    yield from _walk_recursively(value, rest)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_walk_reads_records_in_the_recursive_walks_order(seed: int) -> None:
+    rng = random.Random(seed)
+
+    def value(level: int) -> Any:
+        kind = rng.randrange(5 if level < 4 else 2)
+        if kind == 0:
+            return rng.choice([None, 1, "x", 2.5, True])
+        if kind == 1:
+            return f"leaf{rng.randrange(100)}"
+        if kind == 2:
+            return [value(level + 1) for _ in range(rng.randrange(4))]
+        keys = rng.sample(["data", "models", "endpoints", "results", "a", "b"], rng.randrange(4))
+        return {k: value(level + 1) for k in keys}
+
+    document = value(0)
+    for path in ("[]", "*.*", "*.models.*", "data[]", "data.endpoints[]", "a[].results[]"):
+        steps = [s for s in path.split(".") if s] if path != "[]" else ["[]"]
+        assert list(contracts.walk(document, path)) == list(_walk_recursively(document, steps))
 
 
 @pytest.mark.parametrize(

@@ -112,18 +112,57 @@ def may_be_non_finite(content: bytes, data: np.ndarray, quotes: np.ndarray) -> b
     return bool(starts.size) and _any_outside(quotes, starts)
 
 
+_NOT_STRUCTURAL = bytes(sorted(set(range(256)) - set(b'"[]{}')))
+
+
+def _escaped_quotes(content: bytes) -> list[int]:
+    """Positions of the quotes escaped inside strings, in valid JSON.
+
+    There every backslash starts an escape, so reading them left to right (an escape is the
+    backslash and the next byte) finds each escaped quote, the ones that end no string."""
+    escaped, at = [], content.find(b"\\")
+    while at != -1:
+        if content[at + 1 : at + 2] == b'"':
+            escaped.append(at + 1)
+        at = content.find(b"\\", at + 2)
+    return escaped
+
+
+def strict_json_depth(content: bytes) -> int:
+    """`max_depth` of a file msgspec read (valid, strict JSON), from its quotes and brackets.
+
+    A couple of passes of C over the bytes, not numpy's many over an array: with the escaped
+    quotes blanked, the brackets outside strings are those after an even number of quotes.
+    (Bytes that only Python's parser reads go through `max_depth`.)"""
+    escaped = _escaped_quotes(content)
+    text: bytes | bytearray = content
+    if escaped:
+        text = bytearray(content)
+        for at in escaped:
+            text[at] = ord(" ")
+    skeleton = np.frombuffer(text.translate(None, _NOT_STRUCTURAL), dtype=np.uint8)
+    quote = skeleton == ord('"')
+    inside = np.bitwise_xor.accumulate(quote.view(np.uint8))  # odd quotes so far: in a string
+    structural = skeleton[(inside == 0) & ~quote]
+    steps = np.where((structural == ord("[")) | (structural == ord("{")), 1, -1).astype(np.int32)
+    return int(np.cumsum(steps).max()) if steps.size else 0
+
+
 def whole_file_clean(content: bytes, csv: bool, *, finite: bool = False) -> bool:
     """True when no record of the file can be too deep, hold the `TOO_DEEP` marker or a
-    non-finite number; False means: check every record one by one. `finite`: the document
-    was read by a parser that refuses NaN and infinities (`RawFile.numbers_finite`), so
-    the bytes need no search for them (the costliest part of the screen)."""
+    non-finite number; False means: check every record one by one. `finite`: msgspec read
+    the document (`RawFile.numbers_finite`): it refuses NaN and infinities, so the bytes need
+    no search for them (the costliest part of the screen), and it read them as strict JSON,
+    so `strict_json_depth` measures their nesting."""
     if csv:
         return b"\x00" not in content  # the marker holds NUL characters
     if b"\\u0000" in content:  # the marker's NUL characters, escaped
         return False
+    if finite:
+        return strict_json_depth(content) <= MAX_DEPTH
     data = np.frombuffer(content, dtype=np.uint8)
     quotes = _delimiting_quotes(data)
-    if not finite and may_be_non_finite(content, data, quotes):
+    if may_be_non_finite(content, data, quotes):
         return False
     return max_depth(data, quotes) <= MAX_DEPTH
 
@@ -156,9 +195,9 @@ def path_column(
     return values
 
 
-def _suspects(values: list[Any], declared: str, csv: bool) -> list[int]:
-    """Positions whose value may break the declared type (or whose path is broken)."""
-    kinds = set(map(type, values))
+def _suspects(values: list[Any], kinds: set[type], declared: str, csv: bool) -> list[int]:
+    """Positions whose value may break the declared type (or whose path is broken); `kinds`:
+    the classes of the values."""
     if csv:
         if declared.rstrip("?") != "number":
             return [i for i, v in enumerate(values) if v is _BROKEN]
@@ -179,6 +218,22 @@ def _suspects(values: list[Any], declared: str, csv: bool) -> list[int]:
     ]
 
 
+SCREEN_CHUNK = 1024
+"""Records screened together: their values are read while the records are in the CPU caches
+(a pass over a million records per field misses them at every record)."""
+
+
+def _empties(values: list[Any], kinds: set[type]) -> int:
+    """Values the null-share check counts as null: None, absent, a broken path or ""
+    (`kinds`: the classes of the values)."""
+    empty = values.count(None) if type(None) in kinds else 0
+    if object in kinds:  # the markers
+        empty += values.count(_ABSENT) + values.count(_BROKEN)
+    if str in kinds:
+        empty += values.count("")
+    return empty
+
+
 def check_records(
     spec: RecordSpec, name: str, records: Sequence[Any], clean: bool, report: ContractReport
 ) -> None:
@@ -187,22 +242,22 @@ def check_records(
     suspects: set[int] = set(range(len(records))) if not clean else set()
     if clean and not csv:
         suspects.update(i for i, r in enumerate(records) if r.__class__ is not dict)
-    known: dict[str, list[Any]] = {}
-    for path, declared in spec.fields.items():
-        values = path_column(records, path, known)
-        if len(suspects) < len(records):
-            suspects.update(_suspects(values, declared, csv))
-        if declared.endswith("?") or not records:
-            continue
+    counted = [path for path, declared in spec.fields.items() if not declared.endswith("?")]
+    nulls = dict.fromkeys(counted, 0)
+    for start in range(0, len(records), SCREEN_CHUNK):
+        part = records[start : start + SCREEN_CHUNK]
+        known: dict[str, list[Any]] = {}
+        for path, declared in spec.fields.items():
+            values = path_column(part, path, known)
+            kinds = set(map(type, values))
+            if len(suspects) < len(records):
+                suspects.update(start + i for i in _suspects(values, kinds, declared, csv))
+            if path in nulls:
+                nulls[path] += _empties(values, kinds)
+    for path in counted if records else ():
         key = f"{spec.files}:{path}"
-        total, nulls = report.fields.get(key, (0, 0))
-        kinds = set(map(type, values))
-        empty = values.count(None) if type(None) in kinds else 0
-        if object in kinds:  # the markers
-            empty += values.count(_ABSENT) + values.count(_BROKEN)
-        if str in kinds:
-            empty += values.count("")
-        report.fields[key] = (total + len(records), nulls + empty)
+        total, empty = report.fields.get(key, (0, 0))
+        report.fields[key] = (total + len(records), empty + nulls[path])
     for number in sorted(suspects):
         problem = check_record(records[number], spec)
         if problem is not None:
