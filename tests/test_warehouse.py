@@ -126,3 +126,72 @@ def test_a_failed_description_leaves_the_last_analyst_copy_whole(tmp_path: Path)
         assert copy.execute("SELECT count(*) FROM t").fetchone() == (10,)
         assert copy.execute("SELECT comment FROM duckdb_tables()").fetchone() == ("rows of t",)
     assert not list(target.parent.glob(".*partial*"))
+
+
+def _storage_version(path: Path) -> str:
+    with duckdb.connect(str(path), read_only=True) as conn:
+        ((tags,),) = conn.execute(
+            "SELECT tags FROM duckdb_databases() WHERE database_name = current_database()"
+        ).fetchall()
+    return tags["storage_version"]
+
+
+def _contents(path: Path) -> tuple[list, list]:
+    with duckdb.connect(str(path), read_only=True) as conn:
+        rows = conn.execute("SELECT * FROM t ORDER BY x").fetchall()
+        comments = conn.execute(
+            "SELECT table_name, comment FROM duckdb_tables() ORDER BY table_name"
+        ).fetchall()
+    return rows, comments
+
+
+def _describe(conn: duckdb.DuckDBPyConnection, catalog: str) -> None:
+    conn.execute(f"COMMENT ON TABLE {catalog}.t IS 'rows of t'")
+
+
+def test_a_new_warehouse_is_kept_in_the_readers_format(tmp_path: Path) -> None:
+    with connect(tmp_path / "w.duckdb") as conn:
+        conn.execute("CREATE TABLE t AS SELECT range AS x FROM range(10)")
+    assert _storage_version(tmp_path / "w.duckdb") == "v1.2.0+"
+
+
+@pytest.mark.parametrize("warehouse_format", ["readers", "newer"])
+def test_analyst_copy_is_whole_and_readable_from_either_warehouse_format(
+    tmp_path: Path, warehouse_format: str
+) -> None:
+    """A warehouse in the readers' format is copied byte for byte, a newer one table by
+    table: either way the copy holds every committed row (none left in the write-ahead log)
+    and the comments, in the readers' format."""
+    path, target = tmp_path / "w.duckdb", tmp_path / "analyst" / "bench.duckdb"
+    if warehouse_format == "newer":
+        duckdb.connect(str(path)).close()  # DuckDB's own default format
+    with connect(path) as conn:
+        conn.execute("CREATE TABLE t AS SELECT range AS x FROM range(1000)")
+        conn.execute("INSERT INTO t VALUES (1000)")  # in the WAL until a checkpoint
+        publish_read_only_copy(conn, target, describe=_describe)
+    expected = "v1.2.0+" if warehouse_format == "readers" else "v2.0.0+"
+    assert _storage_version(path) == expected
+    assert _storage_version(target) == "v1.2.0+"
+    rows, comments = _contents(target)
+    assert rows == [(x,) for x in range(1001)]
+    assert comments == [("t", "rows of t")]
+
+
+def test_analyst_copy_with_another_transaction_open_copies_only_committed_rows(
+    tmp_path: Path,
+) -> None:
+    """Another cursor's open transaction: the checkpoint writes only committed rows, so the
+    byte copy shows none of that transaction's (and a failed checkpoint would copy table by
+    table, with the same result)."""
+    target = tmp_path / "analyst" / "bench.duckdb"
+    with connect(tmp_path / "w.duckdb") as conn:
+        conn.execute("CREATE TABLE t AS SELECT range AS x FROM range(10)")
+        other = conn.cursor()
+        other.execute("BEGIN TRANSACTION")
+        other.execute("INSERT INTO t VALUES (99)")
+        publish_read_only_copy(conn, target, describe=_describe)
+        other.execute("ROLLBACK")
+        other.close()
+    rows, comments = _contents(target)
+    assert rows == [(x,) for x in range(10)]
+    assert comments == [("t", "rows of t")]

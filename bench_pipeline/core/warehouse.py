@@ -8,6 +8,7 @@ file for a bounded time instead of failing a run because an analyst briefly held
 from __future__ import annotations
 
 import re
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,7 +24,8 @@ LOCK_MESSAGE = "Could not set lock on file"
 STORAGE_VERSION = "v1.2.0"
 """The storage format of every file handed to readers (the analyst copy, a release's DuckDB
 file): DuckDB 2.x writes its own format by default, which DuckDB 1.x (1.2 and later, many
-analysts' installs and the `duckdb` CLI) refuses to open; both read this one."""
+analysts' installs and the `duckdb` CLI) refuses to open; both read this one. A new warehouse
+is created in it too, so its analyst copy can be a copy of its bytes."""
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
@@ -39,9 +41,13 @@ def connect(
     path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_seconds
     delay = 0.05
+    # Applies only to a file this opening creates; an existing one keeps its format.
+    config: dict[str, str | bool | int | float | list[str]] = {
+        "storage_compatibility_version": STORAGE_VERSION
+    }
     while True:
         try:
-            conn = duckdb.connect(str(path), read_only=read_only)
+            conn = duckdb.connect(str(path), read_only=read_only, config=config)
             break
         except duckdb.IOException as error:
             if LOCK_MESSAGE not in str(error):
@@ -133,11 +139,13 @@ def publish_read_only_copy(
     target: Path,
     describe: Callable[[duckdb.DuckDBPyConnection, str], object] | None = None,
 ) -> Path:
-    """Copy every table of the open warehouse into a fresh file and move it over `target`.
+    """Copy the open warehouse into a fresh file and move it over `target`.
 
     Analysts open `target` read-only. The rename is atomic, and a reader that already has the
     old file open keeps reading it undisturbed, so readers never hold the writer's lock. The
-    copy is written in `STORAGE_VERSION`, so DuckDB 1.x opens it too.
+    copy is in `STORAGE_VERSION`, so DuckDB 1.x opens it too: a warehouse kept in that format
+    is checkpointed and copied byte for byte (at 50x the recorded data, 1.5 s against 9.8 s
+    for copying every table), any other one table by table.
 
     Args:
         conn: The open warehouse.
@@ -145,17 +153,45 @@ def publish_read_only_copy(
         describe: Called with `conn` and the copy's catalog name before the copy is closed
             (the release adds its table and column comments there).
     """
-    database = conn.execute("SELECT current_database()").fetchall()[0][0]
     with replacing(target) as partial:
-        conn.execute(f"ATTACH '{partial}' AS analyst_copy (STORAGE_VERSION '{STORAGE_VERSION}')")
+        copied = _copy_checkpointed_file(conn, partial)
+        options = "" if copied else f" (STORAGE_VERSION '{STORAGE_VERSION}')"
+        conn.execute(f"ATTACH '{partial}' AS analyst_copy{options}")
         try:
             with transaction(conn):  # one commit, not one per table and comment
-                conn.execute(f"COPY FROM DATABASE {database} TO analyst_copy")
+                if not copied:
+                    conn.execute(f"COPY FROM DATABASE {_catalog(conn)} TO analyst_copy")
                 if describe is not None:
                     describe(conn, "analyst_copy")
         finally:
             conn.execute("DETACH analyst_copy")
     return target
+
+
+def _catalog(conn: duckdb.DuckDBPyConnection) -> str:
+    return str(conn.execute("SELECT current_database()").fetchall()[0][0])
+
+
+def _copy_checkpointed_file(conn: duckdb.DuckDBPyConnection, partial: Path) -> bool:
+    """Copy the warehouse's file to `partial` when that is a complete copy in
+    `STORAGE_VERSION`: the file is in that format and a checkpoint (which writes committed
+    rows only) left nothing in its write-ahead log. False, copying nothing, otherwise. The
+    caller is the warehouse's one writer while it copies (`bench run` runs one step at a
+    time, and other processes cannot open the file)."""
+    ((path, tags),) = conn.execute(
+        "SELECT path, tags FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchall()
+    if not path or tags.get("storage_version") != f"{STORAGE_VERSION}+":
+        return False
+    try:
+        conn.execute("CHECKPOINT")
+    except duckdb.Error:  # e.g. a transaction elsewhere holds changes a checkpoint cannot take
+        return False
+    source = Path(path)
+    if Path(f"{source}.wal").exists():
+        return False
+    shutil.copyfile(source, partial)
+    return True
 
 
 def replace_tables(conn: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]) -> None:
