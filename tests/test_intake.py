@@ -221,3 +221,22 @@ def test_the_file_wins_over_an_ingestion_on_the_same_day_and_openrouter_tiers_pa
         199999, Decimal("4"), Decimal("18"), None,
     )  # fmt: skip
     assert _openrouter_tier(None) is None
+
+
+def test_rates_of_some_models_are_those_models_rates_in_the_whole_table(conn):
+    """A batch asks for its own models' rates only: the same rows the whole table gives
+    them, nothing for a model asked for but unlisted, and no other model."""
+    conn.execute(
+        "INSERT INTO model_rates (api_id, effective_date, origin, taken_at, input_usd_per_1m, "
+        "output_usd_per_1m, local) VALUES "
+        "('anthropic/claude-opus-4.6', DATE '2026-08-14', 'openrouter:x-1', "
+        "TIMESTAMP '2026-08-14 10:00', 99, 99, false), "
+        "('other/model', DATE '2026-08-14', 'openrouter:x-1', "
+        "TIMESTAMP '2026-08-14 10:00', 1, 2, false)"
+    )
+    everything = rates_by_api_id(conn)
+    assert len(everything) >= 2
+    wanted = ["anthropic/claude-opus-4.6", "anthropic/claude-opus-4.6", "not/listed"]
+    some = rates_by_api_id(conn, iter(wanted))
+    assert some == {"anthropic/claude-opus-4.6": everything["anthropic/claude-opus-4.6"]}
+    assert rates_by_api_id(conn, []) == {}

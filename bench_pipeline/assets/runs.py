@@ -234,7 +234,11 @@ def submitted_runs(
         if models.mode == "simulated":
             records = list(load_setups().models.values())
             demo = store_demo_submissions(
-                conn, bank, records, rates_by_api_id(conn), datetime.now(UTC)
+                conn,
+                bank,
+                records,
+                rates_by_api_id(conn, (r.api_id for r in records)),
+                datetime.now(UTC),
             )
         metadata = table_metadata(conn, "submitted_runs")
         metadata |= table_asset_metadata(conn, "submitted_runs")

@@ -131,7 +131,7 @@ def _run_held(
     with connect() as conn:
         items = work_items(keys, bank, with_proposals(conn, setups), suites, cases)
         done = stored_run_ids(conn, {item.partition_key for item in items})
-        rates = rates_by_api_id(conn)
+        rates = rates_by_api_id(conn, {item.setup.model.api_id for item in items})
 
     def record(rows: list[dict]) -> None:
         with connect() as conn:

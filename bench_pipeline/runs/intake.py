@@ -180,4 +180,7 @@ def ingest_inbox(
     now = now or datetime.now(UTC)
     read = read_submissions(inbox, bank, now)
     with connect() as conn:
-        return store_submissions(conn, read, rates_by_api_id(conn) if rates is None else rates, now)
+        if rates is None:
+            named = (r.result.model.name for r in read if isinstance(r.result, Submission))
+            rates = rates_by_api_id(conn, named)
+        return store_submissions(conn, read, rates, now)

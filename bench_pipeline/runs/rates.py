@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import tomllib
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
@@ -210,18 +211,25 @@ def refresh_model_rates(conn: duckdb.DuckDBPyConnection, pricing_file: Path | No
     return conn.execute("SELECT count(*) FROM model_rates").fetchall()[0][0]
 
 
-def rates_by_api_id(conn: duckdb.DuckDBPyConnection) -> dict[str, list[Rates]]:
+def rates_by_api_id(
+    conn: duckdb.DuckDBPyConnection, api_ids: Iterable[str] | None = None
+) -> dict[str, list[Rates]]:
     """Every model's dated rates, one row per effective date (the file's row on a tie; of
-    two ingestions on one day, the later run's)."""
+    two ingestions on one day, the later run's); only those of `api_ids` when given (a
+    batch prices a few setups, and the table lists every listed model: 20,000 at 50x)."""
+    wanted = None if api_ids is None else sorted(set(api_ids))
+    where = "" if wanted is None else "WHERE list_contains(?, api_id)"
     rows = conn.execute(
-        """
+        f"""
         SELECT * EXCLUDE (rank) FROM (
             SELECT *, row_number() OVER (
                 PARTITION BY api_id, effective_date
                 ORDER BY origin = 'pricing.toml' DESC, taken_at DESC) AS rank
-            FROM model_rates)
+            FROM model_rates {where})
         WHERE rank = 1
-        """
+        ORDER BY api_id, effective_date
+        """,
+        [] if wanted is None else [wanted],
     ).fetchall()
     table: dict[str, list[Rates]] = defaultdict(list)
     for (

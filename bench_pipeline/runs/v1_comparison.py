@@ -253,7 +253,7 @@ def run_library_demo(connect: Connect, *, simulated: bool) -> str | None:
     library, config = load_library(), load_config()
     with connect() as conn:
         candidates = declared_candidates(conn)
-        rates = rates_by_api_id(conn)
+        rates = rates_by_api_id(conn, [config.judge_model, *(c.api_id for c in candidates)])
     comparison = comparison_id("demo", library, candidates, config)
     with connect() as conn:
         if conn.execute("SELECT 1 FROM v1_comparisons WHERE comparison_id = ?",
