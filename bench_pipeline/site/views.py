@@ -8,7 +8,6 @@ recomputes what the release publishes.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from typing import Any
 
 from bench_pipeline.site import markup
 from bench_pipeline.site.large_tables import LargeTable, open_large
-from bench_pipeline.site.layout import Row, Schema, complete, load_schema, read_json
+from bench_pipeline.site.layout import Row, Schema, complete, decode_json, load_schema, read_json
 from bench_pipeline.site.navigator_v1 import navigator_v1_view
 
 MODEL_TABLES = (
@@ -105,9 +104,7 @@ def load_release(directory: Path) -> Release:
         if entry.get("files", {}).get("json") and entry["name"] not in large:
             content = (directory / entry["files"]["json"]["path"]).read_bytes()
             digests[entry["name"]] = hashlib.sha256(content).hexdigest()
-            tables[entry["name"]] = complete(
-                schema.columns(entry["name"]), json.loads(content.decode("utf-8"))
-            )
+            tables[entry["name"]] = complete(schema.columns(entry["name"]), decode_json(content))
     diff_path = directory / "diff.json"
     diff = read_json(diff_path) if diff_path.is_file() else None
     return Release(directory, manifest, tables, diff, schema, large, digests)
