@@ -57,6 +57,11 @@ DATABASE = "bench.duckdb"
 DATA = "data"
 FORMATS = ("csv", "json", "parquet")
 RUN_ID_COLUMNS = ("source_run_id", "run_id")
+PARQUET_ROW_GROUP = 122_880
+"""Rows per Parquet row group: DuckDB's row group size, the size of the chunks its query
+results arrive in, which polars' writer otherwise follows. Stated, so a table's Parquet file
+does not depend on how its frame happens to be chunked (a frame sorted by polars is one
+chunk, `PublishedTable.sort`) and stays the bytes it was."""
 
 
 @dataclass(frozen=True)
@@ -238,7 +243,9 @@ def _write_downloads(
     for table in tables:
         frame = frames[table.name]
         ledger.write(f"{DATA}/{table.name}.csv", csv_parts(frame))
-        frame.write_parquet(partial / DATA / f"{table.name}.parquet")
+        frame.write_parquet(
+            partial / DATA / f"{table.name}.parquet", row_group_size=PARQUET_ROW_GROUP
+        )
         files = {}
         for fmt in FORMATS:
             relative = f"{DATA}/{table.name}.{fmt}"
