@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from bench_pipeline.core.files import sha256_file
 
@@ -43,16 +45,25 @@ class Ledger:
 
     def write(self, relative: str, content: bytes | Iterable[bytes | memoryview]) -> Written:
         """Write `content` (bytes, or parts written one after another) to `relative`
-        (creating its folder) and note its digest."""
+        (creating its folder) and note its digest.
+
+        Each part is digested and written by a second thread while the next is made (a
+        download's parts are rendered by polars): digesting, writing and polars' rendering
+        all run without the GIL, so the two overlap.
+        """
         parts = (content,) if isinstance(content, bytes) else content
         path = self.folder / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         digest, size = hashlib.sha256(), 0
-        with path.open("wb") as handle:
+        with path.open("wb") as handle, ThreadPoolExecutor(max_workers=1) as writer:
+            stored: Future[None] | None = None
             for part in parts:
-                handle.write(part)
-                digest.update(part)
+                if stored is not None:
+                    stored.result()  # one part in hand, one being stored: memory stays flat
+                stored = writer.submit(_store, handle, digest, part)
                 size += len(part)
+            if stored is not None:
+                stored.result()
         self._files[relative] = Written(digest.hexdigest(), size)
         return self._files[relative]
 
@@ -67,3 +78,9 @@ class Ledger:
             path = self.folder / relative
             self._files[relative] = Written(sha256_file(path), path.stat().st_size)
         return self._files[relative]
+
+
+def _store(handle: BinaryIO, digest: hashlib._Hash, part: bytes | memoryview) -> None:
+    """Write one part and add it to the file's digest."""
+    handle.write(part)
+    digest.update(part)

@@ -14,10 +14,12 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import mmap
 import os
 import re
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -267,32 +269,49 @@ def _csv_quoted(pattern: str) -> str:
     return pattern.replace('"', '""')
 
 
-def _encoded_in(raw: bytes, pattern: str) -> bool:
+Raw = bytes | mmap.mmap
+"""A file's bytes: read, or mapped (`_mapped`)."""
+
+
+@contextmanager
+def _mapped(path: Path) -> Iterator[Raw]:
+    """A file's bytes mapped read-only, so a download of hundreds of megabytes is searched
+    where the page cache holds it, not copied first (an empty file, which cannot be mapped,
+    is `b""`)."""
+    with path.open("rb") as handle:
+        if not os.fstat(handle.fileno()).st_size:
+            yield b""
+            return
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as raw:
+            yield raw
+
+
+def _encoded_in(raw: Raw, pattern: str) -> bool:
     """Whether `raw` decoded (U+FFFD for each byte that is not UTF-8) holds `pattern`, which
     holds no U+FFFD, searched as bytes: a character's first byte never continues another, so
     an undecodable byte never joins the one after it, and a pattern's UTF-8 encoding occurs
     in the bytes exactly where the decoded text holds the pattern. A pattern with a lone
     surrogate has no UTF-8 encoding and no decoding yields one."""
     try:
-        return pattern.encode("utf-8") in raw
+        return raw.find(pattern.encode("utf-8")) >= 0
     except UnicodeEncodeError:
         return False
 
 
-def _raw_found(raw: bytes, patterns: Sequence[str]) -> set[str]:
+def _raw_found(raw: Raw, patterns: Sequence[str]) -> set[str]:
     """Which of `patterns` a file's text holds: its bytes decoded, U+FFFD for each that is not
     UTF-8 (a Parquet or DuckDB file). Few patterns are searched as bytes (`_encoded_in`),
     without decoding a file of hundreds of megabytes."""
     if len(patterns) > FEW_TEXTS:
-        return found_texts([raw.decode("utf-8", errors="replace")], patterns)
+        return found_texts([str(raw, "utf-8", errors="replace")], patterns)
     found = {p for p in patterns if "\ufffd" not in p and _encoded_in(raw, p)}
     replaced = [p for p in patterns if "\ufffd" in p]  # may match what was not UTF-8
     if replaced:
-        found |= found_texts([raw.decode("utf-8", errors="replace")], replaced)
+        found |= found_texts([str(raw, "utf-8", errors="replace")], replaced)
     return found
 
 
-def _hidden_in_text(suffix: str, raw: bytes, found: set[str], patterns: Sequence[str]) -> set[str]:
+def _hidden_in_text(suffix: str, raw: Raw, found: set[str], patterns: Sequence[str]) -> set[str]:
     r"""The patterns a CSV or JSON cell may hold although the file's text does not show them
     as they are (`found` holds every pattern and quoted form the text shows).
 
@@ -302,7 +321,7 @@ def _hidden_in_text(suffix: str, raw: bytes, found: set[str], patterns: Sequence
     """
     if suffix == ".csv":
         return {p for p in patterns if '"' in p and _csv_quoted(p) in found}
-    return set(patterns) if b"\\" in raw else set()
+    return set(patterns) if raw.find(b"\\") >= 0 else set()
 
 
 def _column_hits(
@@ -322,6 +341,26 @@ def _column_hits(
     }
 
 
+def _findings_in_file(
+    path: Path, relative: str, numbers: dict[str, list[int]], tabular_json: bool
+) -> list[dict[str, Any]]:
+    """`private_text_findings` for one file (`numbers`: each text's positions)."""
+    patterns = list(numbers)
+    searched = list(dict.fromkeys([*patterns, *(_csv_quoted(p) for p in patterns if '"' in p)]))
+    with _mapped(path) as raw:
+        in_raw = _raw_found(raw, searched)
+        hits = {(i, "bytes") for text in in_raw & numbers.keys() for i in numbers[text]}
+        wanted = patterns
+        if path.suffix in (".csv", ".json"):
+            hidden = _hidden_in_text(path.suffix, raw, in_raw, patterns)
+            wanted = sorted((in_raw & numbers.keys()) | hidden)
+    if wanted:
+        hits |= _column_hits(list(_file_strings(path, tabular_json)), wanted, numbers)
+    return [
+        {"file": relative, "where": where or None, "text_number": i} for i, where in sorted(hits)
+    ]
+
+
 def private_text_findings(release_dir: Path, texts: Sequence[str]) -> list[dict[str, Any]]:
     """Where any of `texts` occurs in the release: file and column, never the text itself,
     only its position in `texts` (so a report of the finding does not publish it).
@@ -329,6 +368,8 @@ def private_text_findings(release_dir: Path, texts: Sequence[str]) -> list[dict[
     Each file's raw text is searched first (`_raw_found`); a CSV or JSON file's cells are
     then read only for the texts its raw text holds or could hide (`_hidden_in_text`), so a
     clean text file is read once. Parquet and DuckDB files (compressed) are always read.
+    Files are searched two or more at a time (`_workers`): reading them, and polars' and
+    DuckDB's work on them, run outside the GIL while another file's bytes are searched.
     """
     numbers: dict[str, list[int]] = {}
     for i, text in enumerate(texts):
@@ -336,24 +377,13 @@ def private_text_findings(release_dir: Path, texts: Sequence[str]) -> list[dict[
             numbers.setdefault(text, []).append(i)
     if not numbers:
         return []
-    patterns = list(numbers)
-    searched = list(dict.fromkeys([*patterns, *(_csv_quoted(p) for p in patterns if '"' in p)]))
-    tabular_json = _scalar_safe(patterns)
-
-    findings = []
-    for path in sorted(p for p in release_dir.rglob("*") if p.is_file()):
-        relative = path.relative_to(release_dir).as_posix()
-        raw = path.read_bytes()
-        in_raw = _raw_found(raw, searched)
-        hits = {(i, "bytes") for text in in_raw & numbers.keys() for i in numbers[text]}
-        wanted = patterns
-        if path.suffix in (".csv", ".json"):
-            hidden = _hidden_in_text(path.suffix, raw, in_raw, patterns)
-            wanted = sorted((in_raw & numbers.keys()) | hidden)
-        if wanted:
-            hits |= _column_hits(list(_file_strings(path, tabular_json)), wanted, numbers)
-        findings += [
-            {"file": relative, "where": where or None, "text_number": i}
-            for i, where in sorted(hits)
-        ]
-    return findings
+    tabular_json = _scalar_safe(list(numbers))
+    paths = sorted(p for p in release_dir.rglob("*") if p.is_file())
+    with ThreadPoolExecutor(max_workers=_workers()) as pool:
+        found = pool.map(
+            lambda path: _findings_in_file(
+                path, path.relative_to(release_dir).as_posix(), numbers, tabular_json
+            ),
+            paths,
+        )
+        return [finding for findings in found for finding in findings]
