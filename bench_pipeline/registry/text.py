@@ -60,6 +60,8 @@ def impostor_reason(identifier: str, original: str) -> str:
 def split_name(name: str) -> tuple[str, str]:
     """(the name without trailing parenthetical groups, those groups normalised)."""
     name = clean(name)
+    if ")" not in name:  # most names: no group to look for
+        return name, ""
     previous: str | None = None
     tails: list[str] = []
     while previous != name:
