@@ -222,6 +222,7 @@ class _Found(NamedTuple):
 
 _NOTHING = _Found(None)
 _NONE: frozenset[str] = frozenset()
+_NO_PRICES: frozenset[Price] = frozenset()
 
 
 class _Index:
@@ -271,9 +272,10 @@ class _Index:
         reasons, distinct = [], False
         for api_id in candidate.api_ids:
             forms = id_forms(api_id)
-            found = self.by_form.get((candidate.lab, forms.exact), set())
             if candidate.lab is None:
-                found = self.forms_any_lab.get(forms.exact, set())
+                found = self.forms_any_lab.get(forms.exact, _NONE)
+            else:
+                found = self.by_form.get((candidate.lab, forms.exact), _NONE)
             if len(found) == 1:
                 return _Found(next(iter(found)), "provider_id")
             if found:
@@ -282,13 +284,15 @@ class _Index:
             if forms.undated is None:
                 continue
             if candidate.lab is None:
-                found = self.forms_any_lab.get(forms.undated, set())
+                found = self.forms_any_lab.get(forms.undated, _NONE)
             else:
-                found = self.by_form.get((candidate.lab, forms.undated), set())
+                found = self.by_form.get((candidate.lab, forms.undated), _NONE)
             if len(found) != 1:
                 continue
             model_id = next(iter(found))
-            listed = self.dated_prices.get((candidate.lab, forms.undated, forms.date or ""), set())
+            listed = self.dated_prices.get(
+                (candidate.lab, forms.undated, forms.date or ""), _NO_PRICES
+            )
             own = self.prices.get(model_id)
             if own is not None and any(price != own for price in listed):
                 reasons.append(
@@ -307,7 +311,7 @@ class _Index:
         if candidate.lab is None or not candidate.name or not normalise_name(candidate.name):
             return _Found(None)
         normalised, tail = normalise_name(candidate.name), split_name(candidate.name)[1]
-        found = self.by_name.get((candidate.lab, normalised), set())
+        found = self.by_name.get((candidate.lab, normalised), _NONE)
         if not found:
             return _Found(None)
         same_tail = [m for m in found if tail in self.tails[(candidate.lab, normalised, m)]]
