@@ -80,6 +80,13 @@ def test_unwrap_host_id_is_the_plain_rule(identifier: str, prefixes: tuple[str, 
     assert unwrap_host_id(identifier, prefixes) == old_unwrap_host_id(identifier, prefixes)
 
 
+@settings(max_examples=400, deadline=None)
+@given(text | st.text(st.characters(max_codepoint=127)))
+def test_letters_and_digits_is_the_plain_rule(name: str) -> None:
+    plain = "".join(c for c in name.casefold() if unicodedata.category(c)[0] in "LN")
+    assert letters_and_digits(name) == plain
+
+
 def old_split_name(name: str) -> tuple[str, str]:
     name = clean(name)
     previous: str | None = None

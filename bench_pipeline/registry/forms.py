@@ -40,8 +40,14 @@ class IdForms(NamedTuple):
     date: str | None = None
 
 
+def _dot(match: re.Match[str]) -> str:
+    return f"{match[1]}.{match[2]}"
+
+
 def _dots(text: str) -> str:
-    return DASH_FOR_DOT.sub(r"\1.\2", text)
+    # A function, not the template r"\1.\2": `sub` expands a template at a cost of about
+    # 1 µs a call even when nothing matches, several times what the search itself costs.
+    return DASH_FOR_DOT.sub(_dot, text)
 
 
 @lru_cache(maxsize=MEMO)
