@@ -15,7 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench_pipeline.registry import matching
-from bench_pipeline.registry.forms import unwrap_host_id
+from bench_pipeline.registry.forms import (
+    DASH_FOR_DOT,
+    TRAILING_DATE,
+    IdForms,
+    id_forms,
+    unwrap_host_id,
+)
 from bench_pipeline.registry.labs import Labs, lab_key
 from bench_pipeline.registry.matching import AliasFile, Candidate, build_registry, host_matches
 from bench_pipeline.registry.text import (
@@ -85,6 +91,26 @@ def test_unwrap_host_id_is_the_plain_rule(identifier: str, prefixes: tuple[str, 
 def test_letters_and_digits_is_the_plain_rule(name: str) -> None:
     plain = "".join(c for c in name.casefold() if unicodedata.category(c)[0] in "LN")
     assert letters_and_digits(name) == plain
+
+
+def old_id_forms(identifier: str) -> IdForms:
+    text = clean(identifier).strip().lower()
+    match = TRAILING_DATE.search(text)
+    if match is None or match.start() == 0:
+        return IdForms(exact=DASH_FOR_DOT.sub(r"\1.\2", text))
+    date = next(g for g in match.groups() if g).replace("-", "")
+    undated = DASH_FOR_DOT.sub(r"\1.\2", text[: match.start()])
+    return IdForms(exact=DASH_FOR_DOT.sub(r"\1.\2", text), undated=undated, date=date)
+
+
+DATED = ["-2025-08-07", "-20251101", "@20251101", "-09-2025", "-0709", "-latest", "4-5", "-1-2"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(DATED + HOSTILE + PIECES) | st.text(max_size=3), max_size=8))
+def test_id_forms_is_the_plain_rule(pieces: list[str]) -> None:
+    identifier = "".join(pieces)
+    assert id_forms(identifier) == old_id_forms(identifier)
 
 
 def old_split_name(name: str) -> tuple[str, str]:

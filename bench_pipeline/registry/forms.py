@@ -23,6 +23,10 @@ TRAILING_DATE = re.compile(
     r"(?:[-@](?P<full>\d{4}-\d{2}-\d{2}|20\d{6})|-(?P<month>\d{2}-20\d{2})|-(?P<short>\d{4})"
     r"|-(?P<latest>latest))$"
 )
+DATE_TAIL = 12
+"""How far from the end `TRAILING_DATE` can start: its longest form is 11 characters
+(`-2025-08-07`), one more for the newline `$` may stand before. Searching only that tail
+finds the same match at a fraction of the cost of trying every place in the id."""
 LATEST = "latest"
 DASH_FOR_DOT = re.compile(r"(?<=[a-z-])(\d)-(\d)(?=-|$)")
 HOST_SUFFIX = re.compile(r"(?:-v\d+(?::\d+)?|:\d+|@default|@latest)$")
@@ -54,7 +58,7 @@ def _dots(text: str) -> str:
 def id_forms(identifier: str) -> IdForms:
     """Comparable forms of one API id (lower case, dashes for dots read as dots)."""
     text = clean(identifier).strip().lower()
-    match = TRAILING_DATE.search(text)
+    match = TRAILING_DATE.search(text, max(0, len(text) - DATE_TAIL))
     if match is None or match.start() == 0:
         return IdForms(exact=_dots(text))
     date = next(g for g in match.groups() if g).replace("-", "")
