@@ -15,16 +15,35 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench_pipeline.registry import matching
-from bench_pipeline.registry.forms import unwrap_host_id
+from bench_pipeline.registry.forms import (
+    DASH_FOR_DOT,
+    TRAILING_DATE,
+    IdForms,
+    id_forms,
+    unwrap_host_id,
+)
 from bench_pipeline.registry.labs import Labs, lab_key
 from bench_pipeline.registry.matching import AliasFile, Candidate, build_registry, host_matches
-from bench_pipeline.registry.text import clean
+from bench_pipeline.registry.text import (
+    TRAILING_PARENTHETICAL,
+    clean,
+    letters_and_digits,
+    normalise_name,
+    split_name,
+)
 
 pytestmark = pytest.mark.unit
 
-HOSTILE = [*"aAzZ09-_./:@, İıſK", "\u200b", "\u0430", "\uff21", "\u2460", "\u00a0", "ß"]
+HOSTILE = [*"aAzZ09-_./:@, İıſK()\n\t", "\u200b", "\u0430", "\uff21", "\u2460", "\u00a0", "ß"]
 PIECES = ["anthropic", "Anthropic", "amazon", "eu", "openai", "x-ai", "xAI", "v1", "latest"]
-PIECES += ["@default", "-v2", ":0", "-v1:3"]  # host suffixes, for the no-suffix fast path
+PIECES += [
+    "@default",
+    "-v2",
+    ":0",
+    "-v1:3",
+    "@latest\n",
+]  # host suffixes, for the no-suffix fast path
+PIECES += [" (high)", "(EU) ", " ( x )", "\uff09"]  # parentheticals, for `split_name`'s fast path
 text = st.lists(st.sampled_from(HOSTILE + PIECES) | st.text(max_size=3), max_size=8).map("".join)
 
 
@@ -65,6 +84,54 @@ def test_remembered_lab_is_the_plain_rule(names: list[str], table: list[tuple[st
 def test_unwrap_host_id_is_the_plain_rule(identifier: str, prefixes: tuple[str, ...]) -> None:
     assert unwrap_host_id(identifier, prefixes) == old_unwrap_host_id(identifier, prefixes)
     assert unwrap_host_id(identifier, prefixes) == old_unwrap_host_id(identifier, prefixes)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text | st.text(st.characters(max_codepoint=127)))
+def test_letters_and_digits_is_the_plain_rule(name: str) -> None:
+    plain = "".join(c for c in name.casefold() if unicodedata.category(c)[0] in "LN")
+    assert letters_and_digits(name) == plain
+
+
+def old_id_forms(identifier: str) -> IdForms:
+    text = clean(identifier).strip().lower()
+    match = TRAILING_DATE.search(text)
+    if match is None or match.start() == 0:
+        return IdForms(exact=DASH_FOR_DOT.sub(r"\1.\2", text))
+    date = next(g for g in match.groups() if g).replace("-", "")
+    undated = DASH_FOR_DOT.sub(r"\1.\2", text[: match.start()])
+    return IdForms(exact=DASH_FOR_DOT.sub(r"\1.\2", text), undated=undated, date=date)
+
+
+DATED = ["-2025-08-07", "-20251101", "@20251101", "-09-2025", "-0709", "-latest", "4-5", "-1-2"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(DATED + HOSTILE + PIECES) | st.text(max_size=3), max_size=8))
+def test_id_forms_is_the_plain_rule(pieces: list[str]) -> None:
+    identifier = "".join(pieces)
+    assert id_forms(identifier) == old_id_forms(identifier)
+
+
+def old_split_name(name: str) -> tuple[str, str]:
+    name = clean(name)
+    previous: str | None = None
+    tails: list[str] = []
+    while previous != name:
+        previous = name
+        match = TRAILING_PARENTHETICAL.search(name)
+        if match:
+            tails.insert(0, match.group(0))
+            name = name[: match.start()]
+    return name, letters_and_digits(" ".join(tails))
+
+
+@settings(max_examples=400, deadline=None)
+@given(text)
+def test_split_name_is_the_plain_rule(name: str) -> None:
+    assert split_name(name) == old_split_name(name)
+    base, _ = old_split_name(name)
+    assert normalise_name(name) == letters_and_digits(base.replace("+", "plus"))
 
 
 def _old_by_exact_id(self: matching._Index, candidate: Candidate) -> matching._Found:

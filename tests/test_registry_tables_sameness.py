@@ -13,6 +13,7 @@ import dataclasses
 import json
 from functools import lru_cache
 
+import duckdb
 import polars as pl
 import pytest
 from earlier_registry import entry_models, old_unwrap_host_id
@@ -201,3 +202,31 @@ def test_hosts_alike_get_the_old_answers(
     assert new == old
     _assert_same(registry_frames(new), old_frames(old))
     assert placed == host_matches(listed, aliases, probes)
+
+
+RATES = [
+    "0",
+    "0.000000000001",
+    "1",
+    "10",
+    "100",
+    "100.5",
+    "0.132",
+    "2.50",
+    "123456789012.123456789012",
+]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.sampled_from(RATES) | st.decimals(0, 10**12 - 1, places=12).map(str), min_size=1)
+)
+def test_rates_read_as_text_price_as_the_decimals(rates: list[str]) -> None:
+    """`models_dev` reads a DECIMAL(24,12) rate as DuckDB's text of it: `_price` of that text
+    is `_price` of the Decimal DuckDB would have made (no trailing zeros, `1E+2` for 100)."""
+    conn = duckdb.connect()
+    conn.execute("CREATE TABLE r (rate DECIMAL(24,12))")
+    conn.executemany("INSERT INTO r VALUES (?)", [[rate] for rate in rates])
+    pairs = conn.execute("SELECT rate, CAST(rate AS VARCHAR) FROM r").fetchall()
+    for number, spelt in pairs:
+        assert candidates_module._price(spelt, spelt) == candidates_module._price(number, number)

@@ -28,8 +28,9 @@ import tomllib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from bench_pipeline.core.allocation import without_collector
 from bench_pipeline.registry.forms import LATEST, id_forms
@@ -58,7 +59,13 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+# Candidates, aliases and review rows are made hundreds of thousands of times a build, so
+# they are plain dataclasses: a frozen one sets each field through `object.__setattr__`,
+# five times the cost of the plain one (a fifth of the registry step at 50x the recorded
+# data). Nothing assigns to one after it is made; `dataclasses.replace` makes a changed copy.
+
+
+@dataclass
 class Candidate:
     """A model as one source lists it.
 
@@ -158,7 +165,7 @@ class Model:
     lab: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class Alias:
     source: str
     key: str
@@ -169,7 +176,7 @@ class Alias:
     host: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class Unmatched:
     """A listing for review: it became a new model (`model_id`) or, a host's, none."""
 
@@ -201,9 +208,11 @@ class Registry:
     quarantined: list[Quarantined] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class _Found:
-    """A lookup's answer; `distinct` means the evidence says "another model": stop there."""
+class _Found(NamedTuple):
+    """A lookup's answer; `distinct` means the evidence says "another model": stop there.
+
+    A named tuple: every lookup makes one, and a tuple is made fastest.
+    """
 
     model_id: str | None
     method: Method | None = None
@@ -213,6 +222,7 @@ class _Found:
 
 _NOTHING = _Found(None)
 _NONE: frozenset[str] = frozenset()
+_NO_PRICES: frozenset[Price] = frozenset()
 
 
 class _Index:
@@ -262,9 +272,10 @@ class _Index:
         reasons, distinct = [], False
         for api_id in candidate.api_ids:
             forms = id_forms(api_id)
-            found = self.by_form.get((candidate.lab, forms.exact), set())
             if candidate.lab is None:
-                found = self.forms_any_lab.get(forms.exact, set())
+                found = self.forms_any_lab.get(forms.exact, _NONE)
+            else:
+                found = self.by_form.get((candidate.lab, forms.exact), _NONE)
             if len(found) == 1:
                 return _Found(next(iter(found)), "provider_id")
             if found:
@@ -273,13 +284,15 @@ class _Index:
             if forms.undated is None:
                 continue
             if candidate.lab is None:
-                found = self.forms_any_lab.get(forms.undated, set())
+                found = self.forms_any_lab.get(forms.undated, _NONE)
             else:
-                found = self.by_form.get((candidate.lab, forms.undated), set())
+                found = self.by_form.get((candidate.lab, forms.undated), _NONE)
             if len(found) != 1:
                 continue
             model_id = next(iter(found))
-            listed = self.dated_prices.get((candidate.lab, forms.undated, forms.date or ""), set())
+            listed = self.dated_prices.get(
+                (candidate.lab, forms.undated, forms.date or ""), _NO_PRICES
+            )
             own = self.prices.get(model_id)
             if own is not None and any(price != own for price in listed):
                 reasons.append(
@@ -298,7 +311,7 @@ class _Index:
         if candidate.lab is None or not candidate.name or not normalise_name(candidate.name):
             return _Found(None)
         normalised, tail = normalise_name(candidate.name), split_name(candidate.name)[1]
-        found = self.by_name.get((candidate.lab, normalised), set())
+        found = self.by_name.get((candidate.lab, normalised), _NONE)
         if not found:
             return _Found(None)
         same_tail = [m for m in found if tail in self.tails[(candidate.lab, normalised, m)]]
@@ -349,7 +362,7 @@ def registry_placing(
     # Hosts add nothing to the index, so listings alike in what matching reads (many hosts
     # list one model under one id and name) get one answer, looked up once.
     answers: dict[tuple[object, ...], _Found] = {}
-    for candidate in sorted((c for c in candidates if c.role == "host"), key=lambda c: c.key):
+    for candidate in sorted((c for c in candidates if c.role == "host"), key=attrgetter("key")):
         if (candidate.source, candidate.key) in aliases.entries:
             found = _match(candidate, aliases, index, strict=True)
         else:
@@ -393,12 +406,16 @@ def _placed(
 def _founded(candidates: Sequence[Candidate], aliases: AliasFile) -> tuple[Registry, _Index]:
     """The registry and index of every listing but the hosts' (which match into them)."""
     registry = Registry()
-    index = _Index(_dated_prices(candidates))
     by_role: dict[str, list[Candidate]] = defaultdict(list)
     for candidate in candidates:
         by_role[candidate.role].append(candidate)
+    # Only catalogue and lab listings' prices date an id, and only the lab's own and the
+    # publishers' ids witness a slug: the hosts (most listings) are never read for either.
+    index = _Index(_dated_prices([*by_role["catalogue"], *by_role["lab"]]))
 
-    catalogue, held = _quarantine(by_role["catalogue"], candidates, aliases)
+    catalogue, held = _quarantine(
+        by_role["catalogue"], [*by_role["lab"], *by_role["score"]], aliases
+    )
     registry.quarantined.extend(held)
     for candidate in catalogue:
         model_id = _chosen(candidate, aliases) or candidate.key
@@ -538,7 +555,7 @@ def _new_model_id(candidate: Candidate, registry: Registry) -> str:
 
 
 def _quarantine(
-    catalogue: Sequence[Candidate], everything: Sequence[Candidate], aliases: AliasFile
+    catalogue: Sequence[Candidate], witnessing: Sequence[Candidate], aliases: AliasFile
 ) -> tuple[list[Candidate], list[Quarantined]]:
     """Split the catalogue into the listings that are models and the impostors.
 
@@ -546,6 +563,8 @@ def _quarantine(
     skeleton) is the model and the others are impostors; with no plain one, all are held.
     Same slug under two authors: the author other sources name as the slug's lab owns it,
     else the listing listed first; the others are held. A person's alias entry overrides.
+    `witnessing` holds (at least) every lab and score listing: the ones that name a lab's
+    model.
     """
     held: list[Quarantined] = []
     groups: dict[str, list[Candidate]] = defaultdict(list)
@@ -568,7 +587,7 @@ def _quarantine(
     for candidate in survivors:
         by_slug[skeleton(candidate.key.split("/", 1)[-1])].append(candidate)
     witnesses = {
-        (c.lab, id_forms(i).exact) for c in everything if c.role in ("lab", "score")
+        (c.lab, id_forms(i).exact) for c in witnessing if c.role in ("lab", "score")
         for i in c.api_ids
     }  # fmt: skip
     kept = []
