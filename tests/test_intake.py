@@ -14,11 +14,13 @@ from test_submissions import for_bank, valid
 
 from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import connect, migrate
-from bench_pipeline.runs.costing import LONG_CONTEXT_UNPRICED, MODEL_UNPRICED
+from bench_pipeline.runs.costing import LONG_CONTEXT_UNPRICED, MODEL_UNPRICED, Rates
 from bench_pipeline.runs.intake import ingest_inbox, submission_run_id
 from bench_pipeline.runs.rates import (
+    DatedRates,
     PricingFileError,
     _openrouter_tier,
+    _row,
     load_pricing_file,
     rates_by_api_id,
     refresh_model_rates,
@@ -240,3 +242,47 @@ def test_rates_of_some_models_are_those_models_rates_in_the_whole_table(conn):
     some = rates_by_api_id(conn, iter(wanted))
     assert some == {"anthropic/claude-opus-4.6": everything["anthropic/claude-opus-4.6"]}
     assert rates_by_api_id(conn, []) == {}
+
+
+def test_an_openrouter_run_is_stored_once_with_its_rates_and_tiers(conn, tmp_path):
+    """Each listing's row is the one its `Rates` gives: a variable price has no input or
+    output rate, a prompt-size override is its tier, any other override is no tier."""
+    tier = json.dumps([{"min_prompt_tokens": 128000, "prompt": "0.000001", "completion": "2E-6"}])
+    timed = json.dumps([{"prompt": "0.000003", "utc_start": 100, "utc_end": 400}])
+    listings = [  # model, prompt, completion, cache read, variable, overrides
+        ("a/plain", "1.25", "10", None, False, None),
+        ("b/router", "3", "4", "0.5", True, None),
+        ("c/tiered", "0.5", "1.5", "0.05", False, tier),
+        ("d/tiered-too", "0.7", "0.000000000001", None, False, tier),
+        ("e/timed", "0", "0", None, False, timed),
+    ]
+    conn.execute(
+        "INSERT INTO source_runs (source, run_id, mode, started_at, finished_at, status, "
+        "rows_valid, rows_quarantined) VALUES ('openrouter_models', 'or-1', 'full', "
+        "TIMESTAMP '2026-11-30 09:00', TIMESTAMP '2026-11-30 09:05', 'accepted', 5, 0)"
+    )
+    for model, prompt, completion, cached, variable, overrides in listings:
+        conn.execute(
+            "INSERT INTO openrouter_models (model_id, name, prompt_usd_per_m, "
+            "completion_usd_per_m, input_cache_read_usd_per_m, variable_pricing, "
+            "pricing_overrides, source_run_id) VALUES (?, ?, ?, ?, ?, ?, ?, 'or-1')",
+            [model, model, prompt, completion, cached, variable, overrides],
+        )
+    no_file = tmp_path / "none.toml"
+    assert refresh_model_rates(conn, no_file) == 5  # the file's two rows are gone
+    assert refresh_model_rates(conn, no_file) == 5  # the run is stored once
+    taken = datetime(2026, 11, 30, 9, 5)
+    expected = []
+    for model, prompt, completion, cached, variable, overrides in listings:
+        rates = Rates(
+            effective_date=date(2026, 11, 30),
+            input=None if variable else Decimal(prompt),
+            output=None if variable else Decimal(completion),
+            cached_input=None if cached is None else Decimal(cached),
+            long_context=_openrouter_tier(overrides),
+        )
+        expected.append(_row(DatedRates(model, rates, "openrouter:or-1", taken), taken))
+    got = conn.execute(
+        "SELECT * FROM model_rates WHERE origin = 'openrouter:or-1' ORDER BY api_id"
+    ).fetchall()
+    assert [list(row) for row in got] == expected

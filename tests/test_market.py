@@ -4,9 +4,11 @@ from decimal import Decimal
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from bench_pipeline.indices.market import market_rows, price_flag, provider_prices
-from bench_pipeline.indices.openness import load_licence_table
+from bench_pipeline.indices.market import market_rows, open_weights, price_flag, provider_prices
+from bench_pipeline.indices.openness import classify_licence, load_licence_table, openness_score
 
 pytestmark = pytest.mark.unit
 
@@ -115,3 +117,49 @@ def test_each_host_keeps_its_own_rate() -> None:
     table = provider_prices(hosts([("A", 0.5, 100.0)]))
     assert table.row(0, named=True)["input_usd_per_1m"] == Decimal("2")
     assert table.row(0, named=True)["blended_price_usd_per_1m"] is None  # no output rate
+
+
+RATE = st.one_of(
+    st.none(),
+    st.sampled_from([Decimal("0"), Decimal("1E-12"), Decimal("0.99"), Decimal("1"), Decimal("2")]),
+    st.decimals(0, 100, places=12, allow_nan=False, allow_infinity=False),
+)
+ROW = st.fixed_dictionaries(
+    {
+        "prompt_usd_per_m": RATE,
+        "completion_usd_per_m": RATE,
+        "variable_pricing": st.sampled_from([None, False, True]),
+        "has_repository": st.booleans(),
+        "md_input": RATE,
+        "md_output": RATE,
+        "any_open": st.sampled_from([None, False, True]),
+        "all_open": st.sampled_from([None, False, True]),
+        "licence": st.sampled_from([None, "", "Apache 2.0", "MIT", "Proprietary", "CC-BY-NC", "?"]),
+    }
+)
+
+
+@given(st.lists(ROW, min_size=1, max_size=20))
+def test_market_rows_follow_each_rule_row_by_row(rows: list[dict]) -> None:
+    frame = pl.concat(
+        [models(model_id=f"x/m{n:02}", **row) for n, row in enumerate(rows)],
+        how="vertical_relaxed",
+    )
+    got = {r["model_id"]: r for r in market_rows(frame, hosts([]), LICENCES).iter_rows(named=True)}
+    for n, row in enumerate(frame.iter_rows(named=True)):  # the rates as the frame holds them
+        fixed = not row["variable_pricing"]
+        prompt = row["prompt_usd_per_m"] if fixed else None
+        completion = row["completion_usd_per_m"] if fixed else None
+        weights = open_weights(row["any_open"], row["all_open"])
+        licence_class = classify_licence(row["licence"], LICENCES)
+        openness = openness_score(weights, licence_class, row["has_repository"])
+        if prompt is None and completion is None and openness is None:
+            assert f"x/m{n:02}" not in got
+            continue
+        out = got[f"x/m{n:02}"]
+        assert out["price_flag"] == price_flag(
+            prompt, completion, row["md_input"], row["md_output"]
+        )
+        assert (out["input_usd_per_1m"], out["output_usd_per_1m"]) == (prompt, completion)
+        assert (out["open_weights"], out["licence_class"]) == (weights, licence_class)
+        assert out["openness"] == openness

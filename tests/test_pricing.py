@@ -10,7 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bench_pipeline.core.money import per_token_to_per_million
-from bench_pipeline.indices.pricing import blended_price, blended_prices, prices_disagree
+from bench_pipeline.indices.pricing import (
+    blended_price,
+    blended_prices,
+    prices_disagree,
+    prices_disagree_series,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -201,3 +206,49 @@ def test_blended_prices_of_another_scale_follow_the_rule() -> None:
     )
     got = blended_prices(pl.Series(inputs, dtype=coarse), pl.Series(outputs, dtype=coarse), MONEY)
     assert got.to_list() == _blended_one_by_one(inputs, outputs)
+
+
+def _at_tolerance(hundreds: int, nudge: int) -> tuple[Decimal, Decimal]:
+    """Two rates 1% apart exactly (`nudge` 0), or one unit of 1e-12 either side of it."""
+    return Decimal(100 * hundreds).scaleb(-12), Decimal(99 * hundreds + nudge).scaleb(-12)
+
+
+PAIRS = st.one_of(
+    st.tuples(RATES, RATES),
+    st.builds(_at_tolerance, st.integers(1, 10**9), st.sampled_from([-1, 0, 1])),
+    st.builds(_at_tolerance, st.integers(0, 10**9), st.just(0)).map(lambda p: p[::-1]),
+)
+TOLERANCES = st.sampled_from([Decimal("0.01"), Decimal("0"), Decimal("0.05"), Decimal("0.125")])
+
+
+@given(st.lists(PAIRS, max_size=60), TOLERANCES)
+def test_prices_disagree_series_is_the_rule_row_by_row(pairs: list, rel_tol: Decimal) -> None:
+    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+    got = prices_disagree_series(pl.Series(a, dtype=MONEY), pl.Series(b, dtype=MONEY), rel_tol)
+    assert got.dtype == pl.Boolean
+    assert got.to_list() == [prices_disagree(x, y, rel_tol) for x, y in zip(a, b, strict=True)]
+
+
+def test_prices_disagree_series_at_the_edges() -> None:
+    a = [Decimal("100"), Decimal("99"), Decimal("0"), Decimal("0"), None, Decimal("1"), None]
+    b = [Decimal("99"), Decimal("100"), Decimal("0"), Decimal("0.1"), Decimal("1"), None, None]
+    got = prices_disagree_series(pl.Series(a, dtype=MONEY), pl.Series(b, dtype=MONEY))
+    assert got.to_list() == [False, False, False, True, False, False, False]
+
+
+def test_prices_disagree_series_of_two_scales_follow_the_rule() -> None:
+    a = [Decimal("1.00"), Decimal("1.00"), Decimal("0.01"), Decimal("0.99")]
+    b = [Decimal("1.010101010102"), Decimal("1.01"), Decimal("0"), Decimal("1")]
+    got = prices_disagree_series(pl.Series(a, dtype=pl.Decimal(10, 2)), pl.Series(b, dtype=MONEY))
+    assert got.to_list() == [prices_disagree(x, y) for x, y in zip(a, b, strict=True)]
+    assert got.to_list() == [True, False, True, False]
+
+
+def test_prices_disagree_series_refuses_what_the_rule_refuses() -> None:
+    ones = pl.Series([Decimal("1")], dtype=MONEY)
+    with pytest.raises(ValueError, match="b must be a finite, non-negative"):
+        prices_disagree_series(ones, pl.Series([Decimal("-1")], dtype=MONEY))
+    with pytest.raises(TypeError, match="a must be a Decimal"):
+        prices_disagree_series(pl.Series([1.0]), ones)
+    with pytest.raises(ValueError, match="rel_tol"):
+        prices_disagree_series(ones, ones, rel_tol=Decimal("-0.01"))

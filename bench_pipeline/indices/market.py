@@ -11,7 +11,7 @@ figure stays missing (None), never zero.
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Callable
 from decimal import Decimal
 
 import duckdb
@@ -20,12 +20,11 @@ from polars.datatypes import DataTypeClass
 
 from bench_pipeline.core.warehouse import fetch_frame, replace_tables
 from bench_pipeline.indices.openness import (
-    LicenceClass,
     LicenceTable,
     classify_licence,
     openness_score,
 )
-from bench_pipeline.indices.pricing import blended_prices, prices_disagree
+from bench_pipeline.indices.pricing import blended_prices, prices_disagree, prices_disagree_series
 
 MODEL_INPUTS_SQL = """
 WITH openrouter_entry AS (   -- the model's own OpenRouter listing carries the canonical rate
@@ -132,8 +131,13 @@ def price_flag(
 ) -> str | None:
     """A note for review when models.dev disagrees with OpenRouter; never a correction."""
     if prices_disagree(prompt, md_input) or prices_disagree(completion, md_output):
-        return f"models.dev lists input {md_input} / output {md_output} USD per 1M"
+        return flag_text(md_input, md_output)
     return None
+
+
+def flag_text(md_input: Decimal | None, md_output: Decimal | None) -> str:
+    """The text of `price_flag`: models.dev's two rates as Python prints them."""
+    return f"models.dev lists input {md_input} / output {md_output} USD per 1M"
 
 
 def provider_prices(endpoints: pl.DataFrame) -> pl.DataFrame:
@@ -145,55 +149,58 @@ def provider_prices(endpoints: pl.DataFrame) -> pl.DataFrame:
 
 
 def market_rows(models: pl.DataFrame, hosts: pl.DataFrame, licences: LicenceTable) -> pl.DataFrame:
-    """One row per model with any market figure: price, speed, latency or openness."""
+    """One row per model with any market figure: price, speed, latency or openness.
+
+    Column-wise: prices and their cross-check are compared as columns; the rules that take
+    few distinct inputs (`open_weights`, `classify_licence`, `openness_score`, `flag_text`)
+    run once per distinct input and are joined back, so each rule keeps its one home.
+    """
     telemetry = hosts.group_by("model_id").agg(
         pl.col("output_speed_tps").median(),
         pl.col("latency_ttft_s").median(),
         pl.col("provider_name").n_unique().alias("providers_tracked"),
         pl.col("source_run_id").first().alias("telemetry_source_run_id"),
     )
-    rows = []
-
-    @functools.cache
-    def classify(licence: str | None) -> LicenceClass | None:
-        return classify_licence(licence, licences)
-
     joined = models.join(telemetry, on="model_id", how="left")
     fixed = ~pl.col("variable_pricing").fill_null(False)
-    priced = joined.select(*(pl.when(fixed).then(pl.col(c)).alias(c) for c in _RATES))
     joined = joined.with_columns(
-        blended_prices(priced[_RATES[0]], priced[_RATES[1]], MONEY).alias("blended")
+        *(pl.when(fixed).then(pl.col(c)).alias(c) for c in _RATES),
+        pl.col("has_repository").fill_null(False),
+        pl.col("providers_tracked").fill_null(0),
     )
-    for row in joined.iter_rows(named=True):
-        variable = bool(row["variable_pricing"])
-        prompt = None if variable else row["prompt_usd_per_m"]
-        completion = None if variable else row["completion_usd_per_m"]
-        weights = open_weights(row["any_open"], row["all_open"])
-        licence_class = classify(row["licence"])
-        openness = openness_score(weights, licence_class, bool(row["has_repository"]))
-        rows.append(
-            {
-                "model_id": row["model_id"],
-                "model_name": row["model_name"],
-                "input_usd_per_1m": prompt,
-                "output_usd_per_1m": completion,
-                "blended_price_usd_per_1m": row["blended"],
-                "price_flag": price_flag(prompt, completion, row["md_input"], row["md_output"]),
-                "output_speed_tps": row["output_speed_tps"],
-                "latency_ttft_s": row["latency_ttft_s"],
-                "providers_tracked": row["providers_tracked"] or 0,
-                "open_weights": weights,
-                "licence": row["licence"],
-                "licence_class": licence_class,
-                "has_repository": bool(row["has_repository"]),
-                "openness": openness,
-                "price_source_run_id": row["price_source_run_id"],
-                "telemetry_source_run_id": row["telemetry_source_run_id"],
-            }
-        )
-    frame = pl.DataFrame(rows, schema=MARKET_SCHEMA, strict=False)
+    blended = blended_prices(joined[_RATES[0]], joined[_RATES[1]], MONEY)
+    flagged = prices_disagree_series(joined[_RATES[0]], joined["md_input"]) | (
+        prices_disagree_series(joined[_RATES[1]], joined["md_output"])
+    )
+    joined = joined.with_columns(blended.alias("blended"), flagged.alias("flagged"))
+    joined = _per_distinct(joined, ["any_open", "all_open"], "open_weights", open_weights)
+    joined = _per_distinct(
+        joined, ["licence"], "licence_class", lambda c: classify_licence(c, licences)
+    )
+    joined = _per_distinct(
+        joined, ["open_weights", "licence_class", "has_repository"], "openness", openness_score
+    )
+    joined = _per_distinct(joined, ["md_input", "md_output"], "text", flag_text)
+    frame = joined.with_columns(pl.when("flagged").then("text").alias("price_flag")).rename(
+        {
+            "prompt_usd_per_m": "input_usd_per_1m",
+            "completion_usd_per_m": "output_usd_per_1m",
+            "blended": "blended_price_usd_per_1m",
+        }
+    )
+    frame = frame.select(pl.col(c).cast(t) for c, t in MARKET_SCHEMA.items())
     known = ["input_usd_per_1m", "output_usd_per_1m", "output_speed_tps", "openness"]
     return frame.filter(pl.any_horizontal(pl.col(c).is_not_null() for c in known))
+
+
+def _per_distinct(
+    frame: pl.DataFrame, columns: list[str], name: str, rule: Callable[..., object]
+) -> pl.DataFrame:
+    """`frame` with column `name`: `rule` of each row's `columns`, run once per distinct row."""
+    distinct = frame.select(columns).unique()
+    results = [rule(*values) for values in distinct.iter_rows()]
+    lookup = distinct.with_columns(pl.Series(name, results, strict=False))
+    return frame.join(lookup, on=columns, how="left", nulls_equal=True, maintain_order="left")
 
 
 def refresh_market(

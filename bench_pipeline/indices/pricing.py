@@ -148,6 +148,59 @@ def prices_disagree(
         return abs(a - b) > rel_tol * max(a, b)
 
 
+def prices_disagree_series(
+    a: pl.Series, b: pl.Series, rel_tol: Decimal = DEFAULT_REL_TOL
+) -> pl.Series:
+    """`prices_disagree` of each pair of prices, as a boolean column (never null).
+
+    Decimal columns are compared in whole units of their finer scale (exact integers):
+    ``|a - b| × q > p × max(a, b)`` with ``rel_tol = p / q``. Columns of any other type,
+    any negative price (which raises `prices_disagree`'s own error) and figures too wide
+    for 128-bit integers go through `prices_disagree`.
+
+    Args:
+        a: One price per row (nulls allowed).
+        b: The other price, row for row.
+        rel_tol: Relative tolerance as a Decimal fraction (default 1%).
+
+    Returns:
+        True where both prices are present and differ beyond the tolerance.
+
+    Raises:
+        TypeError: As `prices_disagree`.
+        ValueError: As `prices_disagree`.
+    """
+    _require_decimal("rel_tol", rel_tol)
+    p, q = rel_tol.as_integer_ratio()
+    scale = max(_scale(a), _scale(b))
+    digits = max(_whole_digits(s) + scale for s in (a, b)) + len(str(max(p, q)))
+    if digits > 37 or (a < 0).any() or (b < 0).any():  # too wide for Int128, or an error
+        flags = [
+            prices_disagree(x, y, rel_tol) for x, y in zip(a.to_list(), b.to_list(), strict=True)
+        ]
+        return pl.Series(a.name, flags, dtype=pl.Boolean)
+    x, y = (
+        (pl.col(c) * 10 ** _scale(s)).cast(pl.Int128) * 10 ** (scale - _scale(s))
+        for c, s in (("a", a), ("b", b))
+    )
+    apart = (x - y).abs() * q > pl.max_horizontal(x, y) * p
+    return pl.DataFrame({"a": a, "b": b}).select(apart.fill_null(False).alias(a.name)).to_series()
+
+
+def _scale(column: pl.Series) -> int:
+    """The scale of a decimal column (0 for any other column)."""
+    dtype = column.dtype
+    return (dtype.scale or 0) if isinstance(dtype, pl.Decimal) else 0
+
+
+def _whole_digits(column: pl.Series) -> int:
+    """Digits before the point of a decimal column; past any Int128 for any other column."""
+    dtype = column.dtype
+    if not isinstance(dtype, pl.Decimal):
+        return 39
+    return (dtype.precision or 38) - (dtype.scale or 0)
+
+
 __all__ = [
     "DEFAULT_REL_TOL",
     "INPUT_WEIGHT",
@@ -155,4 +208,5 @@ __all__ = [
     "blended_price",
     "blended_prices",
     "prices_disagree",
+    "prices_disagree_series",
 ]

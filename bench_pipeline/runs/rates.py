@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 
 from bench_pipeline.core import settings
 from bench_pipeline.core.money import per_token_to_per_million
-from bench_pipeline.core.warehouse import transaction
-from bench_pipeline.core.writer import insert_rows
+from bench_pipeline.core.warehouse import fetch_frame, transaction
+from bench_pipeline.core.writer import insert_rows, rows_to_arrow, write_frame
 from bench_pipeline.runs.costing import LongContextTier, Rates
 
 PRICING_FILE_ORIGIN = "pricing.toml"
@@ -142,8 +143,8 @@ def _openrouter_tier(overrides: str | None) -> LongContextTier | None:
 
 
 _OPENROUTER_SQL = """
-SELECT o.model_id, CAST(r.finished_at AS DATE), r.run_id, r.finished_at,
-       o.prompt_usd_per_m, o.completion_usd_per_m,
+SELECT o.model_id, CAST(r.finished_at AS DATE) AS effective_date, r.run_id,
+       r.finished_at AS taken_at, o.prompt_usd_per_m, o.completion_usd_per_m,
        o.input_cache_read_usd_per_m, o.input_cache_write_usd_per_m,
        o.variable_pricing, o.pricing_overrides
 FROM openrouter_models o
@@ -151,14 +152,30 @@ JOIN source_runs r ON r.run_id = o.source_run_id AND r.status = 'accepted'
 WHERE NOT EXISTS (SELECT 1 FROM model_rates m WHERE m.origin = 'openrouter:' || r.run_id)
 """
 
+_RATE_COLUMNS = (
+    "input_usd_per_1m",
+    "output_usd_per_1m",
+    "cached_input_usd_per_1m",
+    "cache_write_usd_per_1m",
+)
+_OWN_RATES = (
+    "prompt_usd_per_m",
+    "completion_usd_per_m",
+    "input_cache_read_usd_per_m",
+    "input_cache_write_usd_per_m",
+)
+"""The listing's rates, in the order of `Rates` and of `_RATE_COLUMNS`."""
+_TIER_COLUMNS = (
+    "long_context_threshold",
+    "long_input_usd_per_1m",
+    "long_output_usd_per_1m",
+    "long_cached_input_usd_per_1m",
+    "long_cache_write_usd_per_1m",
+)
+
 
 def _row(item: DatedRates, now: datetime) -> list[Any]:
     r, tier = item.rates, item.rates.long_context
-    long = (
-        [None] * 5
-        if tier is None
-        else [tier.threshold_tokens, tier.input, tier.output, tier.cached_input, tier.cache_write]
-    )
     return [
         item.api_id,
         r.effective_date,
@@ -168,9 +185,50 @@ def _row(item: DatedRates, now: datetime) -> list[Any]:
         r.output,
         r.cached_input,
         r.cache_write,
-        *long,
+        *_tier_values(tier),
         r.local,
     ]
+
+
+def _tier_values(tier: LongContextTier | None) -> list[Any]:
+    """A tier's five `model_rates` values (threshold, then its rates); None for no tier."""
+    if tier is None:
+        return [None] * 5
+    return [tier.threshold_tokens, tier.input, tier.output, tier.cached_input, tier.cache_write]
+
+
+def _listed_rates(conn: duckdb.DuckDBPyConnection, now: datetime) -> pl.DataFrame:
+    """The live OpenRouter run's `model_rates` rows (none once its run is stored), as a frame.
+
+    Column-wise where the values need no check: rates come from DECIMAL columns, and a
+    listing's long-context tier is parsed once per distinct `pricing_overrides` text. Rows
+    `Rates` would refuse (no date, a negative rate) go through it, to raise its own error.
+    """
+    listed = fetch_frame(conn, _OPENROUTER_SQL)
+    fixed = ~pl.col("variable_pricing").fill_null(False)
+    listed = listed.with_columns(pl.when(fixed).then(pl.col(c)).alias(c) for c in _OWN_RATES[:2])
+    if listed["effective_date"].null_count() or any((listed[c] < 0).any() for c in _OWN_RATES):
+        for row in listed.iter_rows(named=True):
+            Rates(row["effective_date"], *(row[c] for c in _OWN_RATES))
+    overrides = pl.concat([pl.Series([None], dtype=pl.Utf8), listed["pricing_overrides"]])
+    overrides = overrides.unique(maintain_order=True)
+    tiers = [_tier_values(_openrouter_tier(text)) for text in overrides]
+    lookup = pl.DataFrame(pl.from_arrow(rows_to_arrow(conn, "model_rates", _TIER_COLUMNS, tiers)))
+    return listed.join(
+        lookup.with_columns(overrides.alias("pricing_overrides")),
+        on="pricing_overrides",
+        how="left",
+        nulls_equal=True,
+        maintain_order="left",
+    ).select(
+        pl.col("model_id").alias("api_id"),
+        "effective_date",
+        pl.concat_str(pl.lit("openrouter:"), "run_id").alias("origin"),
+        pl.col("taken_at").fill_null(now),
+        *(pl.col(c).alias(name) for c, name in zip(_OWN_RATES, _RATE_COLUMNS, strict=True)),
+        *_TIER_COLUMNS,
+        pl.lit(False).alias("local"),
+    )
 
 
 def refresh_model_rates(conn: duckdb.DuckDBPyConnection, pricing_file: Path | None = None) -> int:
@@ -181,33 +239,12 @@ def refresh_model_rates(conn: duckdb.DuckDBPyConnection, pricing_file: Path | No
         PricingFileError: The pricing file is wrong (nothing is changed).
     """
     file_rows = load_pricing_file(pricing_file)
-    listed = []
-    for (
-        model_id,
-        day,
-        run_id,
-        taken_at,
-        inp,
-        out,
-        cached,
-        write,
-        variable,
-        overrides,
-    ) in conn.execute(_OPENROUTER_SQL).fetchall():
-        rates = Rates(
-            effective_date=day,
-            input=None if variable else inp,
-            output=None if variable else out,
-            cached_input=cached,
-            cache_write=write,
-            long_context=_openrouter_tier(overrides),
-        )
-        listed.append(DatedRates(model_id, rates, f"openrouter:{run_id}", taken_at))
+    now = datetime.now(UTC).replace(tzinfo=None)
+    listed = _listed_rates(conn, now)
     with transaction(conn):
         conn.execute("DELETE FROM model_rates WHERE origin = ?", [PRICING_FILE_ORIGIN])
-        now = datetime.now(UTC).replace(tzinfo=None)
-        rows = [_row(item, now) for item in (*listed, *file_rows)]
-        insert_rows(conn, "model_rates", None, rows)
+        write_frame(conn, "model_rates", listed)
+        insert_rows(conn, "model_rates", None, [_row(item, now) for item in file_rows])
     return conn.execute("SELECT count(*) FROM model_rates").fetchall()[0][0]
 
 
