@@ -80,7 +80,7 @@ def _file_columns(document: dict) -> dict[str, list[Any]]:
         provider_ids += [provider_id] * len(served)
         providers += [provider] * len(served)
         model_ids += served.keys()
-        models += [m if isinstance(m, dict) else {} for m in served.values()]
+        models += objects(served.values())
     cost = objects(map(dict.get, models, repeat("cost")))
     limit = objects(map(dict.get, models, repeat("limit")))
     read = field_columns(models, MODEL_FIELDS)
