@@ -209,6 +209,7 @@ def parse_as_production(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
         StagedColumns,
         field_columns,
         load_json,
+        objects,
     )
     from bench_pipeline.ingest.tables import EVALUATION_ROWS
 
@@ -217,7 +218,7 @@ def parse_as_production(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
         records = load_json(raw)
         if not isinstance(records, list):
             raise PayloadError(f"{raw.name}: expected a list of records")
-        records = [r if isinstance(r, dict) else {} for r in records]
+        records = objects(records)
         columns = field_columns(records, EVALUATION_ROWS.columns)
         staged.add_columns(raw.name, columns, range(1, len(records) + 1))
     return {TABLE: staged.frame()}

@@ -350,25 +350,40 @@ FIELD_CHUNK = 1024
 def field_columns(records: Sequence[dict], names: Iterable[str]) -> dict[str, list[Any]]:
     """`record.get(name)` of every record, one column per name (the records are objects).
 
-    When every record holds every name, each record is visited once (one `itemgetter` call
-    fetching all its fields) and the rows, `FIELD_CHUNK` at a time, are turned into columns:
-    visiting every record once per name costs about twice as much on a large file (each
-    visit misses the CPU caches), and so does turning a million rows at once.
+    The records are read `FIELD_CHUNK` at a time, every name of a chunk before the next
+    chunk: visiting every record once per name costs about twice as much on a large file
+    (each visit misses the CPU caches). A chunk whose records all hold every name is read
+    with one `itemgetter` call per record; a chunk where some record lacks one, with
+    `dict.get` a name at a time.
     """
     names = list(names)
-    if len(names) > 1:
-        getter = itemgetter(*names)
-        columns: list[list[Any]] = [[] for _ in names]
-        try:
-            for start in range(0, len(records), FIELD_CHUNK):
-                rows = list(map(getter, records[start : start + FIELD_CHUNK]))
+    if len(names) == 1:  # one pass over the records whatever the chunking
+        return {names[0]: list(map(dict.get, records, repeat(names[0])))}
+    columns: list[list[Any]] = [[] for _ in names]
+    getter = itemgetter(*names) if names else None
+    for start in range(0, len(records), FIELD_CHUNK):
+        part = records[start : start + FIELD_CHUNK]
+        if getter is not None:
+            try:
+                rows = list(map(getter, part))
+            except KeyError:  # some record of the chunk lacks a field
+                pass
+            else:
                 for column, values in zip(columns, zip(*rows, strict=True), strict=True):
                     column += values
-        except KeyError:  # some record lacks a field: `dict.get`, a column at a time
-            pass
-        else:
-            return dict(zip(names, columns, strict=True))
-    return {name: list(map(dict.get, records, repeat(name))) for name in names}
+                continue
+        for column, name in zip(columns, names, strict=True):
+            column += map(dict.get, part, repeat(name))
+    return dict(zip(names, columns, strict=True))
+
+
+def objects(values: Iterable[Any]) -> list[dict[str, Any]]:
+    """`obj` of every value, a whole column at once. When every value is a plain dict (the
+    usual case) that list is returned as it is, not copied: read it, never change it."""
+    values = values if isinstance(values, list) else list(values)
+    if set(map(type, values)) <= {dict}:  # one pass in C, no Python call per value
+        return values
+    return [v if isinstance(v, dict) else {} for v in values]
 
 
 _KIND_GROUPS = ((str,), (bool,), (int, float))

@@ -221,19 +221,32 @@ def validate_records(
     )
     failures = [_problem_failures(staged)]
     for find in (
-        lambda rows: _cast_failures(
-            spec, staged.filter(pl.col(ROW).is_in(rows[ROW].implode())), rows
-        ),
+        lambda rows: _cast_failures(spec, _same_rows(staged, rows), rows),
         lambda rows: _bound_failures(spec, rows, today),
         lambda rows: _check_failures(spec, rows),
         lambda rows: _duplicate_failures(spec, rows),
     ):
-        failed = pl.concat(failures).get_column(ROW).implode()
-        typed = typed.filter(~pl.col(ROW).is_in(failed))
+        typed = _without(typed, failures)
         failures.append(find(typed))
     failed_rows = pl.concat(failures)
-    valid = typed.filter(~pl.col(ROW).is_in(failed_rows.get_column(ROW).implode())).drop(ROW)
+    valid = _without(typed, failures).drop(ROW)
     return ValidationResult(valid=valid, quarantined=_quarantine_rows(spec, staged, failed_rows))
+
+
+def _without(typed: pl.DataFrame, failures: list[pl.DataFrame]) -> pl.DataFrame:
+    """`typed` without the rows of any failure; `typed` already lacks those of every failure
+    but the last, so when the last found none the frame is kept as it is (no copy)."""
+    if failures[-1].is_empty():
+        return typed
+    failed = pl.concat(failures).get_column(ROW).implode()
+    return typed.filter(~pl.col(ROW).is_in(failed))
+
+
+def _same_rows(staged: pl.DataFrame, typed: pl.DataFrame) -> pl.DataFrame:
+    """The staged rows `typed` (a subset of them, in order) still holds."""
+    if typed.height == staged.height:
+        return staged
+    return staged.filter(pl.col(ROW).is_in(typed.get_column(ROW).implode()))
 
 
 def _quarantine_rows(spec: TableSpec, staged: pl.DataFrame, failures: pl.DataFrame) -> pl.DataFrame:

@@ -21,6 +21,7 @@ from bench_pipeline.ingest.payload import (
     field_columns,
     load_json,
     obj,
+    objects,
     read_csv,
     staged_frame,
 )
@@ -46,7 +47,7 @@ def _catalogue_columns(raw: RawFile, board: str) -> dict[str, list[Any]]:
             raise PayloadError(f"{raw.name}: category {category!r} is not an object")
         categories += [category] * len(models)
         keys += models.keys()
-        entries += [obj(entry) for entry in models.values()]
+        entries += objects(models.values())
     count = len(keys)
     read = field_columns(entries, ("rating", "rating_q025", "rating_q975"))
     return {

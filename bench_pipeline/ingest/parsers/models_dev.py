@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import partial
+from itertools import repeat
 from typing import Any
 
 import polars as pl
@@ -16,6 +17,7 @@ from bench_pipeline.ingest.payload import (
     isolated,
     load_json,
     obj,
+    objects,
     staged_frame,
 )
 from bench_pipeline.ingest.tables import MODELSDEV_MODELS
@@ -54,6 +56,18 @@ def _document(raw: RawFile) -> dict:
     return document
 
 
+MODEL_FIELDS = (
+    "name",
+    "family",
+    "release_date",
+    "open_weights",
+    "reasoning",
+    "tool_call",
+    "status",
+)
+"""The model's own fields `_file_columns` reads together (see `field_columns`)."""
+
+
 def _file_columns(document: dict) -> dict[str, list[Any]]:
     """One file's staged columns, each read for all of its models at once (as `_model_row`
     reads them one model at a time)."""
@@ -66,26 +80,24 @@ def _file_columns(document: dict) -> dict[str, list[Any]]:
         provider_ids += [provider_id] * len(served)
         providers += [provider] * len(served)
         model_ids += served.keys()
-        models += [m if isinstance(m, dict) else {} for m in served.values()]
-    cost = [obj(m.get("cost")) for m in models]
-    limit = [obj(m.get("limit")) for m in models]
-
-    def field(records: list[Any], key: str) -> list[Any]:
-        return field_columns(records, (key,))[key]
-
+        models += objects(served.values())
+    cost = objects(map(dict.get, models, repeat("cost")))
+    limit = objects(map(dict.get, models, repeat("limit")))
+    read = field_columns(models, MODEL_FIELDS)
+    prices = field_columns(cost, ("input", "output", "cache_read", "cache_write"))
+    limits = field_columns(limit, ("context", "output"))
     return {
         "provider_id": provider_ids,
-        "model_id": [m.get("id", key) for m, key in zip(models, model_ids, strict=True)],
-        "provider_name": field(providers, "name"),
-        **{key: field(models, key) for key in ("name", "family", "release_date")},
-        **{key: field(models, key) for key in ("open_weights", "reasoning", "tool_call")},
-        "context_limit": field(limit, "context"),
-        "output_limit": field(limit, "output"),
-        "input_usd_per_m": field(cost, "input"),
-        "output_usd_per_m": field(cost, "output"),
-        "cache_read_usd_per_m": field(cost, "cache_read"),
-        "cache_write_usd_per_m": field(cost, "cache_write"),
-        "status": field(models, "status"),
+        "model_id": list(map(dict.get, models, repeat("id"), model_ids)),
+        "provider_name": field_columns(providers, ("name",))["name"],
+        **{key: read[key] for key in MODEL_FIELDS[:6]},
+        "context_limit": limits["context"],
+        "output_limit": limits["output"],
+        "input_usd_per_m": prices["input"],
+        "output_usd_per_m": prices["output"],
+        "cache_read_usd_per_m": prices["cache_read"],
+        "cache_write_usd_per_m": prices["cache_write"],
+        "status": read["status"],
     }
 
 

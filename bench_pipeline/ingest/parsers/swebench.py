@@ -24,6 +24,8 @@ from bench_pipeline.ingest.payload import (
     RawFile,
     StagedColumns,
     decoded_exactly,
+    field_columns,
+    objects,
     require_keys,
     staged_frame,
 )
@@ -50,6 +52,11 @@ def _document(raw: RawFile) -> Any:
 def _value(value: Any) -> Any:
     """Decimals as their published digits (the shared staging text handles the rest)."""
     return str(value) if isinstance(value, Decimal) else value
+
+
+def _decimal_text(values: list[Any]) -> list[Any]:
+    """`_value` of every value of a column, without a call per value."""
+    return [str(v) if isinstance(v, Decimal) else v for v in values]
 
 
 def checked_flag(value: Any) -> bool | str | None:
@@ -93,7 +100,7 @@ def parse(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
     raw = by_name[FILE]
     entries = []
     number = 0
-    owners: list[tuple[Any, Any, Any]] = []  # (leaderboard, folder, entry) of each item
+    owners: dict[str, list[Any]] = {"leaderboard": [], "folder": [], "entry": []}  # per item
     instance_ids: list[Any] = []
     results: list[Any] = []
     for board in _boards(raw):
@@ -105,21 +112,19 @@ def parse(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
             details = record.get("per_instance_details")
             details = details if isinstance(details, dict) else {}
             entries.append((raw.name, number, _entry_row(raw, leaderboard, record, details)))
-            owners += [(leaderboard, record.get("folder"), record.get("name"))] * len(details)
+            count = len(details)
+            owners["leaderboard"] += [leaderboard] * count
+            owners["folder"] += [record.get("folder")] * count
+            owners["entry"] += [record.get("name")] * count
             instance_ids += details.keys()
-            results += [r if isinstance(r, dict) else {} for r in details.values()]
-
-    def decimal_text(key: str) -> list[Any]:
-        return [str(v) if isinstance(v, Decimal) else v for v in (r.get(key) for r in results)]
-
+            results += objects(details.values())
+    read = field_columns(results, ("resolved", "cost", "api_calls"))
     items = {
-        "leaderboard": [owner[0] for owner in owners],
-        "folder": [owner[1] for owner in owners],
-        "entry": [owner[2] for owner in owners],
+        **owners,
         "instance_id": instance_ids,
-        "resolved": [r.get("resolved") for r in results],
-        "cost_usd": decimal_text("cost"),
-        "api_calls": decimal_text("api_calls"),
+        "resolved": read["resolved"],
+        "cost_usd": _decimal_text(read["cost"]),
+        "api_calls": _decimal_text(read["api_calls"]),
     }
     staged_items = StagedColumns(SWEBENCH_ITEM_RESULTS.columns)
     staged_items.add_columns(raw.name, items, range(1, len(results) + 1))
