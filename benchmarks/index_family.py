@@ -33,7 +33,7 @@ from typing import Any
 
 import polars as pl
 
-from benchmarks.ingest_swap import _peak_rss_mb
+from benchmarks.memory import peak_rss_mb
 
 SEED = 20_240_601
 MODELS = 20_000
@@ -164,7 +164,7 @@ def measure(variant: str, models: int, seed: int, repeat: int, profile: bool) ->
     import bench_pipeline.indices.rules  # noqa: F401  (imports are not part of the measurement)
 
     frame = synthetic_scores(models, seed)
-    input_mb = _peak_rss_mb()
+    input_mb = peak_rss_mb()
     function = VARIANTS[variant]
     timed: list[tuple[float, dict[str, float], dict[str, int]]] = []
     for _ in range(repeat):
@@ -190,7 +190,7 @@ def measure(variant: str, models: int, seed: int, repeat: int, profile: bool) ->
         models,
         seconds,
         tuple(t[0] for t in timed),
-        _peak_rss_mb(),
+        peak_rss_mb(),
         input_mb,
         stages,
         outputs,

@@ -27,7 +27,6 @@ import cProfile
 import io
 import multiprocessing
 import pstats
-import resource
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -39,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 import polars as pl
+
+from benchmarks.memory import peak_rss_mb
 
 if TYPE_CHECKING:
     from bench_pipeline.ingest.catalog import SourceDefinition
@@ -87,20 +88,6 @@ class Measurement:
     @property
     def above_imports_mb(self) -> float:
         return self.peak_mb - self.import_mb
-
-
-def _peak_rss_mb() -> float:
-    """This process's high-water RSS: `VmHWM`, which starts afresh at exec.
-
-    Not `ru_maxrss`: Linux carries it across fork and exec, so a spawned child would report
-    at least the parent's RSS at the time it was started (the parent holds the payload).
-    """
-    status = Path("/proc/self/status")
-    if status.exists():
-        for line in status.read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024  # kB
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
 def _quoted(expr: pl.Expr) -> pl.Expr:
@@ -255,7 +242,7 @@ def setup_baseline(workdir: Path) -> None:
 
 def run_baseline(payload: Path, workdir: Path, expected_rows: int) -> Measurement:
     """Child process: `pl.read_json` + `INSERT INTO`, timed end to end."""
-    import_mb = _peak_rss_mb()
+    import_mb = peak_rss_mb()
     database = str(workdir / "baseline.duckdb")
     start, cpu_start = time.perf_counter(), time.process_time()
     frame = pl.read_json(payload, schema=BASELINE_SCHEMA)
@@ -269,7 +256,7 @@ def run_baseline(payload: Path, workdir: Path, expected_rows: int) -> Measuremen
     if loaded != expected_rows:
         raise RuntimeError(f"baseline loaded {loaded} rows, expected {expected_rows}")
     return Measurement(
-        "baseline", expected_rows, seconds, _peak_rss_mb(), import_mb, cpu_seconds=cpu
+        "baseline", expected_rows, seconds, peak_rss_mb(), import_mb, cpu_seconds=cpu
     )
 
 
@@ -304,7 +291,7 @@ def run_full(
     from bench_pipeline.ingest import engine
     from bench_pipeline.ingest.payload import RawFile
 
-    import_mb = _peak_rss_mb()
+    import_mb = peak_rss_mb()
     database = workdir / "warehouse.duckdb"
     definition = synthetic_definition()
 
@@ -351,7 +338,7 @@ def run_full(
         pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(15)
         report = out.getvalue()
     variant = "full" if parser == "production" else f"full ({parser} parser)"
-    return Measurement(variant, rows, seconds, _peak_rss_mb(), import_mb, stages, report, cpu)
+    return Measurement(variant, rows, seconds, peak_rss_mb(), import_mb, stages, report, cpu)
 
 
 def _in_fresh_process(function: Callable[..., Measurement], *args: Any) -> Measurement:

@@ -11,7 +11,8 @@ process:
 * warm reader: the same lookups with the index built.
 
 Every lookup must return its own answer (checked). Printed: each process's peak resident
-memory (`ru_maxrss`) and the lookups' wall time. Goal: a reader's peak under 100 MB.
+memory (`VmHWM`, `benchmarks.memory`) and the lookups' wall time. Goal: a reader's peak
+under 100 MB.
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ GOAL_MB = 100.0
 SEED = 20_261_201
 
 _READER = """
-import json, random, resource, sys, time
+import json, random, sys, time
 from bench_pipeline.providers.cache import ResponseCache
+from benchmarks.memory import peak_rss_mb
 from benchmarks.response_cache import request_for
 root, entries, lookups, seed, read = sys.argv[1], *map(int, sys.argv[2:6])
 start = time.perf_counter()
@@ -47,7 +49,7 @@ if read:
         response = cache.get(request_for(n).request_hash())
         found += response is not None and response.content.startswith(f"answer {n} ")
 print(json.dumps({"found": found, "seconds": time.perf_counter() - start,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_mb": peak_rss_mb()}))
 """
 
 
