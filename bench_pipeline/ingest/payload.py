@@ -257,7 +257,7 @@ def isolated(
         }
 
 
-def obj(value: Any) -> Mapping[str, Any]:
+def obj(value: Any) -> dict[str, Any]:
     """A nested object, or an empty one when absent or of another type (the contract reports
     the wrong type; the row is still built, so the record can be quarantined by name)."""
     return value if isinstance(value, dict) else {}
@@ -383,7 +383,7 @@ def objects(values: Iterable[Any]) -> list[dict[str, Any]]:
     values = values if isinstance(values, list) else list(values)
     if set(map(type, values)) <= {dict}:  # one pass in C, no Python call per value
         return values
-    return [v if isinstance(v, dict) else {} for v in values]
+    return [obj(v) for v in values]
 
 
 _KIND_GROUPS = ((str,), (bool,), (int, float))

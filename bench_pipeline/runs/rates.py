@@ -200,16 +200,15 @@ def _tier_values(tier: LongContextTier | None) -> list[Any]:
 def _listed_rates(conn: duckdb.DuckDBPyConnection, now: datetime) -> pl.DataFrame:
     """The live OpenRouter run's `model_rates` rows (none once its run is stored), as a frame.
 
-    Column-wise where the values need no check: rates come from DECIMAL columns, and a
-    listing's long-context tier is parsed once per distinct `pricing_overrides` text. Rows
-    `Rates` would refuse (no date, a negative rate) go through it, to raise its own error.
+    Column-wise, a listing's long-context tier parsed once per distinct `pricing_overrides`
+    text; every row's date and rates still go through `Rates`, the one home of what a rate
+    may be, which raises its own error for a row it refuses.
     """
     listed = fetch_frame(conn, _OPENROUTER_SQL)
     fixed = ~pl.col("variable_pricing").fill_null(False)
     listed = listed.with_columns(pl.when(fixed).then(pl.col(c)).alias(c) for c in _OWN_RATES[:2])
-    if listed["effective_date"].null_count() or any((listed[c] < 0).any() for c in _OWN_RATES):
-        for row in listed.iter_rows(named=True):
-            Rates(row["effective_date"], *(row[c] for c in _OWN_RATES))
+    for day, *rates in listed.select("effective_date", *_OWN_RATES).iter_rows():
+        Rates(day, *rates)
     overrides = pl.concat([pl.Series([None], dtype=pl.Utf8), listed["pricing_overrides"]])
     overrides = overrides.unique(maintain_order=True)
     tiers = [_tier_values(_openrouter_tier(text)) for text in overrides]

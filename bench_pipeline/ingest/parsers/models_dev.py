@@ -90,7 +90,7 @@ def _file_columns(document: dict) -> dict[str, list[Any]]:
         "provider_id": provider_ids,
         "model_id": list(map(dict.get, models, repeat("id"), model_ids)),
         "provider_name": field_columns(providers, ("name",))["name"],
-        **{key: read[key] for key in MODEL_FIELDS[:6]},
+        **{key: read[key] for key in MODEL_FIELDS if key != "status"},
         "context_limit": limits["context"],
         "output_limit": limits["output"],
         "input_usd_per_m": prices["input"],
