@@ -18,7 +18,7 @@ from stages import materialize_derived, materialize_recorded
 from bench_pipeline.core import settings
 from bench_pipeline.core.files import sha256_file
 from bench_pipeline.core.warehouse import connect, table_checksum
-from bench_pipeline.ingest import engine
+from bench_pipeline.ingest import engine, work
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.ingest.sources import PARSERS
 from bench_pipeline.ingest.tables import TABLES
@@ -165,6 +165,12 @@ def published_values(releases: Path) -> dict[str, str]:
         )
         values[table["name"]] = hashlib.sha256("\n".join(kept).encode()).hexdigest()
     return values
+
+
+def working_runs(database: Path) -> list[str]:
+    """The runs (`source/run`) whose working files are still beside the warehouse `database`."""
+    folder = database.parent / work.FOLDER
+    return sorted(f"{run.parent.name}/{run.name}" for run in folder.glob("*/*"))
 
 
 def listing(document: Any) -> bytes:

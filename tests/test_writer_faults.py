@@ -17,7 +17,14 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from faults_pipeline import Built, Pipeline, build_recorded, count_faults, listing
+from faults_pipeline import (
+    Built,
+    Pipeline,
+    build_recorded,
+    count_faults,
+    listing,
+    working_runs,
+)
 
 from bench_pipeline.core import settings
 from bench_pipeline.core.inbox import MAX_INBOX_BYTES
@@ -86,17 +93,14 @@ def test_two_interleaved_runs_of_one_source_each_publish_only_their_own_rows(
         b = engine.publish(two, runs[1], definition)
         live_b = two.execute("SELECT model_id, source_run_id FROM openrouter_models").fetchall()
         b_again = engine.publish(two, runs[2], definition)
-        leftovers = one.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE schema_name IN ('staging', 'validated') "
-            "AND table_name LIKE 'openrouter_models__%'"
-        ).fetchone()[0]
+        leftovers = len(working_runs(pipeline.database))
 
     assert (a.status, b.status, b_again.status) == ("accepted", "accepted", "accepted")
     assert sorted(m for m, _ in live_a) == sorted(m["id"] for m in payload_a)
     assert {r for _, r in live_a} == {a.run_id}
     assert sorted(m for m, _ in live_b) == sorted(m["id"] for m in payload_b)
     assert {r for _, r in live_b} == {b.run_id}
-    assert leftovers == 0  # every run dropped its own working tables
+    assert leftovers == 0  # every run removed its own working files
     count_faults(2)
 
 
@@ -151,6 +155,10 @@ def test_a_killed_source_run_is_recorded_by_the_next_run(pipeline: Pipeline) -> 
             child.wait()
         child.stdout.close()
     assert pipeline.query("SELECT count(*) FROM source_runs WHERE run_id = ?", [killed]) == [(0,)]
+    [left] = working_runs(pipeline.database)  # the staged frame the dead run wrote
+    assert left.startswith("openrouter_models/") and list(
+        (pipeline.database.parent / "work" / left).iterdir()
+    )
 
     # The next run (of the payload already live, so recorded as unchanged) closes the dead one.
     run = pipeline.ingest("openrouter_models", pipeline.payload("openrouter_models"))
@@ -162,10 +170,8 @@ def test_a_killed_source_run_is_recorded_by_the_next_run(pipeline: Pipeline) -> 
     assert reason.startswith(f"abandoned: the process that ran it (pid {child.pid}")
     pipeline.publish()
     assert pipeline.state(with_price_history=False) == before
-    # the dead run's working tables went with it
-    assert pipeline.query(
-        "SELECT count(*) FROM duckdb_tables() WHERE schema_name IN ('staging', 'validated')"
-    ) == [(0,)]
+    # the dead run's working files went with it
+    assert working_runs(pipeline.database) == []
 
 
 # --- inboxes -------------------------------------------------------------------------------------

@@ -121,6 +121,18 @@ def table_checksum(conn: duckdb.DuckDBPyConnection, table: str) -> tuple[int, st
     return int(count), str(digest)
 
 
+def database_file(conn: duckdb.DuckDBPyConnection) -> Path:
+    """The file the connection's database lives in (absolute: every process resolves it the
+    same way). Raises ValueError for an in-memory database, which has none."""
+    rows = conn.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchall()
+    path = rows[0][0] if rows else None
+    if not path:
+        raise ValueError("the connection's database is in memory: it has no file")
+    return Path(path).resolve()
+
+
 def fetch_frame(
     conn: duckdb.DuckDBPyConnection, sql: str, params: list | None = None
 ) -> pl.DataFrame:

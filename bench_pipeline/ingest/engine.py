@@ -1,22 +1,21 @@
 """The transactional ingestion path, stage by stage, as plain functions over the warehouse.
 
-fetch+store raw → stage (check the source's contract, parse into `staging.*`) → validate
-(typed rows into `validated.*`, failures into a pending quarantine) → publish (sanity check
+fetch+store raw → stage (check the source's contract, parse into a staged frame) → validate
+(typed rows into a validated frame, failures into a pending quarantine) → publish (sanity check
 against the last accepted run, then one transaction that swaps every live table of the source,
 or a rejection that leaves them untouched). Every run, accepted or rejected, ends as one row of
 `source_runs`: no input makes a stage raise (an unexpected error rejects the run with its
 reason), and a run whose process died is closed by the next run of its source.
 
-Working tables are named after their run, so two runs of one source never read each other's
-rows; each run's id is claimed in `source_run_claims` before it is used, so two runs of the same
-payload never share one.
+The working frames a stage hands the next are files of their run (`ingest.work`), so two
+runs of one source never read each other's rows; each run's id is claimed in
+`source_run_claims` before it is used, so two runs of the same payload never share one.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,8 +30,8 @@ from bench_pipeline.core.clock import now_utc
 from bench_pipeline.core.files import write_bytes
 from bench_pipeline.core.http import FetchError
 from bench_pipeline.core.processes import pid_alive
-from bench_pipeline.core.warehouse import fetch_frame, transaction
-from bench_pipeline.core.writer import insert_rows, write_frame
+from bench_pipeline.core.warehouse import transaction
+from bench_pipeline.core.writer import insert_rows, registered
 from bench_pipeline.ingest import contract as contracts
 from bench_pipeline.ingest import contract_screen
 from bench_pipeline.ingest.catalog import SourceDefinition
@@ -55,6 +54,7 @@ from bench_pipeline.ingest.validation import (
     count_records,
     validate_records,
 )
+from bench_pipeline.ingest.work import read_work, remove_run, work_file, write_work
 
 Parser = Callable[[Sequence[RawFile]], dict[str, pl.DataFrame]]
 Status = Literal["pending", "accepted", "rejected", "unchanged"]
@@ -90,36 +90,6 @@ class SourceRun:
     def unchanged(self) -> bool:
         """The payload is the one the live tables came from: nothing to stage or publish."""
         return self.status == "unchanged"
-
-
-def _run_tag(run_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]", "_", run_id)
-
-
-def staging_table(source: str, table: str, run_id: str) -> str:
-    return f"staging.{source}__{table}__{_run_tag(run_id)}"
-
-
-def validated_table(source: str, table: str, run_id: str) -> str:
-    return f"validated.{source}__{table}__{_run_tag(run_id)}"
-
-
-def pending_quarantine(source: str, run_id: str) -> str:
-    return f"validated.{source}__quarantine__{_run_tag(run_id)}"
-
-
-def _drop_work_tables(conn: duckdb.DuckDBPyConnection, run: SourceRun, tables: Sequence[str]):
-    names = [pending_quarantine(run.source, run.run_id)]
-    for table in tables:
-        names += [staging_table(run.source, table, run.run_id)]
-        names += [validated_table(run.source, table, run.run_id)]
-    for name in names:
-        conn.execute(f"DROP TABLE IF EXISTS {name}")
-
-
-def _ensure_work_schemas(conn: duckdb.DuckDBPyConnection) -> None:
-    conn.execute("CREATE SCHEMA IF NOT EXISTS staging")
-    conn.execute("CREATE SCHEMA IF NOT EXISTS validated")
 
 
 def fetch_and_store(
@@ -267,12 +237,7 @@ def close_abandoned(conn: duckdb.DuckDBPyConnection, source: str) -> list[str]:
             "the run finished"
         )
         _record_run(conn, run)
-        for schema, table in conn.execute(
-            "SELECT schema_name, table_name FROM duckdb_tables() WHERE schema_name IN "
-            "('staging', 'validated') AND ends_with(table_name, ?)",
-            [f"__{_run_tag(run_id)}"],
-        ).fetchall():
-            conn.execute(f'DROP TABLE IF EXISTS {schema}."{table}"')
+        remove_run(conn, source, run_id)
         closed.append(run_id)
     return closed
 
@@ -304,15 +269,10 @@ def stage(
     unexpected = set(frames) - set(definition.tables)
     if unexpected:
         return run.rejected(f"parser produced undeclared tables {sorted(unexpected)}")
-    _ensure_work_schemas(conn)
     problems = _problem_frame(report)
     for table, frame in frames.items():
-        write_frame(
-            conn,
-            staging_table(run.source, table, run.run_id),
-            _with_problems(frame, problems),
-            mode="create",
-        )
+        staged = work_file(conn, "staged", run.source, run.run_id, table)
+        write_work(staged, _with_problems(frame, problems))
     return replace(
         run,
         rows_staged={table: frame.height for table, frame in frames.items()},
@@ -420,17 +380,15 @@ def _validate(
     quarantined = []
     today = run.started_at.date()
     for table in definition.tables:
-        staged = fetch_frame(conn, f"SELECT * FROM {staging_table(run.source, table, run.run_id)}")
+        staged = read_work(work_file(conn, "staged", run.source, run.run_id, table))
         result = validate_records(TABLES[table], staged, today=today)
-        write_frame(
-            conn, validated_table(run.source, table, run.run_id), result.valid, mode="create"
-        )
+        write_work(work_file(conn, "validated", run.source, run.run_id, table), result.valid)
         valid_counts[table] = result.valid.height
         groups[(TABLE_GROUP, table)] = result.valid.height
         groups |= _group_counts(definition, table, staged, result)
         quarantined.append(result.quarantined)
     pending = pl.concat(quarantined) if quarantined else pl.DataFrame(schema=QUARANTINE_SCHEMA)
-    write_frame(conn, pending_quarantine(run.source, run.run_id), pending, mode="create")
+    write_work(work_file(conn, "quarantine", run.source, run.run_id), pending)
     return replace(
         run, rows_valid=valid_counts, rows_quarantined=count_records(pending), groups=groups
     )
@@ -563,13 +521,14 @@ def publish(
             if on_stage:
                 on_stage("swapping")
             for table in definition.tables:
+                valid = read_work(work_file(conn, "validated", run.source, run.run_id, table))
                 conn.execute(f"DELETE FROM main.{table}")
-                conn.execute(
-                    f"INSERT INTO main.{table} BY NAME "
-                    f"SELECT *, ? AS source_run_id "
-                    f"FROM {validated_table(run.source, table, run.run_id)}",
-                    [run.run_id],
-                )
+                with registered(conn, valid) as view:
+                    conn.execute(
+                        f"INSERT INTO main.{table} BY NAME "
+                        f"SELECT *, ? AS source_run_id FROM {view}",
+                        [run.run_id],
+                    )
             insert_rows(
                 conn,
                 "source_run_tables",
@@ -581,7 +540,7 @@ def publish(
         _record_run(conn, run)
     if on_stage:
         on_stage("committed")
-    _drop_work_tables(conn, run, definition.tables)
+    remove_run(conn, run.source, run.run_id)
     return run
 
 
@@ -598,12 +557,13 @@ def _record_measurements(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> Non
 def _record_quarantine(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
     if not run.rows_valid:  # rejected before validation: nothing was checked record by record
         return
-    conn.execute(
-        f"INSERT INTO quarantine SELECT ?, ?, table_name, file_name, record_number, record_key, "
-        f"field, reason, record, now()::TIMESTAMP "
-        f"FROM {pending_quarantine(run.source, run.run_id)}",
-        [run.run_id, run.source],
-    )
+    pending = read_work(work_file(conn, "quarantine", run.source, run.run_id))
+    with registered(conn, pending) as view:
+        conn.execute(
+            f"INSERT INTO quarantine SELECT ?, ?, table_name, file_name, record_number, "
+            f"record_key, field, reason, record, now()::TIMESTAMP FROM {view}",
+            [run.run_id, run.source],
+        )
 
 
 def _touch_claim(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
