@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from bench_pipeline.core.warehouse import connect, migrate, transaction
-from bench_pipeline.core.writer import RowsError, insert_rows, registered, write_frame
+from bench_pipeline.core.writer import RowsError, as_arrow, insert_rows, registered, write_frame
 from bench_pipeline.runs.store import RUN_COLUMNS, store_failures, store_runs
 
 pytestmark = pytest.mark.store
@@ -150,6 +150,23 @@ def test_frames_written_as_string_views_make_the_table_the_offset_layout_made() 
         "SELECT count(*) FROM (SELECT * FROM offsets EXCEPT ALL "
         "SELECT * FROM views EXCEPT ALL SELECT * FROM views)"
     ).fetchall() == [(0,)]
+
+
+def test_a_chunked_frame_reaches_duckdb_as_one_chunk_in_its_order(tmp_path: Path) -> None:
+    """A concatenation or a file read back in batches goes to DuckDB as one chunk (see
+    `as_arrow`), row order kept, whether it comes as a polars frame or an Arrow table."""
+    parts = [pl.DataFrame({"n": range(k, k + 1000), "s": [f"v{k}"] * 1000}) for k in (0, 1000)]
+    chunked = pl.concat(parts, rechunk=False)
+    assert chunked.n_chunks() == 2
+    for frame in (chunked, chunked.to_arrow()):
+        arrow = as_arrow(frame)
+        assert {column.num_chunks for column in arrow.columns} == {1}
+        assert arrow.to_pydict() == chunked.to_arrow().to_pydict()
+    with connect(tmp_path / "w.duckdb") as conn:
+        conn.execute("CREATE TABLE t (n BIGINT, s VARCHAR)")
+        with transaction(conn):
+            write_frame(conn, "t", chunked)
+        assert conn.execute("SELECT n FROM t").fetchall() == [(n,) for n in range(2000)]
 
 
 def test_a_failed_write_inside_a_transaction_leaves_the_table_as_it_was(tmp_path: Path) -> None:

@@ -64,10 +64,21 @@ def write_frame(
 def as_arrow(frame: pl.DataFrame | pa.Table) -> pa.Table:
     """The frame as Arrow for DuckDB to scan, text as string views: polars' own layout, so
     no string is copied, and DuckDB reads views about twice as fast as the offset layout
-    polars converts to by default (the table DuckDB makes is the same, type for type)."""
+    polars converts to by default (the table DuckDB makes is the same, type for type).
+
+    The rows come as one chunk: DuckDB writes an insert into an existing table from a
+    single-chunk Arrow table as it goes, but one from many chunks (a concatenation, a file
+    read back in batches) only when the connection closes, at the checkpoint: at 1M rows,
+    0.3-0.6 s at the close against about 0.05 s to join the chunks first."""
     if isinstance(frame, pa.Table):
-        return frame
+        return frame.combine_chunks() if _chunked(frame) else frame
+    if max(frame.n_chunks("all"), default=1) > 1:
+        frame = frame.rechunk()
     return frame.to_arrow(compat_level=pl.CompatLevel.newest())
+
+
+def _chunked(table: pa.Table) -> bool:
+    return any(column.num_chunks > 1 for column in table.columns)
 
 
 @contextmanager
