@@ -143,17 +143,16 @@ def report(runs: list[Run]) -> bool:
             f"  {a.multiplier}×→{b.multiplier}×: "
             f"{(b.seconds - a.seconds) / (b.multiplier - a.multiplier):.2f} s per 1×"
         )
-    names = sorted(set(small.steps) | set(large.steps))
+    names = sorted(set().union(*(r.steps for r in runs)))
     growth = {n: (large.steps.get(n, 0.0) - small.steps.get(n, 0.0)) / span for n in names}
     print(
-        "per step (Dagster step seconds, summed over runs), "
-        f"{small.multiplier}× and {large.multiplier}×:"
+        "per step (Dagster step seconds, summed over runs) at "
+        f"{', '.join(f'{r.multiplier}×' for r in runs)}; growth per 1× from "
+        f"{small.multiplier}× to {large.multiplier}×:"
     )
     for name in sorted(names, key=lambda n: -growth[n])[:25]:
-        print(
-            f"  {name:<44} {small.steps.get(name, 0.0):>7.2f} {large.steps.get(name, 0.0):>8.2f}"
-            f"   {growth[name]:>+6.2f} s per 1×"
-        )
+        times = " ".join(f"{r.steps.get(name, 0.0):>7.2f}" for r in runs)
+        print(f"  {name:<44} {times}   {growth[name]:>+6.2f} s per 1×")
     met = slope < GOAL_SECONDS_PER_X
     print(
         f"goal: data-dependent part < {GOAL_SECONDS_PER_X:g} s per 1×: "
