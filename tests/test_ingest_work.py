@@ -63,6 +63,11 @@ def test_odd_names_stay_inside_the_run_folder(conn, hostile: str) -> None:
     assert len(path.relative_to(root).parts) == 3  # source / run / file, nothing deeper
 
 
+def test_names_that_read_alike_get_their_own_folders(conn) -> None:
+    folders = {work.run_folder(conn, "epoch", run) for run in ("a/b", "a_b", "a:b", "a b")}
+    assert len(folders) == 4
+
+
 def test_removing_a_run_keeps_the_other_runs_of_its_source(conn) -> None:
     kept = work.work_file(conn, "staged", "epoch", "run-a", "evaluation_rows")
     gone = work.work_file(conn, "staged", "epoch", "run-b", "evaluation_rows")

@@ -27,6 +27,7 @@ from faults_pipeline import (
 )
 
 from bench_pipeline.core import settings
+from bench_pipeline.core.files import path_segment
 from bench_pipeline.core.inbox import MAX_INBOX_BYTES
 from bench_pipeline.core.warehouse import connect, migrate, table_checksum
 from bench_pipeline.grading.review_store import ingest_review_files
@@ -156,9 +157,8 @@ def test_a_killed_source_run_is_recorded_by_the_next_run(pipeline: Pipeline) -> 
         child.stdout.close()
     assert pipeline.query("SELECT count(*) FROM source_runs WHERE run_id = ?", [killed]) == [(0,)]
     [left] = working_runs(pipeline.database)  # the staged frame the dead run wrote
-    assert left.startswith("openrouter_models/") and list(
-        (pipeline.database.parent / "work" / left).iterdir()
-    )
+    assert left == f"{path_segment('openrouter_models')}/{path_segment(killed)}"
+    assert list((pipeline.database.parent / "work" / left).iterdir())
 
     # The next run (of the payload already live, so recorded as unchanged) closes the dead one.
     run = pipeline.ingest("openrouter_models", pipeline.payload("openrouter_models"))

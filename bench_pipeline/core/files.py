@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 _BLOCK = 1 << 20
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def path_segment(name: str) -> str:
+    """`name` as one file or folder name: readable (its unsafe characters replaced), never
+    `.` or `..` nor holding a slash, and distinct for names that read alike once replaced
+    (a digest of the exact name ends it)."""
+    digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+    return f"{_UNSAFE.sub('_', name)[:80]}.{digest}"
 
 
 def partial_path(target: Path) -> Path:

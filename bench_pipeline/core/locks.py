@@ -10,21 +10,17 @@ as two processes do.
 from __future__ import annotations
 
 import fcntl
-import hashlib
-import re
 from collections.abc import Callable, Collection, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+from bench_pipeline.core.files import path_segment
 
 
 def lock_file(folder: Path, name: str) -> Path:
-    """The lock file of `name`: readable, and distinct for names that read alike once
-    their unsafe characters are replaced (a digest of the exact name ends it)."""
-    digest = hashlib.sha256(name.encode()).hexdigest()[:16]
-    return folder / f"{_UNSAFE.sub('_', name)[:80]}.{digest}.lock"
+    """The lock file of `name` (see `core.files.path_segment`)."""
+    return folder / f"{path_segment(name)}.lock"
 
 
 @contextmanager

@@ -13,7 +13,6 @@ or by the next run of the source when the run's process died.
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 from typing import Literal
@@ -21,7 +20,7 @@ from typing import Literal
 import duckdb
 import polars as pl
 
-from bench_pipeline.core.files import replacing
+from bench_pipeline.core.files import path_segment, replacing
 from bench_pipeline.core.warehouse import database_file
 
 Kind = Literal["staged", "validated", "quarantine"]
@@ -32,14 +31,14 @@ FOLDER = "work"
 def run_folder(conn: duckdb.DuckDBPyConnection, source: str, run_id: str) -> Path:
     """The folder of one run's working files (named after its source and run: two runs never
     share one)."""
-    return database_file(conn).parent / FOLDER / _safe(source) / _safe(run_id)
+    return database_file(conn).parent / FOLDER / path_segment(source) / path_segment(run_id)
 
 
 def work_file(
     conn: duckdb.DuckDBPyConnection, kind: Kind, source: str, run_id: str, table: str = ""
 ) -> Path:
     """The file of one working frame of a run (`table` names the live table it is for)."""
-    name = f"{kind}-{_safe(table)}" if table else kind
+    name = f"{kind}-{path_segment(table)}" if table else kind
     return run_folder(conn, source, run_id) / f"{name}.arrow"
 
 
@@ -58,8 +57,3 @@ def remove_run(conn: duckdb.DuckDBPyConnection, source: str, run_id: str) -> Non
     """Remove a run's working files. The source's folder stays: a concurrent run of the same
     source may be creating its own folder inside it."""
     shutil.rmtree(run_folder(conn, source, run_id), ignore_errors=True)
-
-
-def _safe(name: str) -> str:
-    """A name as one plain path segment: a run id or source name can never climb out."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".") or "_"
