@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench_pipeline.core import settings
+from bench_pipeline.core.allocation import collector_paused
 from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.catalog import SourceDefinition, source_definitions
-from bench_pipeline.ingest.payload import RawFile, cycle_collection_paused
+from bench_pipeline.ingest.payload import RawFile
 from bench_pipeline.ingest.sources import PARSERS
 from benchmarks.enlarge_snapshots import enlarge
 
@@ -30,12 +31,12 @@ def stage_seconds(definition: SourceDefinition, folder: Path) -> tuple[float, fl
     for _ in range(3):
         files = [RawFile(p.name, p.read_bytes()) for p in sorted(folder.iterdir()) if p.is_file()]
         wall, cpu = time.perf_counter(), time.process_time()
-        with cycle_collection_paused():
+        with collector_paused():
             report = engine.check_contract(definition.contract, files)
             frames = PARSERS[definition.name](files)
-        problems = engine._problem_frame(report)
-        for frame in frames.values():
-            engine._with_problems(frame, problems)
+        problems = engine._problem_frame(report, definition)
+        for table, frame in frames.items():
+            engine._with_problems(frame, problems.get(table))
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
     return min(walls), min(cpus)

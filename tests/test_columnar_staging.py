@@ -84,7 +84,8 @@ def _rows_by_record() -> Iterator[None]:
 def stage(source: str, files: list[RawFile], by_record: bool) -> Any:
     """What staging makes of the files: (problems, null counts, frames) or the error."""
     files = [RawFile(f.name, f.content) for f in files]  # no parse cached from another run
-    contract = source_definitions()[source].contract
+    definition = source_definitions()[source]
+    contract = definition.contract
     try:
         if by_record:
             report = _check_contract_by_record(contract, files)
@@ -97,8 +98,8 @@ def stage(source: str, files: list[RawFile], by_record: bool) -> Any:
         return ("error", type(error).__name__, str(error))
     if report.missing:
         return ("missing", report.missing)
-    problems = engine._problem_frame(report)
-    staged = {t: engine._with_problems(f, problems) for t, f in frames.items()}
+    problems = engine._problem_frame(report, definition)
+    staged = {t: engine._with_problems(f, problems.get(t)) for t, f in frames.items()}
     return report.problems, list(report.fields.items()), staged
 
 

@@ -118,3 +118,45 @@ def test_a_run_taken_for_abandoned_that_finishes_records_its_real_outcome(seeded
     assert warehouse.query("SELECT status FROM source_runs WHERE run_id = ?", [run.run_id]) == [
         ("accepted",)
     ]
+
+
+def _definition(tables: list[str], *specs: RecordSpec):
+    from bench_pipeline.ingest.catalog import LiveFetch, SourceDefinition
+
+    return SourceDefinition(
+        name="two_tables",
+        title="t",
+        publisher="p",
+        homepage="https://example.invalid",
+        licence="l",
+        attribution="a",
+        cadence_cron="0 0 * * *",
+        freshness_hours=24,
+        tables=tables,
+        live=LiveFetch(kind="files"),
+        contract=Contract(records=list(specs)),
+    )
+
+
+def test_a_record_spec_names_its_tables_when_the_source_has_several() -> None:
+    from pydantic import ValidationError
+
+    unnamed = RecordSpec(files="*.json", records="[]")
+    assert _definition(["one"], unnamed).record_tables(unnamed) == ["one"]
+    with pytest.raises(ValidationError, match="must name the tables its records become"):
+        _definition(["entries", "items"], unnamed)
+    stray = RecordSpec(files="*.json", records="[]", tables=["entries", "elsewhere"])
+    with pytest.raises(ValidationError, match=r"name tables \['elsewhere'\]"):
+        _definition(["entries", "items"], stray)
+    named = RecordSpec(files="*.json", records="[]", tables=["entries"])
+    assert _definition(["entries", "items"], named).record_tables(named) == ["entries"]
+
+
+def test_every_recorded_source_names_the_tables_of_its_records() -> None:
+    from bench_pipeline.ingest.catalog import source_definitions
+
+    definitions = source_definitions()
+    assert definitions["swebench"].contract.records[0].tables == ["swebench_entries"]
+    for definition in definitions.values():
+        for spec in definition.contract.records:
+            assert set(definition.record_tables(spec)) <= set(definition.tables)

@@ -138,7 +138,8 @@ def _csv_header_only(content: bytes) -> bytes:
 
 def test_swebench_drift_rejects_and_an_odd_entry_is_quarantined(pipeline: Pipeline) -> None:
     """A renamed per-item field rejects the run; one entry with a string score is quarantined
-    by number while the board's other entries are accepted."""
+    by number while the board's other entries, and every per-item result (numbered on their
+    own: item 5 is not entry 5), are accepted."""
     before = pipeline.state()
     document = json.loads(pipeline.payload("swebench")["leaderboards.json"])
     drifted = copy.deepcopy(document)
@@ -154,9 +155,15 @@ def test_swebench_drift_rejects_and_an_odd_entry_is_quarantined(pipeline: Pipeli
     odd = copy.deepcopy(document)
     entries = [r for board in odd["leaderboards"] for r in board["results"]]
     entries[4]["resolved"] = "75.2%"
+    items = sum(len(e.get("per_instance_details") or {}) for e in entries)
+    assert items > 5  # so a problem wrongly keyed by number alone would mark item 5
     run = pipeline.ingest("swebench", {"leaderboards.json": listing(odd)})
     assert run.status == "accepted", run.reason
     assert run.rows_valid["swebench_entries"] == len(entries) - 1
+    assert run.rows_valid["swebench_item_results"] == items
+    assert pipeline.query(
+        "SELECT table_name, record_number FROM quarantine WHERE run_id = ?", [run.run_id]
+    ) == [("swebench_entries", 5)]
     key, field, reason = pipeline.quarantine(run.run_id)[("leaderboards.json", 5)]
     assert field == "resolved" and "expected number" in reason, (key, field, reason)
     count_faults(2)

@@ -285,6 +285,7 @@ VALUE_POOL: list[Any] = [
     "a", "", "é", Text("sub"), Text(""), None, True, False, 0, 7, -5, 10**30, -(2**63), 2**64,
     0.0, -0.0, 31.0, 2.5, 1e-7, 1e16, 9999999999999998.0, 1e-4, float("nan"), float("inf"),
     {"b": 1, "a": [1, 2]}, ["x", 1], Decimal("1.50"),
+    Decimal("1E+999"), Decimal("5E-400"),  # polars: a RuntimeError, and a panic
 ]  # fmt: skip
 
 

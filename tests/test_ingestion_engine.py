@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from faults_pipeline import working_runs
 
+from bench_pipeline.ingest import engine
 from bench_pipeline.ingest.payload import RawFile, content_sha256
 
 pytestmark = pytest.mark.store
@@ -215,3 +216,33 @@ def test_freshness_reads_the_last_accepted_run_not_the_last_run(seeded) -> None:
         when, hours = last_good_data(conn, "openrouter_models", accepted + timedelta(hours=48))
         assert when == accepted and hours == 48
         assert last_good_data(conn, "arena", now_utc()) is None
+
+
+def _swebench_entry(folder: str, date: str) -> str:
+    """One leaderboard entry as JSON text (`date` spelled as given: it may be a bare number)."""
+    details = {f"repo__{folder}-{i}": {"resolved": i % 2 == 0, "cost": 0.5, "api_calls": 3}
+               for i in range(3)}  # fmt: skip
+    return (
+        f'{{"name": "Entry {folder}", "folder": "{folder}", "resolved": 41.5, "date": {date}, '
+        f'"cost": 12.25, "tags": ["Model: m-{folder}"], "checked": true, '
+        f'"per_instance_details": {json.dumps(details)}}}'
+    )
+
+
+def test_exact_numbers_polars_cannot_hold_quarantine_their_entry(warehouse) -> None:
+    """A date sent as a number too large (`1E+999`) or too small (`5E-400`) for polars used to
+    reject the run, or (a polars panic, a BaseException) leave it unrecorded: now only those
+    entries are quarantined, naming the field, and every per-item result is kept."""
+    entries = [
+        _swebench_entry("a", '"2025-06-01"'),
+        _swebench_entry("b", "5E-400"),
+        _swebench_entry("c", "1E+999"),
+    ]
+    document = '{"leaderboards": [{"name": "bash-only", "results": [' + ", ".join(entries) + "]}]}"
+    run = warehouse.ingest("swebench", files={"leaderboards.json": document.encode()})
+    assert run.status == "accepted", engine.describe(run)
+    assert run.rows_valid == {"swebench_entries": 1, "swebench_item_results": 9}
+    assert warehouse.query(
+        "SELECT table_name, record_number, field FROM quarantine ORDER BY record_number"
+    ) == [("swebench_entries", 2, "date"), ("swebench_entries", 3, "date")]
+    assert warehouse.query("SELECT folder FROM swebench_entries") == [("a",)]

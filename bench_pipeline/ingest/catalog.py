@@ -9,10 +9,10 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bench_pipeline.core.settings import sources_dir
-from bench_pipeline.ingest.contract import Contract
+from bench_pipeline.ingest.contract import Contract, RecordSpec
 
 
 class LiveFetch(BaseModel):
@@ -45,6 +45,28 @@ class SourceDefinition(BaseModel):
     tables: list[str]
     live: LiveFetch
     contract: Contract = Field(default_factory=Contract)
+
+    @model_validator(mode="after")
+    def _record_tables_named(self) -> SourceDefinition:
+        """Every record spec's tables are the source's own, and named whenever the source has
+        more than one: a record problem must never land on another table's row by number."""
+        for spec in self.contract.records:
+            unknown = set(spec.tables) - set(self.tables)
+            if unknown:
+                raise ValueError(
+                    f"{self.name}: contract records {spec.files!r} name tables "
+                    f"{sorted(unknown)} the source does not have"
+                )
+            if not spec.tables and len(self.tables) > 1:
+                raise ValueError(
+                    f"{self.name}: contract records {spec.files!r} must name the tables its "
+                    f"records become (the source has {len(self.tables)})"
+                )
+        return self
+
+    def record_tables(self, spec: RecordSpec) -> list[str]:
+        """The tables whose rows are `spec`'s records, numbered alike (see `RecordSpec.tables`)."""
+        return spec.tables or self.tables
 
 
 class EvaluationSpec(BaseModel):

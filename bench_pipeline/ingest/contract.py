@@ -56,6 +56,13 @@ class RecordSpec(BaseModel):
         "and counted for the null-share check; a type ending in `?` marks a field that is "
         "often absent by nature (only its type is checked).",
     )
+    tables: list[str] = Field(
+        default_factory=list,
+        description="The tables whose staged rows are these records, numbered as here: a "
+        "record's problem quarantines the row of the same file and number in these tables and "
+        "in no other (a table numbering its rows its own way, such as per-item results inside "
+        "an entry, is left out). May be empty only when the source has one table.",
+    )
 
 
 class Contract(BaseModel):

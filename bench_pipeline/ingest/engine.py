@@ -26,6 +26,7 @@ from typing import Literal
 import duckdb
 import polars as pl
 
+from bench_pipeline.core.allocation import collector_paused
 from bench_pipeline.core.clock import now_utc
 from bench_pipeline.core.files import write_bytes
 from bench_pipeline.core.http import FetchError
@@ -39,7 +40,6 @@ from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
     content_sha256,
-    cycle_collection_paused,
     load_json,
     read_csv,
 )
@@ -60,6 +60,9 @@ Parser = Callable[[Sequence[RawFile]], dict[str, pl.DataFrame]]
 Status = Literal["pending", "accepted", "rejected", "unchanged"]
 TABLE_GROUP = "table"
 ABANDONED_AFTER = timedelta(hours=6)
+RUN_FAULTS = (Exception, pl.exceptions.PanicException)
+"""What a step catches to record its run as rejected: a polars panic is a BaseException, and
+must not leave the run unrecorded any more than a Python bug may."""
 """A claimed run older than this without a `source_runs` row is dead even if its pid lives."""
 
 
@@ -110,7 +113,7 @@ def fetch_and_store(
         return _new_run(conn, definition.name, None, mode, started).rejected(
             f"fetch failed: {error}"
         )
-    except Exception as error:  # any failure must end as a recorded run
+    except RUN_FAULTS as error:  # any failure must end as a recorded run
         return _new_run(conn, definition.name, None, mode, started).rejected(
             f"fetch failed: {type(error).__name__}: {error}"
         )
@@ -258,21 +261,21 @@ def stage(
         return run
     _touch_claim(conn, run)
     try:
-        with cycle_collection_paused():
+        with collector_paused():
             report, frames = _checked_and_parsed(conn, run, definition, parse)
         if frames is None:
             return run.rejected(f"contract: {'; '.join(report.missing)}")
     except PayloadError as error:
         return run.rejected(f"unreadable payload: {error}")
-    except Exception as error:  # a parser bug must not leave the run unrecorded
+    except RUN_FAULTS as error:  # a parser bug must not leave the run unrecorded
         return run.rejected(f"staging failed: {type(error).__name__}: {error}")
     unexpected = set(frames) - set(definition.tables)
     if unexpected:
         return run.rejected(f"parser produced undeclared tables {sorted(unexpected)}")
-    problems = _problem_frame(report)
+    problems = _problem_frame(report, definition)
     for table, frame in frames.items():
         staged = work_file(conn, "staged", run.source, run.run_id, table)
-        write_work(staged, _with_problems(frame, problems))
+        write_work(staged, _with_problems(frame, problems.get(table)))
     return replace(
         run,
         rows_staged={table: frame.height for table, frame in frames.items()},
@@ -321,32 +324,49 @@ def check_contract(
     return report
 
 
-def _problem_frame(report: contracts.ContractReport) -> pl.DataFrame:
+def _problem_frame(
+    report: contracts.ContractReport, definition: SourceDefinition
+) -> dict[str, pl.DataFrame]:
+    """Per table, the contract's record problems on that table's rows: a problem goes only to
+    the tables the file's record spec names (the first spec matching the file, as the check
+    reads it), since another table from the same file numbers its rows its own way."""
     first: dict[tuple[str, int], contracts.RecordProblem] = {}
     for problem in report.problems:  # one reason per record: the first found
         first.setdefault((problem.file_name, problem.record_number), problem)
-    return pl.DataFrame(
-        {
-            FILE_COLUMN: [p.file_name for p in first.values()],
-            RECORD_COLUMN: [p.record_number for p in first.values()],
-            "_contract_field": [p.field for p in first.values()],
-            "_contract_reason": [f"contract: {p.reason}" for p in first.values()],
-        },
-        schema={
-            FILE_COLUMN: pl.Utf8,
-            RECORD_COLUMN: pl.Int64,
-            "_contract_field": pl.Utf8,
-            "_contract_reason": pl.Utf8,
-        },
-    )
+    by_table: dict[str, list[contracts.RecordProblem]] = {}
+    for problem in first.values():
+        spec = next(
+            r
+            for r in definition.contract.records
+            if contracts.fnmatch.fnmatchcase(problem.file_name, r.files)
+        )
+        for table in definition.record_tables(spec):
+            by_table.setdefault(table, []).append(problem)
+    return {
+        table: pl.DataFrame(
+            {
+                FILE_COLUMN: [p.file_name for p in listed],
+                RECORD_COLUMN: [p.record_number for p in listed],
+                "_contract_field": [p.field for p in listed],
+                "_contract_reason": [f"contract: {p.reason}" for p in listed],
+            },
+            schema={
+                FILE_COLUMN: pl.Utf8,
+                RECORD_COLUMN: pl.Int64,
+                "_contract_field": pl.Utf8,
+                "_contract_reason": pl.Utf8,
+            },
+        )
+        for table, listed in by_table.items()
+    }
 
 
-def _with_problems(frame: pl.DataFrame, problems: pl.DataFrame) -> pl.DataFrame:
+def _with_problems(frame: pl.DataFrame, problems: pl.DataFrame | None) -> pl.DataFrame:
     """The staged frame with each contract problem on the row made from the same record."""
     for name in (PROBLEM_COLUMN, PROBLEM_FIELD_COLUMN):
         if name not in frame.columns:
             frame = frame.with_columns(pl.lit(None, pl.Utf8).alias(name))
-    if problems.is_empty() or FILE_COLUMN not in frame.columns:
+    if problems is None or problems.is_empty() or FILE_COLUMN not in frame.columns:
         return frame
     if RECORD_COLUMN not in frame.columns:
         return frame
@@ -368,7 +388,7 @@ def validate(
         return _validate(conn, run, definition)
     except SchemaDriftError as error:
         return run.rejected(f"schema drift: {error}")
-    except Exception as error:  # a bug must not leave the run unrecorded
+    except RUN_FAULTS as error:  # a bug must not leave the run unrecorded
         return run.rejected(f"validation failed: {type(error).__name__}: {error}")
 
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import csv
-import gc
 import hashlib
 import io
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
@@ -36,6 +34,12 @@ RECORD_FAULTS = (
 )  # fmt: skip
 """What building one staged row from an odd record can raise (a list where an object was
 expected, a timestamp out of range); the record is quarantined, the run goes on."""
+
+
+REFUSED_BY_POLARS = (TypeError, ValueError, RuntimeError, pl.exceptions.PanicException)
+"""What polars raises for a value it will not put in a column: TypeError for most, but an
+exact number too large for it (`1E+999`) is a RuntimeError, and one too small (`5E-400`) a
+panic while it writes its own error message, which is a BaseException."""
 
 
 class PayloadError(ValueError):
@@ -94,20 +98,6 @@ class RawFile:
     def csv_records(self) -> tuple[list[dict[str, str | None]], frozenset[str]]:
         """The CSV records and header, read once (see `read_csv`). Read them, never change them."""
         return _parse_csv(self)
-
-
-@contextmanager
-def cycle_collection_paused() -> Iterator[None]:
-    """Pause Python's cycle collector while a payload becomes records and columns: parsed JSON
-    holds no reference cycles, and a collection pass over a million fresh objects costs more
-    than the parse (the collector runs again, as before, when the block ends)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def content_sha256(files: Sequence[RawFile]) -> str:
@@ -397,7 +387,7 @@ def staged_text(name: str, values: Sequence[Any]) -> pl.Series:
     if first is None or first.__class__ is str:
         try:  # text and nulls only, the common case: polars refuses any other value
             column = pl.Series(name, values, pl.Utf8)
-        except (TypeError, ValueError):
+        except REFUSED_BY_POLARS:
             pass
         else:
             return column.set(column == "", None)  # a blank is no value
