@@ -160,3 +160,18 @@ def test_every_recorded_source_names_the_tables_of_its_records() -> None:
     for definition in definitions.values():
         for spec in definition.contract.records:
             assert set(definition.record_tables(spec)) <= set(definition.tables)
+
+
+def test_one_record_turning_null_is_not_drift_but_a_renamed_field_is() -> None:
+    from bench_pipeline.ingest.contract import null_share_problems
+
+    contract = Contract()
+    before = {"*.json:price": (4, 0), "*.json:name": (1000, 100)}
+    assert null_share_problems(contract, {"*.json:price": (4, 1)}, before) == []
+    [two] = null_share_problems(contract, {"*.json:price": (4, 2)}, before)
+    assert "field price is null in 50% of 4 records, 0% in the last" in two
+    assert null_share_problems(contract, {"*.json:price": (4, 4)}, before)
+    assert null_share_problems(contract, {"*.json:name": (1000, 200)}, before) == []
+    assert null_share_problems(contract, {"*.json:name": (1000, 201)}, before)
+    strict = Contract(null_count_slack=0)
+    assert null_share_problems(strict, {"*.json:price": (4, 1)}, before)

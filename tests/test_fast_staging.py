@@ -302,11 +302,33 @@ def test_staged_text_is_text_of_each_value_on_random_mixtures() -> None:
 
 def test_staged_text_fails_as_before_on_text_polars_cannot_hold() -> None:
     """A lone surrogate (which Python's parser reads) cannot be UTF-8: the same error as a
-    column built value by value, so the run is rejected with the same reason."""
+    column built value by value (the staged frame then quarantines its record, below)."""
     with pytest.raises(UnicodeEncodeError):
         payload.staged_text("c", ["a", "\ud800"])
     with pytest.raises(UnicodeEncodeError):
         payload.staged_text("c", [1, "\ud800"])
+
+
+def test_a_lone_surrogate_quarantines_its_record_with_the_text_escaped() -> None:
+    staged = payload.StagedColumns(["name", "note"])
+    staged.add_columns(
+        "f.json", {"name": ["a", "b\ud800c", "d"], "note": [1, 2, "\udfff"]}, range(1, 4)
+    )
+    frame = staged.frame()
+    assert frame["name"].to_list() == ["a", "b\\ud800c", "d"]
+    assert frame["note"].to_list() == ["1", "2", "\\udfff"]
+    problems = frame.select(validation.PROBLEM_FIELD_COLUMN, validation.PROBLEM_COLUMN).rows()
+    assert problems[0] == (None, None)
+    assert problems[1] == ("name", "text that is not valid Unicode (a lone surrogate)")
+    assert problems[2] == ("note", "text that is not valid Unicode (a lone surrogate)")
+
+
+def test_a_csv_cell_of_a_megabyte_is_read_not_an_unreadable_payload() -> None:
+    content = ("id,text\n1,short\n2," + "x" * 1_000_000 + "\n").encode()
+    assert [r["text"] for r in payload.read_csv(RawFile("f.csv", content), ["id"])] == [
+        "short",
+        "x" * 1_000_000,
+    ]
 
 
 def test_staged_columns_leave_the_callers_columns_as_they_were() -> None:

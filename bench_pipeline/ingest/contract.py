@@ -79,6 +79,12 @@ class Contract(BaseModel):
         description="Table → staged columns whose row counts per value are compared with the "
         "last accepted run (`_file` is the file a record came from).",
     )
+    null_count_slack: int = Field(
+        default=1,
+        ge=0,
+        description="How many records beyond the baseline's share may turn null whatever the "
+        "share: one odd record of a four-record payload is not a renamed field.",
+    )
     null_share_slack: float = Field(
         default=0.1,
         ge=0,
@@ -276,13 +282,15 @@ def null_share_problems(
     now: dict[str, tuple[int, int]],
     before: dict[str, tuple[int, int]],
 ) -> list[str]:
-    """Fields whose share of null records rose by more than the slack since the baseline."""
+    """Fields whose share of null records rose by more than the slack since the baseline, by
+    more records than `null_count_slack`."""
     problems = []
     for key, (records, nulls) in sorted(now.items()):
         if key not in before or not records or not before[key][0]:
             continue
         share, was = nulls / records, before[key][1] / before[key][0]
-        if share > was + contract.null_share_slack:
+        beyond = nulls - was * records  # null records the baseline's share does not explain
+        if share > was + contract.null_share_slack and beyond > contract.null_count_slack:
             pattern, path = key.split(":", 1)
             problems.append(
                 f"{pattern}: field {path} is null in {share:.0%} of {records} records, "

@@ -36,10 +36,13 @@ RECORD_FAULTS = (
 expected, a timestamp out of range); the record is quarantined, the run goes on."""
 
 
-REFUSED_BY_POLARS = (TypeError, ValueError, RuntimeError, pl.exceptions.PanicException)
-"""What polars raises for a value it will not put in a column: TypeError for most, but an
-exact number too large for it (`1E+999`) is a RuntimeError, and one too small (`5E-400`) a
-panic while it writes its own error message, which is a BaseException."""
+REFUSED_BY_POLARS = (
+    TypeError, ValueError, OverflowError, RuntimeError, pl.exceptions.PanicException
+)  # fmt: skip
+"""What polars raises for a value it will not put in a text column: TypeError for most, but
+an integer past 128 bits is an OverflowError, an exact number too large for it (`1E+999`) a
+RuntimeError, and one too small (`5E-400`) a panic while it writes its own error message,
+which is a BaseException."""
 
 
 class PayloadError(ValueError):
@@ -213,7 +216,14 @@ def read_csv(raw: RawFile, required: Iterable[str]) -> list[dict[str, str | None
     return rows
 
 
+CSV_FIELD_LIMIT = 64 * 1024 * 1024
+"""The longest CSV field read (Python's default, 128 KiB, made one long cell in one record
+an unreadable payload; validation judges such a value, record by record)."""
+
+
 def _parse_csv(raw: RawFile) -> tuple[list[dict[str, str | None]], frozenset[str]]:
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:  # process-wide: every reader here wants it
+        csv.field_size_limit(CSV_FIELD_LIMIT)
     try:
         reader = csv.DictReader(io.StringIO(raw.content.decode("utf-8-sig")))
         rows = list(reader)
@@ -309,12 +319,51 @@ class StagedColumns:
         return self
 
     def frame(self) -> pl.DataFrame:
-        series = [staged_text(name, self.values[name]) for name in self.names]
+        series = []
+        for name in self.names:  # the problem columns last: a text column may add to them
+            try:
+                series.append(staged_text(name, self.values[name]))
+            except UnicodeEncodeError:
+                series.append(staged_text(name, self._unencodable_marked(name)))
         series += [
             _joined(FILE_COLUMN, self.files, pl.Utf8),
             _joined(RECORD_COLUMN, self.numbers, pl.Int64),
         ]
         return pl.DataFrame(series)
+
+    def _unencodable_marked(self, name: str) -> list[Any]:
+        """Column `name` with each text that UTF-8 cannot hold escaped (see `unencodable`),
+        and its record marked for quarantine unless it already has a problem."""
+        values = list(self.values[name])
+        fields, reasons = (self._owned(c) for c in _PROBLEM_COLUMNS)
+        for at, value in enumerate(values):
+            escaped = unencodable(value)
+            if escaped is not None:
+                values[at] = escaped
+                if reasons[at] is None:
+                    fields[at], reasons[at] = name, UNENCODABLE
+        return values
+
+    def _owned(self, name: str) -> list[Any]:
+        """Column `name` as a list of this object's own, to change in place."""
+        self._extend(name, ())
+        return self.values[name]  # type: ignore[return-value]
+
+
+UNENCODABLE = "text that is not valid Unicode (a lone surrogate)"
+
+
+def unencodable(value: Any) -> str | None:
+    r"""A text UTF-8 cannot hold (a lone surrogate, which Python's parser reads from
+    `\ud800`), escaped as the six characters `\ud800`; None for any other value. Its record
+    is quarantined rather than the whole run rejected."""
+    if not isinstance(value, str):
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return None
 
 
 def _int_series(numbers: Sequence[int]) -> pl.Series:
@@ -455,8 +504,17 @@ def staged_frame_by_record(
     names = (*columns, *extra, FILE_COLUMN)
     data: dict[str, list[Any]] = {name: [] for name in (*names, RECORD_COLUMN)}
     for file_name, record_number, record in rows:
-        for name in (*columns, *extra):
-            data[name].append(text(record.get(name)))
+        field, reason = (text(record.get(name)) for name in extra)
+        for name in columns:
+            value = text(record.get(name))
+            escaped = unencodable(value)
+            if escaped is not None:
+                value = escaped
+                if reason is None:
+                    field, reason = name, UNENCODABLE
+            data[name].append(value)
+        data[PROBLEM_FIELD_COLUMN].append(field)
+        data[PROBLEM_COLUMN].append(reason)
         data[FILE_COLUMN].append(file_name)
         data[RECORD_COLUMN].append(record_number)
     schema = {name: pl.Utf8 for name in names} | {RECORD_COLUMN: pl.Int64}

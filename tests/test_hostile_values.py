@@ -1,0 +1,177 @@
+"""One hostile value in one record of a real payload never harms the others.
+
+Each recorded source is ingested clean, then again with a single value of a single record
+replaced by something an upstream could send (numbers no float or decimal column holds, NaN,
+lone surrogates, NULs, deep nesting, a megabyte of text, markup, a formula), spelled as raw
+JSON or as a CSV cell. Whatever it is, the run is recorded and accepted; at most that record
+is quarantined, with a reason naming its file, number and field; every other record keeps its
+row; and the clean payload afterwards is accepted with the rows it had at first.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+import pytest
+
+from bench_pipeline.ingest.catalog import source_definitions
+from bench_pipeline.ingest.contract import walk
+
+pytestmark = [pytest.mark.faults, pytest.mark.store]
+
+SNAPSHOTS = Path(__file__).resolve().parents[1] / "sources" / "snapshots"
+MARK = "\x01hostile\x01"
+HOSTILE_JSON = {
+    "huge exponent": "1E+999",
+    "negative huge exponent": "-1E+999",
+    "tiny exponent": "5E-400",
+    "400-digit integer": "1" + "0" * 400,
+    "negative zero": "-0.0",
+    "NaN literal": "NaN",
+    "Infinity literal": "-Infinity",
+    "lone surrogate": '"a\\ud800b"',
+    "NUL character": '"a\\u0000b"',
+    "empty string": '""',
+    "null": "null",
+    "boolean": "true",
+    "nested 40 deep": "[" * 40 + "]" * 40,
+    "object": '{"$ref": "#", "__proto__": {}}',
+    "megabyte of text": json.dumps("x" * 1_000_000),
+    "markup": json.dumps("<script>alert(1)</script><img src=x onerror=alert(2)>"),
+    "impossible date": '"2025-02-30T25:61:00Z"',
+}
+HOSTILE_CSV = {
+    "huge exponent": "1E+999",
+    "tiny exponent": "5E-400",
+    "NaN": "NaN",
+    "NUL character": "a\x00b",
+    "formula": '=HYPERLINK("http://x","y")',
+    "newline": "line one\nline two",
+    "byte order mark": "\ufeff12",
+    "megabyte of text": "x" * 1_000_000,
+    "impossible date": "2025-02-30",
+    "negative": "-42",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile value put at `path` of record `number` (from 1) of `file_name`."""
+
+    source: str
+    file_name: str
+    number: int
+    path: str
+    label: str
+    content: bytes
+
+
+def _files(source: str) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((SNAPSHOTS / source).iterdir())}
+
+
+def _reserialised(source: str) -> dict[str, bytes]:
+    """The recorded files, JSON ones written again by Python (so a case differs from the
+    clean payload only where its hostile value stands)."""
+    return {
+        name: json.dumps(json.loads(content)).encode() if name.endswith(".json") else content
+        for name, content in _files(source).items()
+    }
+
+
+def _json_case(content: bytes, records: str, raw: str, rng: random.Random):
+    """`raw` as the value of a random field of a random record: (number, field, content)."""
+    document = json.loads(content)
+    found = list(walk(document, records))
+    at = rng.choice([i for i, r in enumerate(found) if isinstance(r, dict) and r])
+    path = rng.choice(sorted(found[at]))
+    found[at][path] = MARK
+    return at + 1, path, json.dumps(document).replace(json.dumps(MARK), raw, 1).encode()
+
+
+def _csv_case(content: bytes, value: str, rng: random.Random):
+    """`value` in a random cell of a random row: (number, column, content)."""
+    rows = list(csv.reader(io.StringIO(content.decode("utf-8-sig"))))
+    at, column = rng.randrange(1, len(rows)), rng.randrange(len(rows[0]))
+    rows[at][column] = value
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return at, rows[0][column], out.getvalue().encode()
+
+
+def cases(source: str, seed: int = 20261203) -> Iterator[Case]:
+    """Every hostile value once, each in a record of a file of the source chosen at random
+    (seeded), so the values between them reach many files, records and fields."""
+    rng = random.Random(f"{seed}:{source}")
+    definition = source_definitions()[source]
+    files = _reserialised(source)
+    specs = []
+    for name in files:  # each file with the contract's records, under its first spec
+        spec = next((s for s in definition.contract.records if fnmatchcase(name, s.files)), None)
+        if spec is not None:
+            specs.append((name, spec))
+    csv_file = all(spec.records == "csv" for _, spec in specs)
+    for label, value in (HOSTILE_CSV if csv_file else HOSTILE_JSON).items():
+        name, spec = rng.choice(specs)
+        if spec.records == "csv":
+            number, path, content = _csv_case(files[name], value, rng)
+        else:
+            number, path, content = _json_case(files[name], spec.records, value, rng)
+        yield Case(source, name, number, path, label, content)
+
+
+SOURCES = sorted(source_definitions())
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_one_hostile_value_never_harms_the_other_records(source: str, warehouse) -> None:
+    clean = _reserialised(source)
+    first = warehouse.ingest(source, files=clean)
+    assert first.status == "accepted", first.reason
+    baseline = {
+        (row["file_name"], row["record_number"]) for row in warehouse.quarantine(first.run_id)
+    }
+    failures = []
+    for case in cases(source):
+        files = clean | {case.file_name: case.content}
+        try:
+            run = warehouse.ingest(source, files=files)
+        except BaseException as error:  # a panic too: nothing may escape the engine
+            failures.append(f"{case.label} at {case.path}: escaped: {error!r}"[:300])
+            continue
+        recorded = warehouse.run_row(run.run_id)
+        where = f"{case.label} in {case.file_name} record {case.number} field {case.path}"
+        if recorded is None or recorded["status"] != run.status:
+            failures.append(f"{where}: run not recorded as {run.status}")
+        if run.status != "accepted":
+            failures.append(f"{where}: run {run.status}: {(run.reason or '')[:160]}")
+            continue
+        quarantined = warehouse.quarantine(run.run_id)
+        others = (
+            {(q["file_name"], q["record_number"]) for q in quarantined}
+            - baseline
+            - {(case.file_name, case.number)}
+        )
+        if others:
+            failures.append(f"{where}: other records quarantined: {sorted(others)[:5]}")
+        for row in quarantined:
+            if (row["file_name"], row["record_number"]) == (case.file_name, case.number):
+                if not row["reason"] or not row["field"]:
+                    failures.append(f"{where}: quarantined without field or reason: {row}")
+        for table, rows in first.rows_valid.items():
+            lost = rows - run.rows_valid.get(table, 0)
+            # an entry's per-item results are read from its own field, so go with it
+            owned = table == "swebench_item_results" and case.path == "per_instance_details"
+            if lost > 1 and not owned:
+                failures.append(f"{where}: {table} lost {lost} rows")
+    assert not failures, "\n".join(failures)
+    again = warehouse.ingest(source, files=clean)  # the next run works
+    assert again.status == "accepted", again.reason
+    assert again.rows_valid == first.rows_valid
