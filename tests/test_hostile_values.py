@@ -175,3 +175,25 @@ def test_one_hostile_value_never_harms_the_other_records(source: str, warehouse)
     again = warehouse.ingest(source, files=clean)  # the next run works
     assert again.status == "accepted", again.reason
     assert again.rows_valid == first.rows_valid
+
+
+def test_a_megabyte_name_quarantines_its_record_with_a_short_reason(warehouse) -> None:
+    """No page or download carries a megabyte-long name: every live text column is bounded
+    (`MAX_TEXT`), and the reason quotes the start of the value and its length, not all of it."""
+    from bench_pipeline.ingest.tables import MAX_TEXT
+
+    document = json.loads(_files("openrouter_models")["models.json"])
+    document["data"][3]["name"] = "n" * 1_000_000
+    document["data"][5]["id"] = "lab/" + "m" * MAX_TEXT  # one past the bound
+    document["data"][7]["name"] = "k" * MAX_TEXT  # at the bound: kept
+    run = warehouse.ingest(
+        "openrouter_models", files={"models.json": json.dumps(document).encode()}
+    )
+    assert run.status == "accepted", run.reason
+    assert run.rows_valid == {"openrouter_models": len(document["data"]) - 2}
+    found = {
+        (q["record_number"], q["field"]): q["reason"] for q in warehouse.quarantine(run.run_id)
+    }
+    assert found.keys() == {(4, "name"), (6, "model_id")}
+    assert found[(4, "name")].endswith("… (1000000 characters)")
+    assert all(len(reason) < 300 for reason in found.values())

@@ -62,6 +62,7 @@ def test_impostor_skeletons_and_reasons() -> None:
         ("OpenAI/GPT-4o", "letter case"),
         ("openai/gpt-4\u043e", "look-alike letters"),
         ("openai/gpt-\u200b4o", "invisible characters"),
+        ("openai/gpt-4o\x00", "control characters"),
         ("openai/gpt\u20114o", "Unicode compatibility forms"),  # non-breaking hyphen
     ]:
         assert skeleton(fake) == skeleton(real) == real

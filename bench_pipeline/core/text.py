@@ -62,7 +62,8 @@ def is_invisible(char: str) -> bool:
     return unicodedata.category(char) == "Cf"
 
 
-def _is_control(char: str) -> bool:
+def is_control(char: str) -> bool:
+    """A control character (Cc) that a comparison drops (tab and newline are kept)."""
     return unicodedata.category(char) == "Cc" and char not in _KEPT_CONTROLS
 
 
@@ -83,7 +84,7 @@ def strip_controls(text: str) -> str:
         return text
     text = _ESCAPE_SEQUENCE.sub("", text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return "".join(c for c in text if not (_is_control(c) or is_invisible(c)))
+    return "".join(c for c in text if not (is_control(c) or is_invisible(c)))
 
 
 def normalise(text: str) -> str:

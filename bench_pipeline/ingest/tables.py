@@ -19,6 +19,13 @@ are a few hundred dollars per 1M output tokens; anything above this bound is a u
 a placeholder ($999,999,000,000 was once published) and is quarantined."""
 
 
+MAX_TEXT = 4_096
+"""The longest text any live column takes, in characters. The longest in the recorded
+snapshots is under 500 (a pricing override list); a megabyte-long name or id is an attack on
+every page and download that shows it, and its record is quarantined."""
+TEXT_LENGTH_CHECK = f"length at most {MAX_TEXT:,} characters"
+
+
 @dataclass(frozen=True)
 class TableSpec:
     """One live table: column types in order, the columns that identify a record, checks."""
@@ -37,13 +44,20 @@ class TableSpec:
             {
                 name: pa.Column(
                     dtype,
-                    checks=self.checks.get(name, []),
+                    checks=[*self.checks.get(name, []), *_bounded_text(dtype)],
                     nullable=name not in self.key and name not in self.required,
                 )
                 for name, dtype in self.columns.items()
             },
             strict=False,
         )
+
+
+def _bounded_text(dtype: pl.DataType | DataTypeClass) -> list[pa.Check]:
+    """Every text column is at most `MAX_TEXT` characters long."""
+    if dtype != pl.Utf8:
+        return []
+    return [pa.Check.str_length(max_value=MAX_TEXT, error=TEXT_LENGTH_CHECK)]
 
 
 def _non_negative() -> list[pa.Check]:

@@ -170,10 +170,24 @@ def _check_failures(spec: TableSpec, typed: pl.DataFrame) -> pl.DataFrame:
             pl.col("column").alias("field"),
             pl.when(pl.col("check") == "not_nullable")
             .then(pl.lit("missing a required value"))
-            .otherwise(pl.format("failed {}: {}", pl.col("check"), pl.col("failure_case")))
+            .otherwise(pl.format("failed {}: {}", pl.col("check"), _shown(pl.col("failure_case"))))
             .alias("reason"),
         )
     return empty
+
+
+SHOWN_CHARACTERS = 120
+"""How much of a failing value a reason quotes (the record itself is kept whole)."""
+
+
+def _shown(value: pl.Expr) -> pl.Expr:
+    """A failing value as a reason quotes it: cut after `SHOWN_CHARACTERS`, with its length."""
+    text = value.cast(pl.Utf8)
+    long = text.str.len_chars() > SHOWN_CHARACTERS
+    cut = pl.format(
+        "{}… ({} characters)", text.str.slice(0, SHOWN_CHARACTERS), text.str.len_chars()
+    )
+    return pl.when(long).then(cut).otherwise(text)
 
 
 def _duplicate_failures(spec: TableSpec, typed: pl.DataFrame) -> pl.DataFrame:

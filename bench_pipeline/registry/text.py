@@ -14,7 +14,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from bench_pipeline.core.text import fold_confusables, is_invisible, normalise
+from bench_pipeline.core.text import fold_confusables, is_control, is_invisible, normalise
 from bench_pipeline.core.text import skeleton as core_skeleton
 
 TRAILING_PARENTHETICAL = re.compile(r"\s*\([^()]*\)\s*$")
@@ -46,6 +46,8 @@ def impostor_reason(identifier: str, original: str) -> str:
     reasons = []
     if any(is_invisible(c) for c in identifier):
         reasons.append("invisible characters")
+    if any(is_control(c) for c in identifier):
+        reasons.append("control characters")
     if fold_confusables(clean(identifier)).casefold() != clean(identifier).casefold():
         reasons.append("look-alike letters from another script")
     if clean(identifier).casefold() == clean(original).casefold() and clean(identifier) != clean(
