@@ -1,0 +1,101 @@
+"""Hostile OpenRouter listings through the whole `bench run`: registry, release and site.
+
+The recorded snapshots with ten listings changed as an upstream (or an impostor) could send
+them: a path as an id, ids with a NUL, a zero-width space, full-width letters, a trailing
+space or a lone surrogate, a 5,000-character id, a megabyte-long name and markup as a name.
+The run succeeds; each bad listing is quarantined or held back as an impostor with its
+reason; the markup is escaped; nothing published carries the oversized text.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from stages import bench_env
+
+from bench_pipeline.core import settings
+
+pytestmark = pytest.mark.integration
+
+SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
+MARKUP = "<script>alert(1)</script>"
+LONG_ID = "lab/" + "x" * 5_000
+HOSTILE = [  # (record, field, raw JSON)
+    (0, "id", '"../../../etc/passwd"'),
+    (1, "id", json.dumps(LONG_ID)),
+    (2, "name", json.dumps("y" * 1_000_000)),
+    (3, "id", '"openai/gpt-4o\\u0000"'),
+    (4, "name", json.dumps(MARKUP)),
+    (5, "id", '"a\\ud800b/c"'),
+    (7, "id", '"openai/gpt-4o "'),
+    (8, "id", '"\\uff2f\\uff30\\uff25\\uff2e\\uff21\\uff29/\\uff27\\uff30\\uff34-4o"'),
+    (9, "id", '"openai/gpt-4o\\u200b"'),
+]
+
+
+def hostile_snapshots(root: Path) -> Path:
+    shutil.copytree(SNAPSHOTS, root)
+    path = root / "openrouter_models" / "models.json"
+    document = json.loads(path.read_bytes())
+    for number, field, _ in HOSTILE:
+        document["data"][number][field] = f"\x01{number}\x01"
+    text = json.dumps(document)
+    for number, _, raw in HOSTILE:
+        text = text.replace(json.dumps(f"\x01{number}\x01"), raw, 1)
+    path.write_text(text)
+    return root
+
+
+def test_hostile_listings_are_held_back_and_nothing_oversized_is_published(tmp_path: Path):
+    home = tmp_path / "home"
+    home.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "bench_pipeline.cli", "run"],
+        env=bench_env(home, hostile_snapshots(tmp_path / "snapshots")),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    with duckdb.connect(str(home / "warehouse" / "bench.duckdb"), read_only=True) as conn:
+        quarantined = dict(
+            conn.execute(
+                "SELECT record_number, field FROM quarantine WHERE source = 'openrouter_models'"
+            ).fetchall()
+        )
+        impostors = dict(
+            conn.execute(
+                "SELECT source_key, reason FROM quarantined_models "
+                "WHERE source = 'openrouter_models'"
+            ).fetchall()
+        )
+    assert quarantined == {
+        1: "model_id",
+        2: "model_id",
+        3: "name",
+        6: "model_id",
+        8: "model_id",
+        9: "model_id",
+    }
+    assert "control characters" in impostors["openai/gpt-4o\x00"]
+    assert "invisible characters" in impostors["openai/gpt-4o\u200b"]
+
+    published = [home / "build" / "site", home / "build" / "releases"]
+    files = [p for root in published for p in root.rglob("*") if p.is_file()]
+    assert files
+    escaped = "&lt;script&gt;alert(1)&lt;/script&gt;".encode()
+    seen_escaped = False
+    for path in files:
+        content = path.read_bytes()
+        assert b"y" * 5_000 not in content and b"x" * 5_000 not in content, path
+        if path.suffix == ".html":
+            assert MARKUP.encode() not in content, path
+            seen_escaped = seen_escaped or escaped in content
+    assert seen_escaped  # the listing with markup as its name is published, as text
