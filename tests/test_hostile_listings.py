@@ -90,7 +90,7 @@ def test_hostile_listings_are_held_back_and_nothing_oversized_is_published(tmp_p
     published = [home / "build" / "site", home / "build" / "releases"]
     files = [p for root in published for p in root.rglob("*") if p.is_file()]
     assert files
-    escaped = "&lt;script&gt;alert(1)&lt;/script&gt;".encode()
+    escaped = b"&lt;script&gt;alert(1)&lt;/script&gt;"
     seen_escaped = False
     for path in files:
         content = path.read_bytes()
