@@ -175,3 +175,37 @@ def test_one_record_turning_null_is_not_drift_but_a_renamed_field_is() -> None:
     assert null_share_problems(contract, {"*.json:name": (1000, 201)}, before)
     strict = Contract(null_count_slack=0)
     assert null_share_problems(strict, {"*.json:price": (4, 1)}, before)
+
+
+def test_a_median_that_moves_like_a_change_of_unit_is_a_problem() -> None:
+    from bench_pipeline.ingest.contract import scale_problems
+
+    contract = Contract()
+    before = {"t.price": (3.0, 400), "t.score": (62.5, 40), "t.free": (0.0, 400)}
+    assert scale_problems(contract, {"t.price": (11.9, 400), "t.score": (16.0, 40)}, before) == []
+    [unit] = scale_problems(contract, {"t.price": (3000.0, 390)}, before)
+    assert unit.startswith("t.price: median 3000 against 3 in the last accepted run, 1e+03×")
+    assert scale_problems(contract, {"t.score": (0.625, 40)}, before)  # percent → fraction
+    # no scale to compare: a zero median, a small sample, a column the baseline lacks
+    assert scale_problems(contract, {"t.free": (5.0, 400), "t.new": (1e9, 400)}, before) == []
+    assert scale_problems(contract, {"t.price": (3000.0, 19)}, before) == []
+
+
+def test_contract_scales_must_be_numeric_columns_of_the_source() -> None:
+    from pydantic import ValidationError
+
+    from bench_pipeline.ingest.catalog import LiveFetch, SourceDefinition
+
+    def definition(scales: dict[str, list[str]]) -> SourceDefinition:
+        return SourceDefinition(
+            name="s", title="t", publisher="p", homepage="https://example.invalid",
+            licence="l", attribution="a", cadence_cron="0 0 * * *", freshness_hours=24,
+            tables=["openrouter_endpoints"], live=LiveFetch(kind="files"),
+            contract=Contract(scales=scales),
+        )  # fmt: skip
+
+    assert definition({"openrouter_endpoints": ["prompt_usd_per_m", "status"]})
+    with pytest.raises(ValidationError, match="not numeric columns"):
+        definition({"openrouter_endpoints": ["provider_name"]})
+    with pytest.raises(ValidationError, match="not numeric columns"):
+        definition({"arena_ratings": ["rating"]})

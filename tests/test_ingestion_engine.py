@@ -246,3 +246,37 @@ def test_exact_numbers_polars_cannot_hold_quarantine_their_entry(warehouse) -> N
         "SELECT table_name, record_number, field FROM quarantine ORDER BY record_number"
     ) == [("swebench_entries", 2, "date"), ("swebench_entries", 3, "date")]
     assert warehouse.query("SELECT folder FROM swebench_entries") == [("a",)]
+
+
+def test_prices_that_change_unit_reject_the_run_and_keep_the_live_rows(warehouse) -> None:
+    """Every price of the listing sent per thousand tokens instead of per token: each value
+    still passes its bounds, but the medians moved 1,000×, so the run is rejected, naming the
+    columns, and the live table keeps the last accepted prices."""
+    listing = json.loads(
+        (
+            Path(__file__).resolve().parents[1] / "sources/snapshots/openrouter_models/models.json"
+        ).read_bytes()
+    )
+    first = warehouse.ingest(
+        "openrouter_models", files={"models.json": json.dumps(listing).encode()}
+    )
+    assert first.status == "accepted", first.reason
+    before = warehouse.checksums()
+    for model in listing["data"]:
+        for key, price in (model.get("pricing") or {}).items():
+            if isinstance(price, str) and key in ("prompt", "completion"):
+                model["pricing"][key] = str(Decimal(price) * 1000)
+    run = warehouse.ingest("openrouter_models", files={"models.json": json.dumps(listing).encode()})
+    assert run.status == "rejected"
+    assert "openrouter_models.prompt_usd_per_m: median" in run.reason
+    assert "openrouter_models.completion_usd_per_m: median" in run.reason
+    assert "a change of unit?" in run.reason
+    assert warehouse.checksums() == before
+    assert warehouse.query(
+        "SELECT table_column, n_values > 0 FROM source_run_scales WHERE run_id = ? ORDER BY 1",
+        [run.run_id],
+    ) == [
+        ("openrouter_models.completion_usd_per_m", True),
+        ("openrouter_models.context_length", True),
+        ("openrouter_models.prompt_usd_per_m", True),
+    ]

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bench_pipeline.core.settings import sources_dir
 from bench_pipeline.ingest.contract import Contract, RecordSpec
+from bench_pipeline.ingest.tables import TABLES
 
 
 class LiveFetch(BaseModel):
@@ -61,6 +62,14 @@ class SourceDefinition(BaseModel):
                 raise ValueError(
                     f"{self.name}: contract records {spec.files!r} must name the tables its "
                     f"records become (the source has {len(self.tables)})"
+                )
+        for table, columns in self.contract.scales.items():
+            declared = TABLES[table].columns if table in self.tables and table in TABLES else {}
+            odd = [c for c in columns if c not in declared or not declared[c].is_numeric()]
+            if odd:
+                raise ValueError(
+                    f"{self.name}: contract scales {table}.{odd} are not numeric columns of "
+                    "the source's tables"
                 )
         return self
 

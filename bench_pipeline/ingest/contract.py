@@ -79,6 +79,21 @@ class Contract(BaseModel):
         description="Table → staged columns whose row counts per value are compared with the "
         "last accepted run (`_file` is the file a record came from).",
     )
+    scales: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Table → numeric columns whose median over the valid rows is compared "
+        "with the last accepted run: a median that moved by more than `scale_ratio` either way "
+        "is a change of unit (prices per token become per thousand, a percentage a fraction), "
+        "which every value could pass one by one, and rejects the run.",
+    )
+    scale_ratio: float = Field(
+        default=4.0, gt=1, description="How far apart two medians may be (4: a quarter to 4×)."
+    )
+    scale_min_values: int = Field(
+        default=20,
+        ge=1,
+        description="Values a median needs, in the run and in the baseline, to be compared.",
+    )
     null_count_slack: int = Field(
         default=1,
         ge=0,
@@ -295,5 +310,29 @@ def null_share_problems(
             problems.append(
                 f"{pattern}: field {path} is null in {share:.0%} of {records} records, "
                 f"{was:.0%} in the last accepted run (allowed: +{contract.null_share_slack:.0%})"
+            )
+    return problems
+
+
+def scale_problems(
+    contract: Contract,
+    now: dict[str, tuple[float | None, int]],
+    before: dict[str, tuple[float | None, int]],
+) -> list[str]:
+    """Columns whose median moved by more than `scale_ratio` since the baseline (see
+    `Contract.scales`); `now` and `before` map `table.column` → (median, values counted).
+    A zero median (most models free) has no scale to compare, nor has a small sample."""
+    problems = []
+    for key, (median, values) in sorted(now.items()):
+        was, counted = before.get(key, (None, 0))
+        if median is None or was is None or min(values, counted) < contract.scale_min_values:
+            continue
+        if median <= 0 or was <= 0:
+            continue
+        apart = max(median / was, was / median)
+        if apart > contract.scale_ratio:
+            problems.append(
+                f"{key}: median {median:.6g} against {was:.6g} in the last accepted run, "
+                f"{apart:.3g}× apart (allowed: {contract.scale_ratio:g}×): a change of unit?"
             )
     return problems

@@ -85,6 +85,8 @@ class SourceRun:
     """Contract field → (records, nulls), as measured in staging."""
     groups: dict[tuple[str, str], int] = field(default_factory=dict)
     """(group kind, group) → valid rows: per table, and per value of each `group_by` column."""
+    scales: dict[str, tuple[float | None, int]] = field(default_factory=dict)
+    """`table.column` → (median, values) over the valid rows, for each contract `scales`."""
 
     def rejected(self, reason: str) -> SourceRun:
         return replace(self, status="rejected", reason=reason)
@@ -397,6 +399,7 @@ def _validate(
 ) -> SourceRun:
     valid_counts: dict[str, int] = {}
     groups: dict[tuple[str, str], int] = {}
+    scales: dict[str, tuple[float | None, int]] = {}
     quarantined = []
     today = run.started_at.date()
     for table in definition.tables:
@@ -406,12 +409,32 @@ def _validate(
         valid_counts[table] = result.valid.height
         groups[(TABLE_GROUP, table)] = result.valid.height
         groups |= _group_counts(definition, table, staged, result)
+        scales |= _medians(definition, table, result.valid)
         quarantined.append(result.quarantined)
     pending = pl.concat(quarantined) if quarantined else pl.DataFrame(schema=QUARANTINE_SCHEMA)
     write_work(work_file(conn, "quarantine", run.source, run.run_id), pending)
     return replace(
-        run, rows_valid=valid_counts, rows_quarantined=count_records(pending), groups=groups
+        run,
+        rows_valid=valid_counts,
+        rows_quarantined=count_records(pending),
+        groups=groups,
+        scales=scales,
     )
+
+
+def _medians(
+    definition: SourceDefinition, table: str, valid: pl.DataFrame
+) -> dict[str, tuple[float | None, int]]:
+    """The median and count of each of the table's contract `scales` columns (nulls aside)."""
+    measured = {}
+    for column in definition.contract.scales.get(table, []):
+        values = valid.get_column(column).cast(pl.Float64)
+        median = values.median()
+        measured[f"{table}.{column}"] = (
+            None if median is None else float(median),  # type: ignore[arg-type]
+            values.count(),
+        )
+    return measured
 
 
 def _group_counts(definition: SourceDefinition, table: str, staged: pl.DataFrame, result):
@@ -447,6 +470,7 @@ class Baseline:
     groups: dict[tuple[str, str], int]
     fields: dict[str, tuple[int, int]]
     accepted_by: str | None = None
+    scales: dict[str, tuple[float | None, int]] = field(default_factory=dict)
 
 
 def last_accepted(conn: duckdb.DuckDBPyConnection, source: str) -> Baseline | None:
@@ -481,7 +505,14 @@ def last_accepted(conn: duckdb.DuckDBPyConnection, source: str) -> Baseline | No
             "SELECT field_path, records, nulls FROM source_run_fields WHERE run_id = ?", [run_id]
         ).fetchall()
     }
-    return Baseline(run_id, int(row[1]), groups, fields, row[2])
+    scales = {
+        key: (median, values)
+        for key, median, values in conn.execute(
+            "SELECT table_column, median, n_values FROM source_run_scales WHERE run_id = ?",
+            [run_id],
+        ).fetchall()
+    }
+    return Baseline(run_id, int(row[1]), groups, fields, row[2], scales)
 
 
 def sanity_check(
@@ -492,7 +523,8 @@ def sanity_check(
 ) -> str | None:
     """Why this run must not replace the live tables, or None when it may: no valid rows, any
     table or group (file, evaluation, arena table) below `min_row_ratio` × the baseline's rows,
-    or a contract field null far more often than in the baseline."""
+    a contract field null far more often than in the baseline, or a contract `scales` column
+    whose median moved as a change of unit would move it."""
     total = sum(run.rows_valid.values())
     if total == 0:
         return "no valid rows"
@@ -510,9 +542,9 @@ def sanity_check(
                 f"{where}: {rows} valid rows, fewer than {min_row_ratio:g} × the "
                 f"{before} of {against}"
             )
-    problems += contracts.null_share_problems(
-        contract or contracts.Contract(), run.fields, previous.fields
-    )
+    contract = contract or contracts.Contract()
+    problems += contracts.null_share_problems(contract, run.fields, previous.fields)
+    problems += contracts.scale_problems(contract, run.scales, previous.scales)
     return "; ".join(problems) or None
 
 
@@ -570,8 +602,10 @@ def _record_measurements(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> Non
         return
     groups = [(run.run_id, run.source, kind, name, n) for (kind, name), n in run.groups.items()]
     fields = [(run.run_id, run.source, path, n, nulls) for path, (n, nulls) in run.fields.items()]
+    scales = [(run.run_id, run.source, key, m, n) for key, (m, n) in run.scales.items()]
     insert_rows(conn, "source_run_groups", None, groups)
     insert_rows(conn, "source_run_fields", None, fields)
+    insert_rows(conn, "source_run_scales", None, scales)
 
 
 def _record_quarantine(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
