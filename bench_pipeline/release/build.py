@@ -46,7 +46,7 @@ from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.release.database import write_release_database
 from bench_pipeline.release.datapackage import DATAPACKAGE, datapackage
 from bench_pipeline.release.diff import MANIFEST, diff_releases, load_manifest
-from bench_pipeline.release.downloads import csv_parts, json_parts
+from bench_pipeline.release.downloads import csv_parts, json_parts, published_values
 from bench_pipeline.release.ledger import Ledger
 from bench_pipeline.release.published import PUBLISHED, PublishedTable, schema_document
 from bench_pipeline.release.schema import SCHEMA, Frames, Together
@@ -83,10 +83,13 @@ def content_sha256(table: PublishedTable, frame: pl.DataFrame) -> str:
 
 def _write_json(ledger: Ledger, table: PublishedTable, frame: pl.DataFrame) -> str:
     """Write the table's `data/<table>.json` and return its `content_sha256`: the file's own
-    digest when the table has no lineage column (the same bytes), so it is rendered once."""
-    written = ledger.write(f"{DATA}/{table.name}.json", json_parts(frame))
-    if any(c in frame.columns for c in table.lineage):
-        return content_sha256(table, frame)
+    digest when the table has no lineage column (the same bytes), so it is rendered once.
+    Its values are converted for publication once for both (`published_values` leaves
+    converted values as they are)."""
+    values = published_values(frame)
+    written = ledger.write(f"{DATA}/{table.name}.json", json_parts(values))
+    if any(c in values.columns for c in table.lineage):
+        return content_sha256(table, values)
     return written.sha256
 
 
