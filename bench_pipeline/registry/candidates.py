@@ -113,7 +113,9 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs, hosts: bool = True) 
                 role="lab" if own else "host",
                 api_ids=unwrapped,
                 host=None if own else provider,
-                price=_price(prompt, completion),
+                # Matching reads only a lab's own price (`_dated_prices`, `_Index.add`): a
+                # host's (most rows) is never worked out.
+                price=_price(prompt, completion) if own else None,
             )
         )
     return candidates

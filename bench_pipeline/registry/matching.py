@@ -75,7 +75,8 @@ class Candidate:
         lab: the lab that made it, as a lab key; None when no source says.
         role: catalogue, variant, lab (the lab's own listing), host or score.
         host: the host or reseller listing it (models.dev provider), if not the lab.
-        price: (input, output) USD per 1M tokens as the listing states them.
+        price: (input, output) USD per 1M tokens as the listing states them; read only
+            for catalogue and lab listings (others may leave it None).
         listed_at: when the catalogue first listed it (ISO), for slug clashes.
     """
 
