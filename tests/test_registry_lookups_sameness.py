@@ -14,6 +14,7 @@ from earlier_registry import old_unwrap_host_id
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench_pipeline.core.text import normalise
 from bench_pipeline.registry import matching
 from bench_pipeline.registry.forms import (
     DASH_FOR_DOT,
@@ -91,6 +92,16 @@ def test_unwrap_host_id_is_the_plain_rule(identifier: str, prefixes: tuple[str, 
 def test_letters_and_digits_is_the_plain_rule(name: str) -> None:
     plain = "".join(c for c in name.casefold() if unicodedata.category(c)[0] in "LN")
     assert letters_and_digits(name) == plain
+
+
+@settings(max_examples=400, deadline=None)
+@given(text | st.text(st.characters(max_codepoint=127)))
+def test_clean_is_the_plain_rule(name: str) -> None:
+    """Printable ASCII skips the memo and the passes: the answer is the passes' answer."""
+    normalised = normalise(name)
+    plain = "".join("-" if unicodedata.category(c) == "Pd" else c for c in normalised)
+    assert clean(name) == plain
+    assert clean(name) == plain  # asked twice: from memory, where remembered
 
 
 def old_id_forms(identifier: str) -> IdForms:
