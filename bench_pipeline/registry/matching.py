@@ -59,10 +59,11 @@ __all__ = [
 ]
 
 
-# Candidates, aliases and review rows are made hundreds of thousands of times a build, so
-# they are plain dataclasses: a frozen one sets each field through `object.__setattr__`,
-# five times the cost of the plain one (a fifth of the registry step at 50x the recorded
-# data). Nothing assigns to one after it is made; `dataclasses.replace` makes a changed copy.
+# Candidates, models, aliases and review rows are made hundreds of thousands of times a
+# build, so they are plain dataclasses: a frozen one sets each field through
+# `object.__setattr__`, five times the cost of the plain one (a fifth of the registry step
+# at 50x the recorded data). Nothing assigns to one after it is made; `dataclasses.replace`
+# makes a changed copy.
 
 
 @dataclass
@@ -156,7 +157,7 @@ class AliasFile:
         return key, {}
 
 
-@dataclass(frozen=True)
+@dataclass
 class Model:
     model_id: str
     name: str
@@ -493,7 +494,8 @@ def _match(candidate: Candidate, aliases: AliasFile, index: _Index, strict: bool
 
 def _alias(candidate: Candidate, model_id: str, method: Method | None, aliases: AliasFile) -> Alias:
     entry = aliases.entries.get((candidate.source, candidate.key))
-    settings = {**candidate.settings, **(entry.settings if entry else {})}
+    # Without an entry the listing's own settings (no copy: nothing changes them).
+    settings = {**candidate.settings, **entry.settings} if entry else candidate.settings
     return Alias(
         candidate.source, candidate.key, model_id, method or "new", candidate.name, settings,
         candidate.host,
