@@ -261,8 +261,9 @@ RATES = [
     st.lists(st.sampled_from(RATES) | st.decimals(0, 10**12 - 1, places=12).map(str), min_size=1)
 )
 def test_rates_read_as_text_price_as_the_decimals(rates: list[str]) -> None:
-    """`models_dev` reads a DECIMAL(24,12) rate as DuckDB's text of it: `_price` of that text
-    is `_price` of the Decimal DuckDB would have made (no trailing zeros, `1E+2` for 100)."""
+    """`models_dev` and `openrouter` read a DECIMAL(24,12) rate as DuckDB's text of it:
+    `_price` of that text is `_price` of the Decimal DuckDB would have made (no trailing
+    zeros, `1E+2` for 100)."""
     conn = duckdb.connect()
     conn.execute("CREATE TABLE r (rate DECIMAL(24,12))")
     conn.executemany("INSERT INTO r VALUES (?)", [[rate] for rate in rates])

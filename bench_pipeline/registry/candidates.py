@@ -51,9 +51,10 @@ def catalogue_labs(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> Labs:
 
 def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
     """Plain ids are catalogue listings; `:free`/`:batch` and `~…-latest` are variants."""
-    rows = conn.execute(
-        "SELECT model_id, canonical_slug, name, alias_target, created_at, prompt_usd_per_m, "
-        "completion_usd_per_m, variable_pricing FROM openrouter_models ORDER BY model_id"
+    rows = conn.execute(  # rates as text, as `models_dev` reads them
+        "SELECT model_id, canonical_slug, name, alias_target, created_at, "
+        "CAST(prompt_usd_per_m AS VARCHAR), CAST(completion_usd_per_m AS VARCHAR), "
+        "variable_pricing FROM openrouter_models ORDER BY model_id"
     ).fetchall()
     candidates = []
     for model_id, canonical, name, alias_target, created, prompt, completion, variable in rows:
