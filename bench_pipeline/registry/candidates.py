@@ -103,20 +103,22 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs, hosts: bool = True) 
         if not (own or hosts):
             continue
         unwrapped = (model,) if own else _unwrap(model, provider, lab)
+        # Fields by position (keywords cost as much as making the candidate, for every
+        # models.dev row). Matching reads only a lab's own price (`_dated_prices`,
+        # `_Index.add`): a host's is never worked out.
         candidates.append(
             Candidate(
-                source="models_dev",
-                key=f"{provider}/{model}",
-                name=_display_name(name),
-                provider_ids=(model,) if "/" in model else (),
-                organization=provider_name if own else None,
-                lab=lab,
-                role="lab" if own else "host",
-                api_ids=unwrapped,
-                host=None if own else provider,
-                # Matching reads only a lab's own price (`_dated_prices`, `_Index.add`): a
-                # host's (most rows) is never worked out.
-                price=_price(prompt, completion) if own else None,
+                "models_dev",  # source
+                f"{provider}/{model}",  # key
+                _display_name(name),  # name
+                (model,) if "/" in model else (),  # provider_ids
+                provider_name if own else None,  # organization
+                {},  # settings
+                lab,  # lab
+                "lab" if own else "host",  # role
+                unwrapped,  # api_ids
+                None if own else provider,  # host
+                _price(prompt, completion) if own else None,  # price
             )
         )
     return candidates
