@@ -14,6 +14,7 @@ from earlier_registry import old_unwrap_host_id
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench_pipeline.core.text import normalise
 from bench_pipeline.registry import matching
 from bench_pipeline.registry.forms import (
     DASH_FOR_DOT,
@@ -23,7 +24,13 @@ from bench_pipeline.registry.forms import (
     unwrap_host_id,
 )
 from bench_pipeline.registry.labs import Labs, lab_key
-from bench_pipeline.registry.matching import AliasFile, Candidate, build_registry, host_matches
+from bench_pipeline.registry.matching import (
+    AliasFile,
+    Candidate,
+    build_registry,
+    host_matches,
+    registry_placing,
+)
 from bench_pipeline.registry.text import (
     TRAILING_PARENTHETICAL,
     clean,
@@ -93,6 +100,16 @@ def test_letters_and_digits_is_the_plain_rule(name: str) -> None:
     assert letters_and_digits(name) == plain
 
 
+@settings(max_examples=400, deadline=None)
+@given(text | st.text(st.characters(max_codepoint=127)))
+def test_clean_is_the_plain_rule(name: str) -> None:
+    """Printable ASCII skips the memo and the passes: the answer is the passes' answer."""
+    normalised = normalise(name)
+    plain = "".join("-" if unicodedata.category(c) == "Pd" else c for c in normalised)
+    assert clean(name) == plain
+    assert clean(name) == plain  # asked twice: from memory, where remembered
+
+
 def old_id_forms(identifier: str) -> IdForms:
     text = clean(identifier).strip().lower()
     match = TRAILING_DATE.search(text)
@@ -141,6 +158,82 @@ def _old_by_exact_id(self: matching._Index, candidate: Candidate) -> matching._F
     return matching._Found(None, reason="provider id names several models" if found else None)
 
 
+def _old_by_api_id(self: matching._Index, candidate: Candidate) -> matching._Found:
+    reasons, distinct = [], False
+    for api_id in candidate.api_ids:
+        forms = id_forms(api_id)
+        if candidate.lab is None:
+            found = self.forms_any_lab.get(forms.exact, set())
+        else:
+            found = self.by_form.get((candidate.lab, forms.exact), set())
+        if len(found) == 1:
+            return matching._Found(next(iter(found)), "provider_id")
+        if found:
+            reasons.append(f"API id {api_id!r} names several models")
+            continue
+        if forms.undated is None:
+            continue
+        if candidate.lab is None:
+            found = self.forms_any_lab.get(forms.undated, set())
+        else:
+            found = self.by_form.get((candidate.lab, forms.undated), set())
+        if len(found) != 1:
+            continue
+        model_id = next(iter(found))
+        listed = self.dated_prices.get((candidate.lab, forms.undated, forms.date or ""), set())
+        own = self.prices.get(model_id)
+        if own is not None and any(price != own for price in listed):
+            reasons.append(
+                f"{api_id!r} is dated {forms.date} and a source lists that date at a "
+                f"different price from {model_id}"
+            )
+            distinct = True
+            continue
+        return matching._Found(model_id, "provider_id")
+    return matching._Found(None, reason="; ".join(reasons) or None, distinct=distinct)
+
+
+def _old_by_lab_name(self: matching._Index, candidate: Candidate, strict: bool) -> matching._Found:
+    if candidate.lab is None or not candidate.name or not normalise_name(candidate.name):
+        return matching._Found(None)
+    normalised, tail = normalise_name(candidate.name), split_name(candidate.name)[1]
+    found = self.by_name.get((candidate.lab, normalised), set())
+    if not found:
+        return matching._Found(None)
+    same_tail = [m for m in found if tail in self.tails[(candidate.lab, normalised, m)]]
+    if len(same_tail) == 1:
+        return matching._Found(same_tail[0], "normalised_name")
+    if len(found) > 1:
+        return matching._Found(None, reason="name matches more than one model of the lab")
+    model_id = next(iter(found))
+    known = self.tails[(candidate.lab, normalised, model_id)]
+    if tail and (strict or any(known) or matching.DATED_TAIL.search(tail)):
+        return matching._Found(None, reason=f"name differs from {model_id} in its parenthetical")
+    return matching._Found(model_id, "normalised_name")
+
+
+def _old_match(
+    candidate: Candidate, aliases: AliasFile, index: matching._Index, strict: bool
+) -> matching._Found:
+    chosen = matching._chosen(candidate, aliases)
+    if chosen:
+        return matching._Found(chosen, "alias_file")
+    reasons = []
+    for step in (index.by_exact_id, index.by_api_id):
+        found = step(candidate)
+        if found.model_id or found.distinct:
+            return found
+        reasons.append(found.reason)
+    found = index.by_lab_name(candidate, strict)
+    if found.model_id:
+        return found
+    reasons.append(found.reason)
+    if candidate.lab is None:
+        reasons.append("no source names its lab, so its name is not compared")
+    reason = "; ".join(r for r in reasons if r) or "no provider id or normalised name match"
+    return matching._Found(None, reason=reason)
+
+
 IDS = ["openai/gpt-4o", "openai/gpt-4о", "OpenAI/GPT-4o", "anthropic/claude-opus-4.5", "x/y"]
 candidates = st.builds(
     Candidate,
@@ -158,17 +251,6 @@ candidates = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(candidates, max_size=25, unique_by=lambda c: (c.source, c.key)))
-def test_registry_with_fast_id_lookup_is_the_plain_one(listing: list[Candidate]) -> None:
-    aliases = AliasFile(entries={}, setting_suffixes={})
-    fast = build_registry(listing, aliases)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(matching._Index, "by_exact_id", _old_by_exact_id)
-        plain = build_registry(listing, aliases)
-    assert fast == plain
-
-
 probes = st.builds(
     Candidate,
     source=st.just("probe"),
@@ -182,6 +264,28 @@ probes = st.builds(
     ),
     host=st.just("probe"),
 )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(candidates, max_size=25, unique_by=lambda c: (c.source, c.key)),
+    st.lists(probes, max_size=8, unique_by=lambda c: c.key),
+)
+def test_registry_with_fast_lookups_is_the_plain_one(
+    listing: list[Candidate], listings: list[Candidate]
+) -> None:
+    """Lookups that miss answer with the one shared nothing, a name's tail is split only
+    when the name is found, and `_match` runs its steps unrolled: the same answers, reasons
+    included, for every role (hosts strictly) and for placed listings."""
+    aliases = AliasFile(entries={}, setting_suffixes={})
+    fast = registry_placing(listing, aliases, listings)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(matching._Index, "by_exact_id", _old_by_exact_id)
+        patch.setattr(matching._Index, "by_api_id", _old_by_api_id)
+        patch.setattr(matching._Index, "by_lab_name", _old_by_lab_name)
+        patch.setattr(matching, "_match", _old_match)
+        plain = registry_placing(listing, aliases, listings)
+    assert fast == plain
 
 
 @settings(max_examples=200, deadline=None)

@@ -10,7 +10,9 @@ random listings where many hosts list one model alike.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
+import shutil
 from functools import lru_cache
 
 import duckdb
@@ -23,6 +25,7 @@ from polars.testing import assert_frame_equal
 
 from bench_pipeline.core import settings as bench_settings
 from bench_pipeline.core.warehouse import fetch_frame
+from bench_pipeline.ingest.catalog import evaluations
 from bench_pipeline.registry import candidates as candidates_module
 from bench_pipeline.registry import matching
 from bench_pipeline.registry.candidates import all_candidates
@@ -35,7 +38,7 @@ from bench_pipeline.registry.matching import (
     host_matches,
     registry_placing,
 )
-from bench_pipeline.registry.store import registry_frames
+from bench_pipeline.registry.store import rebuild_registry, registry_frames
 from benchmarks.enlarge_snapshots import renamed
 
 pytestmark = pytest.mark.assets
@@ -140,6 +143,42 @@ def test_the_recorded_registry_tables_are_the_old_codes(
     assert placed == entry_models(recorded_warehouse, aliases, tags)
 
 
+def test_a_rebuild_writes_the_stored_tables_and_no_collection_walks_it(
+    recorded_warehouse, aliases, tmp_path
+) -> None:
+    """`rebuild_registry` keeps the cycle collector paused until its build is freed: no
+    collection runs while it builds and writes, and it writes what the asset stored."""
+    (stored_file,) = recorded_warehouse.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchone()
+    copy = tmp_path / "bench.duckdb"
+    shutil.copyfile(stored_file, copy)
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    was_on = gc.isenabled()
+    gc.enable()
+    conn = duckdb.connect(str(copy))
+    gc.callbacks.append(seen)
+    try:
+        rebuild_registry(conn, aliases, evaluations())
+    finally:
+        gc.callbacks.remove(seen)
+        (gc.enable if was_on else gc.disable)()
+    assert collections == []
+    for table in (*TABLES, "evaluation_scores", "swebench_entry_models"):
+        query = (
+            f"SELECT * FROM {table} ORDER BY ALL"
+            if table == "evaluation_scores"
+            else (f"SELECT * FROM {table}")
+        )
+        assert_frame_equal(fetch_frame(conn, query), fetch_frame(recorded_warehouse, query))
+    conn.close()
+
+
 def enlarged(listed: list[Candidate], copies: int) -> list[Candidate]:
     """The listings `copies` times, each copy renamed as the enlarged snapshots rename them
     (the same suffix for one copy in every source, so copies still match across sources)."""
@@ -222,8 +261,9 @@ RATES = [
     st.lists(st.sampled_from(RATES) | st.decimals(0, 10**12 - 1, places=12).map(str), min_size=1)
 )
 def test_rates_read_as_text_price_as_the_decimals(rates: list[str]) -> None:
-    """`models_dev` reads a DECIMAL(24,12) rate as DuckDB's text of it: `_price` of that text
-    is `_price` of the Decimal DuckDB would have made (no trailing zeros, `1E+2` for 100)."""
+    """`models_dev` and `openrouter` read a DECIMAL(24,12) rate as DuckDB's text of it:
+    `_price` of that text is `_price` of the Decimal DuckDB would have made (no trailing
+    zeros, `1E+2` for 100)."""
     conn = duckdb.connect()
     conn.execute("CREATE TABLE r (rate DECIMAL(24,12))")
     conn.executemany("INSERT INTO r VALUES (?)", [[rate] for rate in rates])

@@ -8,10 +8,8 @@ from bench_pipeline.assets.metadata import table_asset_metadata, table_metadata,
 from bench_pipeline.assets.sources import live_key
 from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import evaluations, source_definitions
-from bench_pipeline.registry.candidates import all_candidates, catalogue_labs
-from bench_pipeline.registry.entries import entries_placed, entry_listings, entry_tags
-from bench_pipeline.registry.matching import AliasFile, registry_placing
-from bench_pipeline.registry.store import write_registry
+from bench_pipeline.registry.matching import AliasFile
+from bench_pipeline.registry.store import rebuild_registry
 from bench_pipeline.resources.warehouse import WarehouseResource
 
 REGISTRY_KEY = dg.AssetKey(["registry", "models"])
@@ -42,12 +40,7 @@ REGISTRY_TABLES = (
 def model_registry(warehouse: WarehouseResource) -> dg.MaterializeResult:
     aliases = AliasFile.load(settings.sources_dir() / "aliases.toml")
     with warehouse.connection() as conn:
-        # SWE-bench's board entries are placed from the same build (the item boards read
-        # them): a second registry build for them cost as much as this one.
-        tags = entry_tags(conn)
-        listings, listing_of = entry_listings(tags, catalogue_labs(conn, aliases))
-        registry, matched = registry_placing(all_candidates(conn, aliases), aliases, listings)
-        write_registry(conn, registry, evaluations(), entries_placed(tags, listing_of, matched))
+        rebuild_registry(conn, aliases, evaluations())
         metadata: dict[str, Any] = {}
         for table in REGISTRY_TABLES:
             metadata |= table_metadata(conn, table)

@@ -51,9 +51,10 @@ def catalogue_labs(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> Labs:
 
 def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
     """Plain ids are catalogue listings; `:free`/`:batch` and `~…-latest` are variants."""
-    rows = conn.execute(
-        "SELECT model_id, canonical_slug, name, alias_target, created_at, prompt_usd_per_m, "
-        "completion_usd_per_m, variable_pricing FROM openrouter_models ORDER BY model_id"
+    rows = conn.execute(  # rates as text, as `models_dev` reads them
+        "SELECT model_id, canonical_slug, name, alias_target, created_at, "
+        "CAST(prompt_usd_per_m AS VARCHAR), CAST(completion_usd_per_m AS VARCHAR), "
+        "variable_pricing FROM openrouter_models ORDER BY model_id"
     ).fetchall()
     candidates = []
     for model_id, canonical, name, alias_target, created, prompt, completion, variable in rows:
@@ -102,18 +103,22 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs, hosts: bool = True) 
         if not (own or hosts):
             continue
         unwrapped = (model,) if own else _unwrap(model, provider, lab)
+        # Fields by position (keywords cost as much as making the candidate, for every
+        # models.dev row). Matching reads only a lab's own price (`_dated_prices`,
+        # `_Index.add`): a host's is never worked out.
         candidates.append(
             Candidate(
-                source="models_dev",
-                key=f"{provider}/{model}",
-                name=_display_name(name),
-                provider_ids=(model,) if "/" in model else (),
-                organization=provider_name if own else None,
-                lab=lab,
-                role="lab" if own else "host",
-                api_ids=unwrapped,
-                host=None if own else provider,
-                price=_price(prompt, completion),
+                "models_dev",  # source
+                f"{provider}/{model}",  # key
+                _display_name(name),  # name
+                (model,) if "/" in model else (),  # provider_ids
+                provider_name if own else None,  # organization
+                {},  # settings
+                lab,  # lab
+                "lab" if own else "host",  # role
+                unwrapped,  # api_ids
+                None if own else provider,  # host
+                _price(prompt, completion) if own else None,  # price
             )
         )
     return candidates

@@ -59,10 +59,11 @@ __all__ = [
 ]
 
 
-# Candidates, aliases and review rows are made hundreds of thousands of times a build, so
-# they are plain dataclasses: a frozen one sets each field through `object.__setattr__`,
-# five times the cost of the plain one (a fifth of the registry step at 50x the recorded
-# data). Nothing assigns to one after it is made; `dataclasses.replace` makes a changed copy.
+# Candidates, models, aliases and review rows are made hundreds of thousands of times a
+# build, so they are plain dataclasses: a frozen one sets each field through
+# `object.__setattr__`, five times the cost of the plain one (a fifth of the registry step
+# at 50x the recorded data). Nothing assigns to one after it is made; `dataclasses.replace`
+# makes a changed copy.
 
 
 @dataclass
@@ -75,7 +76,8 @@ class Candidate:
         lab: the lab that made it, as a lab key; None when no source says.
         role: catalogue, variant, lab (the lab's own listing), host or score.
         host: the host or reseller listing it (models.dev provider), if not the lab.
-        price: (input, output) USD per 1M tokens as the listing states them.
+        price: (input, output) USD per 1M tokens as the listing states them; read only
+            for catalogue and lab listings (others may leave it None).
         listed_at: when the catalogue first listed it (ISO), for slug clashes.
     """
 
@@ -155,7 +157,7 @@ class AliasFile:
         return key, {}
 
 
-@dataclass(frozen=True)
+@dataclass
 class Model:
     model_id: str
     name: str
@@ -263,7 +265,7 @@ class _Index:
             found = set().union(*(self.by_id.get(i, _NONE) for i in ids))
         if len(found) == 1:
             return _Found(next(iter(found)), "provider_id")
-        return _Found(None, reason="provider id names several models" if found else None)
+        return _Found(None, reason="provider id names several models") if found else _NOTHING
 
     def by_api_id(self, candidate: Candidate) -> _Found:
         """The exact form within the lab; then the undated form, unless a source lists the
@@ -302,18 +304,21 @@ class _Index:
                 distinct = True
                 continue
             return _Found(model_id, "provider_id")
-        return _Found(None, reason="; ".join(reasons) or None, distinct=distinct)
+        if not reasons:  # as `distinct` always comes with one
+            return _NOTHING
+        return _Found(None, reason="; ".join(reasons), distinct=distinct)
 
     def by_lab_name(self, candidate: Candidate, strict: bool) -> _Found:
         """The normalised name within the lab. Several models: the one with the same
         parenthetical decides. A parenthetical the model lacks ("(EU)", "(20% off)") rules
         a host's listing out (`strict`); for others, only a conflicting one does."""
-        if candidate.lab is None or not candidate.name or not normalise_name(candidate.name):
-            return _Found(None)
-        normalised, tail = normalise_name(candidate.name), split_name(candidate.name)[1]
-        found = self.by_name.get((candidate.lab, normalised), _NONE)
-        if not found:
-            return _Found(None)
+        if candidate.lab is None or not candidate.name:
+            return _NOTHING
+        normalised = normalise_name(candidate.name)
+        found = self.by_name.get((candidate.lab, normalised), _NONE) if normalised else _NONE
+        if not found:  # most hosts' names: the tail is never read
+            return _NOTHING
+        tail = split_name(candidate.name)[1]
         same_tail = [m for m in found if tail in self.tails[(candidate.lab, normalised, m)]]
         if len(same_tail) == 1:
             return _Found(same_tail[0], "normalised_name")
@@ -471,16 +476,16 @@ def _match(candidate: Candidate, aliases: AliasFile, index: _Index, strict: bool
     chosen = _chosen(candidate, aliases)
     if chosen:
         return _Found(chosen, "alias_file")
-    reasons = []
-    for step in (index.by_exact_id, index.by_api_id):
-        found = step(candidate)
-        if found.model_id or found.distinct:  # a dated id at another price: no name match
-            return found
-        reasons.append(found.reason)
+    exact = index.by_exact_id(candidate)
+    if exact.model_id:
+        return exact
+    api = index.by_api_id(candidate)
+    if api.model_id or api.distinct:  # a dated id at another price: no name match
+        return api
     found = index.by_lab_name(candidate, strict)
     if found.model_id:
         return found
-    reasons.append(found.reason)
+    reasons = [exact.reason, api.reason, found.reason]
     if candidate.lab is None:
         reasons.append("no source names its lab, so its name is not compared")
     reason = "; ".join(r for r in reasons if r) or "no provider id or normalised name match"
@@ -489,7 +494,8 @@ def _match(candidate: Candidate, aliases: AliasFile, index: _Index, strict: bool
 
 def _alias(candidate: Candidate, model_id: str, method: Method | None, aliases: AliasFile) -> Alias:
     entry = aliases.entries.get((candidate.source, candidate.key))
-    settings = {**candidate.settings, **(entry.settings if entry else {})}
+    # Without an entry the listing's own settings (no copy: nothing changes them).
+    settings = {**candidate.settings, **entry.settings} if entry else candidate.settings
     return Alias(
         candidate.source, candidate.key, model_id, method or "new", candidate.name, settings,
         candidate.host,

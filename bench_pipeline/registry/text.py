@@ -25,10 +25,19 @@ MEMO = 1 << 18
 listing's forms many times (every lookup, every phase), so each is worked out once."""
 
 
-@lru_cache(maxsize=MEMO)
 def clean(text: str) -> str:
     """The text a comparison reads (`core.text.normalise`: controls and invisibles out,
     NFKC), with every dash spelt as an ASCII hyphen."""
+    # Printable ASCII has no control or invisible to drop, NFKC keeps it and its one dash is
+    # the hyphen: nearly every name and id is returned as it is, unremembered (a memo miss
+    # cost 8 times this test, and at 50x the recorded data the distinct texts overflow it).
+    if text.isascii() and text.isprintable():
+        return text
+    return _clean(text)
+
+
+@lru_cache(maxsize=MEMO)
+def _clean(text: str) -> str:
     normalised = normalise(text)
     if normalised.isascii():  # the one ASCII dash is the hyphen itself
         return normalised
