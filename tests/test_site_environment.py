@@ -198,3 +198,62 @@ def test_a_template_calls_what_jinja2_calls_with_what_it_passes() -> None:
     got = fast.from_string(source).render()
     assert got.replace("Page", "Envi") == expected
     assert "&lt;x&gt;|no|" in got and "[&lt;y&gt;]" in got
+
+
+class _OwnGet(dict):
+    """A dict subclass whose `get` is its own: must take jinja2's general path."""
+
+    def get(self, key: object, default: object = None) -> object:
+        return f"own {key}"
+
+
+class _ContextGet:
+    """Not a dict, with a `get` that asks for the context."""
+
+    @jinja2.pass_context
+    def get(self, context: object, key: object) -> object:
+        return f"context {key}"
+
+
+@pytest.mark.parametrize("undefined", [jinja2.Undefined, jinja2.StrictUndefined])
+@pytest.mark.parametrize(
+    "obj",
+    [{"a": "<x>"}, {}, {"get": "a key"}, _OwnGet(a=1), _ContextGet(), None, "text"],
+    ids=["dict", "empty", "get-key", "own-get", "context-get", "none", "str"],
+)
+def test_a_get_call_renders_what_jinja2_renders(
+    obj: object, undefined: type[jinja2.Undefined]
+) -> None:
+    """`obj.get(...)` called in place on a plain dict, at the top, in a loop, a macro and a
+    block, with one argument or two, or the same output or error jinja2 gives."""
+    source = (
+        "{{ obj.get('a') }}|{{ obj.get('a', '<d>') }}|{{ obj.get(*['a']) }}|"
+        "{% for k in ['a', 'b'] %}{{ obj.get(k) }};{% endfor %}"
+        "{% macro m(o) %}[{{ o.get('a', 1) }}]{% endmacro %}{{ m(obj) }}|"
+        "{{ {'a': 2}.get('a') }}|{{ missing.get('a') is defined }}"
+        "{% block b %}{% set v = obj %}{{ v.get('a') }}{% endblock %}"
+    )
+    rendered = []
+    for env in (jinja2.Environment, PageEnvironment):
+        try:
+            rendered.append(env(autoescape=True, undefined=undefined).from_string(source)
+                            .render(obj=obj))  # fmt: skip
+        except (jinja2.UndefinedError, TypeError) as error:
+            rendered.append(f"{type(error).__name__}: {error}")
+    assert rendered[1] == rendered[0]
+
+
+def test_macros_called_through_the_shortcut_render_what_jinja2_renders() -> None:
+    source = (
+        "{% macro plain(a, b='<b>') %}{{ a }}{{ b }}{% endmacro %}"
+        "{% macro rest() %}{{ varargs|join(',') }}{{ kwargs|dictsort }}{% endmacro %}"
+        "{% macro wraps(x) %}({{ caller(x) }}){% endmacro %}"
+        "{{ plain('<a>') }}|{{ plain(1, b=2) }}|{{ rest(1, '<2>', k='<v>') }}|"
+        "{% for i in [1, 2] %}{{ plain(i) }}{% endfor %}|"
+        "{% call(v) wraps('<w>') %}[{{ v }}]{% endcall %}"
+    )
+    plain = jinja2.Environment(autoescape=True).from_string(source).render()
+    fast = PageEnvironment(autoescape=True).from_string(source).render()
+    assert fast == plain
+    with pytest.raises(TypeError, match="takes no keyword argument"):
+        PageEnvironment().from_string("{% macro m() %}{% endmacro %}{{ m(x=1) }}").render()

@@ -70,26 +70,28 @@ def write_if_changed(target: Path, content: bytes) -> bool:
     return store(target, content).written
 
 
-def store(target: Path, content: bytes) -> Stored:
+def store(target: Path | str, content: bytes) -> Stored:
     """`write_if_changed`, returning the file's size and mtime as they are on disk now (read
-    from the open file, so recording them costs no further look-up)."""
+    from the open file, so recording them costs no further look-up). `target` may be text:
+    a new file needs no `Path`."""
     try:  # a new file (nothing there to share an inode with) is written directly
         return _write_new(target, content)
     except FileExistsError:
         pass
     except FileNotFoundError:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
         return _write_new(target, content)
-    status = os.stat(target)
-    if status.st_size == len(content) and target.read_bytes() == content:
+    path = Path(target)
+    status = os.stat(path)
+    if status.st_size == len(content) and path.read_bytes() == content:
         return Stored(False, status.st_size, status.st_mtime_ns)
-    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     stored = _write_new(partial, content)
-    os.replace(partial, target)
+    os.replace(partial, path)
     return stored
 
 
-def _write_new(target: Path, content: bytes) -> Stored:
+def _write_new(target: Path | str, content: bytes) -> Stored:
     """Create `target` (FileExistsError if it is there) holding `content`."""
     descriptor = os.open(target, _CREATE, 0o666)
     try:
