@@ -120,7 +120,7 @@ def test_a_run_taken_for_abandoned_that_finishes_records_its_real_outcome(seeded
     ]
 
 
-def _definition(tables: list[str], *specs: RecordSpec):
+def _definition(tables: list[str], *specs: RecordSpec, scales: dict[str, list[str]] | None = None):
     from bench_pipeline.ingest.catalog import LiveFetch, SourceDefinition
 
     return SourceDefinition(
@@ -134,7 +134,7 @@ def _definition(tables: list[str], *specs: RecordSpec):
         freshness_hours=24,
         tables=tables,
         live=LiveFetch(kind="files"),
-        contract=Contract(records=list(specs)),
+        contract=Contract(records=list(specs), scales=scales or {}),
     )
 
 
@@ -194,18 +194,9 @@ def test_a_median_that_moves_like_a_change_of_unit_is_a_problem() -> None:
 def test_contract_scales_must_be_numeric_columns_of_the_source() -> None:
     from pydantic import ValidationError
 
-    from bench_pipeline.ingest.catalog import LiveFetch, SourceDefinition
-
-    def definition(scales: dict[str, list[str]]) -> SourceDefinition:
-        return SourceDefinition(
-            name="s", title="t", publisher="p", homepage="https://example.invalid",
-            licence="l", attribution="a", cadence_cron="0 0 * * *", freshness_hours=24,
-            tables=["openrouter_endpoints"], live=LiveFetch(kind="files"),
-            contract=Contract(scales=scales),
-        )  # fmt: skip
-
-    assert definition({"openrouter_endpoints": ["prompt_usd_per_m", "status"]})
+    tables = ["openrouter_endpoints"]
+    assert _definition(tables, scales={"openrouter_endpoints": ["prompt_usd_per_m", "status"]})
     with pytest.raises(ValidationError, match="not numeric columns"):
-        definition({"openrouter_endpoints": ["provider_name"]})
+        _definition(tables, scales={"openrouter_endpoints": ["provider_name"]})
     with pytest.raises(ValidationError, match="not numeric columns"):
-        definition({"arena_ratings": ["rating"]})
+        _definition(tables, scales={"arena_ratings": ["rating"]})
