@@ -8,9 +8,10 @@ recorded between its start and end. The baseline is the smallest run of the same
 a warm-up run at the smallest multiplier goes first and is not counted (a machine's first run
 pays for a cold page cache and first starts). The data-dependent cost is the least-squares
 slope of wall seconds over the multipliers (seconds per 1× of data; with two multipliers, the
-slope between them), and its goal is under 1.0 s per 1×. The slope between each pair of neighbouring multipliers is printed beside it, so
-a cost that grows faster than the data shows, and each step's slope between the smallest and
-largest run, so the steps that grow stand out.
+slope between them), and its goal is under 1.0 s per 1×. The slope between each pair of
+neighbouring multipliers is printed beside it, so a cost that grows faster than the data
+shows, and each step's slope between the smallest and largest run, so the steps that grow
+stand out.
 
 `--profile` runs the largest multiplier under cProfile and prints the top functions by
 cumulative and own time (the run is slower under the profiler; its time is not the one used).
