@@ -288,7 +288,7 @@ KILLED_INGESTION = textwrap.dedent(
             "canonical_slug": f"synthetic/model-{i}-{pad}",
             "name": f"Synthetic {i} {pad}",
             "created": 1780000000 + i,
-            "context_length": 1000 + i,
+            "context_length": 1_000_000 + i,  # near the seeded median: no change of unit
             "architecture": {"modality": "text->text", "input_modalities": ["text"],
                              "output_modalities": ["text"], "tokenizer": "Other"},
             "pricing": {"prompt": "0.000001", "completion": "0.000002"},
