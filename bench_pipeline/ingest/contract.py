@@ -108,6 +108,10 @@ class Contract(BaseModel):
         "run (0.1: ten percentage points).",
     )
 
+    def spec_for(self, file_name: str) -> RecordSpec | None:
+        """The record spec a file is read under: the first whose pattern matches it."""
+        return next((r for r in self.records if fnmatch.fnmatchcase(file_name, r.files)), None)
+
 
 @dataclass(frozen=True)
 class RecordProblem:

@@ -311,10 +311,7 @@ def check_contract(
     if report.missing:
         return report
     for raw in files:
-        spec = next(
-            (r for r in contract.records if contracts.fnmatch.fnmatchcase(raw.name, r.files)),
-            None,
-        )
+        spec = contract.spec_for(raw.name)
         if spec is None:
             continue
         csv = spec.records == "csv"
@@ -337,12 +334,8 @@ def _problem_frame(
         first.setdefault((problem.file_name, problem.record_number), problem)
     by_table: dict[str, list[contracts.RecordProblem]] = {}
     for problem in first.values():
-        spec = next(
-            r
-            for r in definition.contract.records
-            if contracts.fnmatch.fnmatchcase(problem.file_name, r.files)
-        )
-        for table in definition.record_tables(spec):
+        spec = definition.contract.spec_for(problem.file_name)
+        for table in definition.record_tables(spec) if spec else ():
             by_table.setdefault(table, []).append(problem)
     return {
         table: pl.DataFrame(
