@@ -55,7 +55,14 @@ def _value(value: Any) -> Any:
 
 
 def _decimal_text(values: list[Any]) -> list[Any]:
-    """`_value` of every value of a column, without a call per value."""
+    """`_value` of every value of a column, without a call per value: a column of no
+    Decimal (call counts are integers) is returned as it is, one of Decimals only (costs)
+    is mapped to text in C."""
+    kinds = set(map(type, values))
+    if Decimal not in kinds:
+        return values
+    if kinds == {Decimal}:
+        return list(map(str, values))
     return [str(v) if isinstance(v, Decimal) else v for v in values]
 
 
