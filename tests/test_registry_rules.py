@@ -4,6 +4,8 @@ and the matching phases on small hand-made candidates."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bench_pipeline.registry.forms import id_forms, unwrap_host_id
 from bench_pipeline.registry.labs import Labs
@@ -54,6 +56,25 @@ def test_labs_from_names_the_catalogue_and_models_dev_families() -> None:
     )
     assert labs.listing_lab("anthropic", "claude-opus-4-6", "claude-opus") == ("anthropic", True)
     assert labs.listing_lab("abacus", "Qwen/QwQ-32B", None) == ("qwen", False)
+
+
+NAMES = ["anthropic", "Anthropic", "amazon-bedrock", "qwen", "Alibaba", "x-ai", "abacus", ""]
+
+
+@given(
+    st.sampled_from(NAMES),
+    st.sampled_from(["claude-opus-4-6", "anthropic.claude-opus-4-6-v1", "Qwen/QwQ-32B", "x.y"]),
+    st.none() | st.sampled_from(["claude-opus", "qwen", "grok"]),
+    st.lists(st.sampled_from(NAMES), max_size=3),
+    st.lists(st.tuples(st.sampled_from(["claude-opus", "qwen", "grok"]), st.sampled_from(NAMES))),
+)
+def test_a_lab_owns_a_listing_only_under_a_provider_that_may_own(
+    provider: str, model: str, family: str | None, authors: list[str], mirror: list
+) -> None:
+    """`models_dev` reads a provider's name and rates only where `may_own` says it can."""
+    labs = Labs.from_table({"qwen": ["Alibaba"]}).with_catalogue(authors, mirror)
+    if labs.listing_lab(provider, model, family)[1]:
+        assert labs.may_own(provider)
 
 
 def test_impostor_skeletons_and_reasons() -> None:

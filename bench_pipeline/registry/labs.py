@@ -86,6 +86,12 @@ class Labs:
                 return key
         return keys[0] if keys else None
 
+    def may_own(self, provider: str) -> bool:
+        """Whether `listing_lab` can call one of `provider`'s listings the lab's own: it does
+        only when the lab it finds, a known lab or a family's, is the provider's lab."""
+        lab = self.lab(provider)
+        return lab is not None and (lab in self.known or lab in self.families.values())
+
     def listing_lab(
         self, provider: str, model_id: str, family: str | None
     ) -> tuple[str | None, bool]:
