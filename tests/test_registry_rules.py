@@ -4,10 +4,10 @@ and the matching phases on small hand-made candidates."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bench_pipeline.registry.forms import id_forms, unwrap_host_id
+from bench_pipeline.registry.forms import DASH_FOR_DOT, _dot, _dots, id_forms, unwrap_host_id
 from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.matching import AliasFile, Candidate, build_registry
 from bench_pipeline.registry.text import impostor_reason, skeleton
@@ -29,6 +29,16 @@ def test_dated_and_dash_for_dot_ids_share_an_undated_form() -> None:
     assert id_forms("llama-3-8b").undated is None
     assert id_forms("gpt-oss-120b").undated is None
     assert id_forms("claude-3-5-haiku").exact == "claude-3.5-haiku"
+
+
+@example("claude-3-5-haiku")
+@example("a\u0663-\u0665")
+@example("x-1-2-3")
+@given(st.lists(st.sampled_from(["a", "-", "1", "9", "\u0663", "\u0665", "."])).map("".join))
+def test_dashes_for_dots_read_only_where_a_digit_dash_digit_stands(text: str) -> None:
+    """`_dots` skips the substitution for an id with no digit, dash, digit in a row (any
+    script's digits): it answers as the substitution does."""
+    assert _dots(text) == DASH_FOR_DOT.sub(_dot, text)
 
 
 def test_host_ids_unwrap_to_the_vendors_id_but_keep_regions() -> None:
