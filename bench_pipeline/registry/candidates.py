@@ -206,7 +206,10 @@ def arena(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> li
 
 @without_collector
 def all_candidates(
-    conn: duckdb.DuckDBPyConnection, aliases: AliasFile, hosts: bool = True
+    conn: duckdb.DuckDBPyConnection,
+    aliases: AliasFile,
+    hosts: bool = True,
+    labs: Labs | None = None,
 ) -> list[Candidate]:
     """Every listing of every source; the order carries no meaning (matching sorts by role).
 
@@ -216,8 +219,9 @@ def all_candidates(
         hosts: Whether to list hosts' listings (role `host`) too; without them, for matching
             more host listings (`matching.host_matches` sets them aside), the models.dev hosts
             (most of its rows) are never made.
+        labs: `catalogue_labs(conn, aliases)` where the caller has it already.
     """
-    labs = catalogue_labs(conn, aliases)
+    labs = labs if labs is not None else catalogue_labs(conn, aliases)
     return [
         *openrouter(conn, labs),
         *models_dev(conn, labs, hosts),

@@ -75,9 +75,11 @@ class Labs:
         """The lab a name stands for; for a list ("Google DeepMind,Google") the first known."""
         if not name:
             return None
-        if name not in self._labs:
-            self._labs[name] = self._lab(name)
-        return self._labs[name]
+        try:  # one dict lookup for the names seen before (nearly every call)
+            return self._labs[name]
+        except KeyError:
+            found = self._labs[name] = self._lab(name)
+            return found
 
     def _lab(self, name: str) -> str | None:
         keys = [self.names.get(lab_key(p), lab_key(p)) for p in name.split(",") if lab_key(p)]
