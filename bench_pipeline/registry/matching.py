@@ -387,6 +387,7 @@ def registry_placing(
                           review.normalised_name, None, review.reason, candidate.lab)
             )  # fmt: skip
             continue
+        assert found.model_id is not None  # `_host_answer` reviews an answer naming no model
         registry.aliases.append(_alias(candidate, found.model_id, found.method, aliases))
     placed = _placed(registry, index, aliases, listings)
     _disambiguate_names(registry)
