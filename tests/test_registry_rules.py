@@ -4,8 +4,10 @@ and the matching phases on small hand-made candidates."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
-from bench_pipeline.registry.forms import id_forms, unwrap_host_id
+from bench_pipeline.registry.forms import DASH_FOR_DOT, _dot, _dots, id_forms, unwrap_host_id
 from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.matching import AliasFile, Candidate, build_registry
 from bench_pipeline.registry.text import impostor_reason, skeleton
@@ -27,6 +29,16 @@ def test_dated_and_dash_for_dot_ids_share_an_undated_form() -> None:
     assert id_forms("llama-3-8b").undated is None
     assert id_forms("gpt-oss-120b").undated is None
     assert id_forms("claude-3-5-haiku").exact == "claude-3.5-haiku"
+
+
+@example("claude-3-5-haiku")
+@example("a\u0663-\u0665")
+@example("x-1-2-3")
+@given(st.lists(st.sampled_from(["a", "-", "1", "9", "\u0663", "\u0665", "."])).map("".join))
+def test_dashes_for_dots_read_only_where_a_digit_dash_digit_stands(text: str) -> None:
+    """`_dots` skips the substitution for an id with no digit, dash, digit in a row (any
+    script's digits): it answers as the substitution does."""
+    assert _dots(text) == DASH_FOR_DOT.sub(_dot, text)
 
 
 def test_host_ids_unwrap_to_the_vendors_id_but_keep_regions() -> None:
@@ -54,6 +66,25 @@ def test_labs_from_names_the_catalogue_and_models_dev_families() -> None:
     )
     assert labs.listing_lab("anthropic", "claude-opus-4-6", "claude-opus") == ("anthropic", True)
     assert labs.listing_lab("abacus", "Qwen/QwQ-32B", None) == ("qwen", False)
+
+
+NAMES = ["anthropic", "Anthropic", "amazon-bedrock", "qwen", "Alibaba", "x-ai", "abacus", ""]
+
+
+@given(
+    st.sampled_from(NAMES),
+    st.sampled_from(["claude-opus-4-6", "anthropic.claude-opus-4-6-v1", "Qwen/QwQ-32B", "x.y"]),
+    st.none() | st.sampled_from(["claude-opus", "qwen", "grok"]),
+    st.lists(st.sampled_from(NAMES), max_size=3),
+    st.lists(st.tuples(st.sampled_from(["claude-opus", "qwen", "grok"]), st.sampled_from(NAMES))),
+)
+def test_a_lab_owns_a_listing_only_under_a_provider_that_may_own(
+    provider: str, model: str, family: str | None, authors: list[str], mirror: list
+) -> None:
+    """`models_dev` reads a provider's name and rates only where `may_own` says it can."""
+    labs = Labs.from_table({"qwen": ["Alibaba"]}).with_catalogue(authors, mirror)
+    if labs.listing_lab(provider, model, family)[1]:
+        assert labs.may_own(provider)
 
 
 def test_impostor_skeletons_and_reasons() -> None:

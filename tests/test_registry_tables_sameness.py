@@ -30,6 +30,7 @@ from bench_pipeline.registry import candidates as candidates_module
 from bench_pipeline.registry import matching
 from bench_pipeline.registry.candidates import all_candidates
 from bench_pipeline.registry.entries import entry_tags
+from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.matching import (
     AliasEntry,
     AliasFile,
@@ -141,6 +142,18 @@ def test_the_recorded_registry_tables_are_the_old_codes(
         ).fetchall()
     )
     assert placed == entry_models(recorded_warehouse, aliases, tags)
+
+
+def test_hosts_rates_left_unread_change_no_candidate(
+    recorded_warehouse, aliases, monkeypatch
+) -> None:
+    """`models_dev` reads names and rates only of the providers that `may_own`: with every
+    provider read, the candidates are the same."""
+    listed = all_candidates(recorded_warehouse, aliases)
+    assert any(c.role == "lab" and c.price for c in listed)
+    with monkeypatch.context() as patch:
+        patch.setattr(Labs, "may_own", lambda self, provider: True)
+        assert all_candidates(recorded_warehouse, aliases) == listed
 
 
 def test_a_rebuild_writes_the_stored_tables_and_no_collection_walks_it(

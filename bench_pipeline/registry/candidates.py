@@ -17,6 +17,9 @@ from bench_pipeline.registry.forms import unwrap_host_id
 from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.matching import AliasFile, Candidate
 
+MIRROR = "openrouter"
+"""models.dev's provider that mirrors OpenRouter: every listing of it is a host's."""
+
 
 def _display_name(name: str | None) -> str | None:
     """OpenRouter writes "Author: Model"; the author is not part of the model's name."""
@@ -44,7 +47,8 @@ def catalogue_labs(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> Labs:
     ]
     mirror = conn.execute(
         "SELECT family, split_part(model_id, '/', 1) FROM modelsdev_models "
-        "WHERE provider_id = 'openrouter' AND contains(model_id, '/')"
+        "WHERE provider_id = ? AND contains(model_id, '/')",
+        [MIRROR],
     ).fetchall()
     return aliases.labs.with_catalogue(authors, mirror)
 
@@ -88,17 +92,25 @@ def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
 def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs, hosts: bool = True) -> list[Candidate]:
     """A lab's own listing, or (unless not `hosts`) a host's copy whose id names the lab's
     model."""
-    # Rates as their exact text: DuckDB makes a Python Decimal of a DECIMAL value about as
-    # slowly as the rest of the row together, and `_price` reads either alike.
+    providers = conn.execute("SELECT DISTINCT provider_id FROM modelsdev_models").fetchall()
+    # Only a lab's own listing reads its provider's name and rates, and only a provider that
+    # `may_own` has one: the hosts' (most rows) are never turned into Python text. Rates as
+    # their exact text: DuckDB makes a Python Decimal of a DECIMAL value about as slowly as
+    # the rest of the row together, and `_price` reads either alike.
+    owners = [p for (p,) in providers if p != MIRROR and labs.may_own(p)]
     rows = conn.execute(
-        "SELECT provider_id, provider_name, model_id, name, family, "
-        "CAST(input_usd_per_m AS VARCHAR), CAST(output_usd_per_m AS VARCHAR) "
-        "FROM modelsdev_models ORDER BY provider_id, model_id"
+        "SELECT provider_id, model_id, name, family, "
+        "CASE WHEN own THEN provider_name END, "
+        "CASE WHEN own THEN CAST(input_usd_per_m AS VARCHAR) END, "
+        "CASE WHEN own THEN CAST(output_usd_per_m AS VARCHAR) END "
+        "FROM (SELECT *, list_contains(?::VARCHAR[], provider_id) AS own FROM modelsdev_models) "
+        "ORDER BY provider_id, model_id",
+        [owners],
     ).fetchall()
     candidates = []
-    for provider, provider_name, model, name, family, prompt, completion in rows:
+    for provider, model, name, family, provider_name, prompt, completion in rows:
         lab, own = labs.listing_lab(provider, model, family)
-        if provider == "openrouter":
+        if provider == MIRROR:
             lab, own = labs.lab(model.split("/", 1)[0]) if "/" in model else lab, False
         if not (own or hosts):
             continue
@@ -194,7 +206,10 @@ def arena(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> li
 
 @without_collector
 def all_candidates(
-    conn: duckdb.DuckDBPyConnection, aliases: AliasFile, hosts: bool = True
+    conn: duckdb.DuckDBPyConnection,
+    aliases: AliasFile,
+    hosts: bool = True,
+    labs: Labs | None = None,
 ) -> list[Candidate]:
     """Every listing of every source; the order carries no meaning (matching sorts by role).
 
@@ -204,8 +219,9 @@ def all_candidates(
         hosts: Whether to list hosts' listings (role `host`) too; without them, for matching
             more host listings (`matching.host_matches` sets them aside), the models.dev hosts
             (most of its rows) are never made.
+        labs: `catalogue_labs(conn, aliases)` where the caller has it already.
     """
-    labs = catalogue_labs(conn, aliases)
+    labs = labs if labs is not None else catalogue_labs(conn, aliases)
     return [
         *openrouter(conn, labs),
         *models_dev(conn, labs, hosts),

@@ -75,9 +75,11 @@ class Labs:
         """The lab a name stands for; for a list ("Google DeepMind,Google") the first known."""
         if not name:
             return None
-        if name not in self._labs:
-            self._labs[name] = self._lab(name)
-        return self._labs[name]
+        try:  # one dict lookup for the names seen before (nearly every call)
+            return self._labs[name]
+        except KeyError:
+            found = self._labs[name] = self._lab(name)
+            return found
 
     def _lab(self, name: str) -> str | None:
         keys = [self.names.get(lab_key(p), lab_key(p)) for p in name.split(",") if lab_key(p)]
@@ -85,6 +87,12 @@ class Labs:
             if key in self.known:
                 return key
         return keys[0] if keys else None
+
+    def may_own(self, provider: str) -> bool:
+        """Whether `listing_lab` can call one of `provider`'s listings the lab's own: it does
+        only when the lab it finds, a known lab or a family's, is the provider's lab."""
+        lab = self.lab(provider)
+        return lab is not None and (lab in self.known or lab in self.families.values())
 
     def listing_lab(
         self, provider: str, model_id: str, family: str | None

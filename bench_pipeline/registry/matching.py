@@ -365,20 +365,29 @@ def registry_placing(
     them (by key, None: unmatched), from the same index: one build answers both."""
     registry, index = _founded(candidates, aliases)
     # Hosts add nothing to the index, so listings alike in what matching reads (many hosts
-    # list one model under one id and name) get one answer, looked up once.
-    answers: dict[tuple[object, ...], _Found] = {}
+    # list one model under one id and name) get one answer, looked up once, and an
+    # unmatched one its review reason and normalised name with it.
+    answers: dict[tuple[object, ...], tuple[_Found, Unmatched | None]] = {}
     for candidate in sorted((c for c in candidates if c.role == "host"), key=attrgetter("key")):
         if (candidate.source, candidate.key) in aliases.entries:
-            found = _match(candidate, aliases, index, strict=True)
+            found, review = _host_answer(
+                registry, _match(candidate, aliases, index, strict=True), candidate
+            )
         else:
             alike = (candidate.lab, candidate.name, candidate.provider_ids, candidate.api_ids)
-            found = answers.get(alike) or answers.setdefault(
-                alike, _match(candidate, aliases, index, strict=True)
-            )
-        if found.model_id not in registry.models:  # a host's listing never founds a model
-            reason = found.reason or f"the alias file names {found.model_id!r}, no model"
-            registry.unmatched.append(_unmatched(candidate, None, reason))
+            answer = answers.get(alike)
+            if answer is None:
+                answer = answers[alike] = _host_answer(
+                    registry, _match(candidate, aliases, index, strict=True), candidate
+                )
+            found, review = answer
+        if review is not None:  # a host's listing never founds a model
+            registry.unmatched.append(
+                Unmatched(candidate.source, candidate.key, candidate.name,
+                          review.normalised_name, None, review.reason, candidate.lab)
+            )  # fmt: skip
             continue
+        assert found.model_id is not None  # `_host_answer` reviews an answer naming no model
         registry.aliases.append(_alias(candidate, found.model_id, found.method, aliases))
     placed = _placed(registry, index, aliases, listings)
     _disambiguate_names(registry)
@@ -395,6 +404,17 @@ def host_matches(
     no other host is matched; the answer is `build_registry`'s for these listings."""
     registry, index = _founded([c for c in candidates if c.role != "host"], aliases)
     return _placed(registry, index, aliases, listings)
+
+
+def _host_answer(
+    registry: Registry, found: _Found, candidate: Candidate
+) -> tuple[_Found, Unmatched | None]:
+    """A host's match, and where it names no model its review row (`_unmatched`): the
+    fields alike hosts share are the candidate's, and only its key and source differ."""
+    if found.model_id in registry.models:
+        return found, None
+    reason = found.reason or f"the alias file names {found.model_id!r}, no model"
+    return found, _unmatched(candidate, None, reason)
 
 
 def _placed(
