@@ -2,6 +2,8 @@
 
 import csv
 import json
+import threading
+import time
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -126,3 +128,45 @@ def test_renderings_in_chunks_are_the_earlier_bytes(
         assert json_bytes(frame) == earlier_json(frame)
         assert csv_bytes(frame) == earlier_csv(frame)
         assert len(list(downloads.csv_parts(frame))) == max(1, -(-len(texts) // chunk_rows))
+
+
+def test_chunks_rendered_at_once_come_out_in_order() -> None:
+    """Chunks rendered by several threads are yielded in row order, although a later chunk
+    finishes first, and no more than `RENDER_AHEAD` are rendered at once."""
+    running, most = 0, 0
+    lock = threading.Lock()
+
+    def render(chunk: pl.DataFrame, number: int, last: bool) -> bytes:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.02 if number % 2 == 0 else 0.0)  # the next chunk overtakes this one
+        with lock:
+            running -= 1
+        return f"{number}:{chunk['n'].to_list()}:{last};".encode()
+
+    frame = pl.DataFrame({"n": list(range(7))})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(downloads, "CHUNK_ROWS", 2)
+        parts = list(downloads._rendered(frame, render))
+    assert b"".join(parts) == b"0:[0, 1]:False;1:[2, 3]:False;2:[4, 5]:False;3:[6]:True;"
+    assert most <= downloads.RENDER_AHEAD
+
+
+def test_csv_from_the_json_values_neutralises_only_what_was_text() -> None:
+    """The CSV written from the values already converted for the JSON is the CSV written
+    from the rows: a negative decimal (text once converted) gets no apostrophe, a text
+    cell starting like a formula does."""
+    frame = pl.DataFrame(
+        {
+            "name": ["-x", "ok", None],
+            "price": [Decimal("-3.5"), Decimal("2"), None],
+            "quiet": ["a", "b", "c"],
+        },
+        schema={"name": pl.Utf8, "price": pl.Decimal(24, 12), "quiet": pl.Utf8},
+    )
+    published = downloads.published_values(frame)
+    text = b"".join(downloads.csv_parts(frame, published))
+    assert text == csv_bytes(frame) == earlier_csv(frame)
+    assert text.splitlines()[1] == b"'-x,-3.5,a"

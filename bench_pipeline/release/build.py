@@ -26,6 +26,7 @@ methodology always give the same id, whichever runs delivered them and whenever.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -81,12 +82,10 @@ def content_sha256(table: PublishedTable, frame: pl.DataFrame) -> str:
     return digest.hexdigest()
 
 
-def _write_json(ledger: Ledger, table: PublishedTable, frame: pl.DataFrame) -> str:
-    """Write the table's `data/<table>.json` and return its `content_sha256`: the file's own
-    digest when the table has no lineage column (the same bytes), so it is rendered once.
-    Its values are converted for publication once for both (`published_values` leaves
-    converted values as they are)."""
-    values = published_values(frame)
+def _write_json(ledger: Ledger, table: PublishedTable, values: pl.DataFrame) -> str:
+    """Write the table's `data/<table>.json` from its `published_values` and return its
+    `content_sha256`: the file's own digest when the table has no lineage column (the same
+    bytes), so it is rendered once."""
     written = ledger.write(f"{DATA}/{table.name}.json", json_parts(values))
     if any(c in values.columns for c in table.lineage):
         return content_sha256(table, values)
@@ -232,23 +231,37 @@ def _read_only(paths: Iterable[Path]) -> None:
         path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
 
 
+def _write_parquet(ledger: Ledger, relative: str, frame: pl.DataFrame) -> None:
+    """Write a table's Parquet file through the ledger, digested as it is written rather
+    than read back."""
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer, row_group_size=PARQUET_ROW_GROUP)
+    ledger.write(relative, buffer.getvalue())
+
+
+def _write_database(ledger: Ledger, tables: Sequence[PublishedTable], frames: Frames) -> None:
+    """Write `bench.duckdb` and digest it on the thread that wrote it (DuckDB writes the
+    file itself, so it is read back once), beside the downloads being written."""
+    write_release_database(ledger.folder / DATABASE, tables, frames)
+    ledger.file(DATABASE)
+
+
 def _write_downloads(
     ledger: Ledger,
-    partial: Path,
     tables: Sequence[PublishedTable],
-    frames: Mapping[str, pl.DataFrame],
+    frames: Frames,
+    published: Frames,
     contents: Mapping[str, str],
     rows: dict[str, int | None],
 ) -> list[dict[str, Any]]:
-    """Write each table's CSV and Parquet beside its JSON, note every file's rows, and return
-    the manifest's table entries."""
+    """Write each table's CSV (from the `published_values` its JSON was written from) and
+    Parquet beside its JSON, note every file's rows, and return the manifest's table
+    entries."""
     entries = []
     for table in tables:
         frame = frames[table.name]
-        ledger.write(f"{DATA}/{table.name}.csv", csv_parts(frame))
-        frame.write_parquet(
-            partial / DATA / f"{table.name}.parquet", row_group_size=PARQUET_ROW_GROUP
-        )
+        ledger.write(f"{DATA}/{table.name}.csv", csv_parts(frame, published[table.name]))
+        _write_parquet(ledger, f"{DATA}/{table.name}.parquet", frame)
         files = {}
         for fmt in FORMATS:
             relative = f"{DATA}/{table.name}.{fmt}"
@@ -288,7 +301,9 @@ def build_release(
     releases_root.mkdir(parents=True, exist_ok=True)
     partial = _partial_folder(releases_root)  # the JSON is written as it is digested
     ledger = Ledger(partial)
-    contents = {table.name: _write_json(ledger, table, frames[table.name]) for table in tables}
+    # converted once for the JSON and the CSV (`published_values` leaves converted values be)
+    published = {name: published_values(frame) for name, frame in frames.items()}
+    contents = {table.name: _write_json(ledger, table, published[table.name]) for table in tables}
     schema_text = json.dumps(schema_document(tuple(tables)), ensure_ascii=False, indent=1) + "\n"
     contents[SCHEMA] = hashlib.sha256(schema_text.encode()).hexdigest()  # a new column is news
     rid = release_id(methodology_versions, contents)
@@ -305,8 +320,8 @@ def build_release(
 
     rows: dict[str, int | None] = {}
     with ThreadPoolExecutor(max_workers=1) as pool:  # DuckDB and polars work without the GIL
-        database = pool.submit(write_release_database, partial / DATABASE, tables, frames)
-        entries = _write_downloads(ledger, partial, tables, frames, contents, rows)
+        database = pool.submit(_write_database, ledger, tables, frames)
+        entries = _write_downloads(ledger, tables, frames, published, contents, rows)
         database.result()
     rows[DATABASE] = sum(frame.height for frame in frames.values())
     ledger.write(SCHEMA, schema_text.encode("utf-8"))
