@@ -260,10 +260,10 @@ def remembered(formatter: Callable[..., str]) -> Callable[..., str]:
             if type(option) not in _REMEMBERED_TYPES:
                 return formatter(value, *options)
         key = (type(value), value, *options)
-        try:
-            return memo[key]
-        except KeyError:
-            pass
+        # `get`, not a caught KeyError: most prices are met once, and raising costs more
+        # than the look-up (a result of None would only be formatted again)
+        if (known := memo.get(key)) is not None:
+            return known
         if len(memo) >= _REMEMBERED_MAX:
             memo.clear()
         result = memo[key] = formatter(value, *options)
