@@ -16,6 +16,7 @@ import os
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -96,9 +97,6 @@ class SiteBuilder:
         self.stored: dict[str, tuple[int, int]] = {}
         """Size and mtime of each page this process wrote, by path (for the reuse record)."""
         self.models = views.collect_models(release)
-        self.simulated = {
-            t: any(markup.is_simulated(r) for r in rows) for t, rows in release.tables.items()
-        } | {t: large.simulated[1] > 0 for t, large in release.large.items()}
         self.titles = {t["name"]: t.get("title") or t["name"] for t in release.manifest["tables"]}
         self.sources = {r["name"]: r for r in release.rows("sources")}
         runs = {r["run_id"]: r for r in release.manifest.get("source_runs", [])}
@@ -131,6 +129,16 @@ class SiteBuilder:
         # Model pages see only the release-wide values their reuse key holds (reuse.py).
         self.model_env = self.env.overlay()
         self.model_env.globals = {name: self.env.globals[name] for name in MODEL_GLOBALS}
+
+    @cached_property
+    def simulated(self) -> dict[str, bool]:
+        """Whether each table holds a row marked simulated. Read by the pages that name
+        tables (`shows`), never by a model page: a look at every row of the release, made
+        when first asked, so after the model pages' workers have started, not before."""
+        release = self.release
+        return {
+            t: any(markup.is_simulated(r) for r in rows) for t, rows in release.tables.items()
+        } | {t: large.simulated[1] > 0 for t, large in release.large.items()}
 
     # -- output -----------------------------------------------------------------------
     def render(
