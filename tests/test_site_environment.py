@@ -4,6 +4,7 @@ formatters give, on hostile and random inputs (the oracle is the unshortened cod
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from decimal import Decimal
 
 import jinja2
@@ -257,3 +258,31 @@ def test_macros_called_through_the_shortcut_render_what_jinja2_renders() -> None
     assert fast == plain
     with pytest.raises(TypeError, match="takes no keyword argument"):
         PageEnvironment().from_string("{% macro m() %}{% endmacro %}{{ m(x=1) }}").render()
+
+
+def test_an_environment_loads_each_template_once_and_an_overlay_its_own() -> None:
+    """Without reloading, a template is loaded once per environment (then from a plain dict,
+    not jinja2's cache); an overlay's templates are bound to the overlay, its parent's to the
+    parent, however their loads alternate; with reloading, an edited template is read again."""
+    sources, loads = {"page.html": "{{ who }}"}, []
+
+    def load(name: str) -> tuple[str, None, Callable[[], bool]]:
+        loads.append(name)
+        return sources[name], None, lambda: False
+
+    env = PageEnvironment(loader=jinja2.FunctionLoader(load), auto_reload=False)
+    overlay = env.overlay()
+    overlay.globals = {"who": "overlay"}
+    for _ in range(2):
+        for environment in (env, overlay, env):
+            template = environment.get_template("page.html")
+            assert template.environment is environment
+            assert environment.get_template("page.html") is template
+    env.cache.clear()  # a template no longer in jinja2's cache is still the one loaded
+    assert env.get_template("page.html").render(who="x") == "x"
+    assert overlay.get_template("page.html").render() == "overlay"
+    assert loads == ["page.html", "page.html"]  # once by each environment
+    reloading = PageEnvironment(loader=jinja2.FunctionLoader(load), auto_reload=True)
+    assert reloading.get_template("page.html").render(who="x") == "x"
+    sources["page.html"] = "edited"
+    assert reloading.get_template("page.html").render() == "edited"

@@ -16,6 +16,7 @@ import os
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -93,12 +94,14 @@ class SiteBuilder:
         self.workers = default_workers() if workers is None else workers
         self.pages: list[Path] = []
         self.written: set[Path] = set()
+        self.written_text: set[str] = set()
+        """More files written, named by text: the model pages (40,000 at 50x the data), whose
+        `Path`s would only be hashed into `written` and turned back into text by `prune`."""
         self.stored: dict[str, tuple[int, int]] = {}
         """Size and mtime of each page this process wrote, by path (for the reuse record)."""
         self.models = views.collect_models(release)
-        self.simulated = {
-            t: any(markup.is_simulated(r) for r in rows) for t, rows in release.tables.items()
-        } | {t: large.simulated[1] > 0 for t, large in release.large.items()}
+        self.present = release.present
+        """The release's tables, as every page is given them (made once, not per page)."""
         self.titles = {t["name"]: t.get("title") or t["name"] for t in release.manifest["tables"]}
         self.sources = {r["name"]: r for r in release.rows("sources")}
         runs = {r["run_id"]: r for r in release.manifest.get("source_runs", [])}
@@ -132,6 +135,16 @@ class SiteBuilder:
         self.model_env = self.env.overlay()
         self.model_env.globals = {name: self.env.globals[name] for name in MODEL_GLOBALS}
 
+    @cached_property
+    def simulated(self) -> dict[str, bool]:
+        """Whether each table holds a row marked simulated. Read by the pages that name
+        tables (`shows`), never by a model page: a look at every row of the release, made
+        when first asked, so after the model pages' workers have started, not before."""
+        release = self.release
+        return {
+            t: any(markup.is_simulated(r) for r in rows) for t, rows in release.tables.items()
+        } | {t: large.simulated[1] > 0 for t, large in release.large.items()}
+
     # -- output -----------------------------------------------------------------------
     def render(
         self,
@@ -161,7 +174,7 @@ class SiteBuilder:
         simulated = [self.titles.get(t, t) for t in shows if self.simulated.get(t)]
         context.setdefault("simulated", simulated)
         template_ = (env or self.env).get_template(template)
-        html = template_.render(root=root, page=path, present=self.release.present, **context)
+        html = template_.render(root=root, page=path, present=self.present, **context)
         stored = store(f"{self.out_text}/{path}", html.encode("utf-8"))
         self.stored[path] = (stored.size, stored.mtime_ns)
 
@@ -175,7 +188,8 @@ class SiteBuilder:
         release asset's) stays. Files this build wrote with unchanged bytes keep their inode
         and mtime, so an incremental build touches only the pages that changed. The folders
         are read with `os.scandir`, whose entries know their type: no look-up per file."""
-        written = {str(p) for p in self.written}  # a str hashes much faster than a Path
+        # a str hashes much faster than a Path
+        written = {str(p) for p in self.written} | self.written_text
         for name in GENERATED_DIRS:
             _prune_folder(str(self.out / name), written)
         try:
@@ -356,7 +370,7 @@ class SiteBuilder:
         """The key of what every model page may read besides its model's rows: the code,
         the keyed globals, and what `model_context` reads of the release (`reuse.py`)."""
         values = {name: self.model_env.globals[name] for name in MODEL_GLOBALS}
-        read = {"present": self.release.present, "titles": self.titles, "runs": self.runs,
+        read = {"present": self.present, "titles": self.titles, "runs": self.runs,
                 "sources": self.sources, "schema": self.release.schema.document}  # fmt: skip
         return shared_key(code_digest(TEMPLATES), values | read)
 
@@ -375,9 +389,8 @@ class SiteBuilder:
         """Render what is left of the model pages here, gather the workers', and list the
         pages at `at` (where a one-process build lists them) with the record of their keys."""
         entries = split.finish()
-        pages = [self.out / model.href for model in models]  # one path each: 40,000 at 50x
-        self.written.update(pages)
-        self.pages[at:at] = pages
+        self.pages[at:at] = [self.out / model.href for model in models]  # 40,000 at 50x
+        self.written_text.update(os.path.join(self.out_text, model.href) for model in models)
         self.written.add(record.save(dict(zip([m.href for m in models], entries, strict=True))))
 
     def model_page(

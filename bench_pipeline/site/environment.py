@@ -31,7 +31,7 @@ two costs of jinja2's general path dominate (measured with cProfile on the site 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from functools import wraps
 from types import BuiltinMethodType
 from typing import Any
@@ -213,6 +213,30 @@ class PageEnvironment(jinja2.Environment):
     escape_output = staticmethod(escape_output)
     escape_text = staticmethod(_escape_text)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._loaded: tuple[jinja2.Environment, dict[str, jinja2.Template]] = (self, {})
+        """This environment and each template it loaded, by name (see `_load_template`); an
+        overlay, which starts with a copy of its parent's attributes, sees its parent here
+        and starts its own (a template is bound to the environment that loaded it)."""
+
+    def _load_template(
+        self, name: str, globals: MutableMapping[str, Any] | None
+    ) -> jinja2.Template:
+        """jinja2's, from a plain dict when templates are neither reloaded nor given
+        globals of their own: a model page loads three (its own, the one it extends and the
+        one it imports), and jinja2's cache takes a lock and makes a weak reference each."""
+        if self.auto_reload or globals or self.cache is None:
+            return super()._load_template(name, globals)
+        owner, loaded = self._loaded
+        if owner is not self:
+            self._loaded = (self, loaded := {})
+        try:
+            return loaded[name]
+        except KeyError:
+            template = loaded[name] = super()._load_template(name, globals)
+            return template
+
     def getattr(self, obj: Any, attribute: str) -> Any:
         """`obj.attribute` in a template, as `jinja2.Environment.getattr` resolves it."""
         if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
@@ -236,10 +260,10 @@ def remembered(formatter: Callable[..., str]) -> Callable[..., str]:
             if type(option) not in _REMEMBERED_TYPES:
                 return formatter(value, *options)
         key = (type(value), value, *options)
-        try:
-            return memo[key]
-        except KeyError:
-            pass
+        # `get`, not a caught KeyError: most prices are met once, and raising costs more
+        # than the look-up (a result of None would only be formatted again)
+        if (known := memo.get(key)) is not None:
+            return known
         if len(memo) >= _REMEMBERED_MAX:
             memo.clear()
         result = memo[key] = formatter(value, *options)

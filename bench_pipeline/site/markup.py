@@ -47,8 +47,10 @@ def missing(value: Any) -> bool:
 
 def number(value: Any, places: int = 2) -> str:
     """A figure with `places` decimals (thousands separated); an em dash when missing."""
-    if missing(value):
+    if value is None or value == "":  # `missing`, without the call (a model page has dozens)
         return MISSING
+    if type(value) is float:  # most figures: `float(value)` is the value itself
+        return f"{value:,.{places}f}"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int) and places == 0:
@@ -66,10 +68,10 @@ def usd(value: Any) -> str:
     `"20"` → `$20.00`, `"0.05"` → `$0.05`, `"0.01392"` → `$0.01392`, `"0.022245325444"` →
     `$0.0222453`. The downloads keep every published digit; an em dash when missing.
     """
-    if missing(value):
+    if value is None or value == "":  # `missing`, without the call
         return MISSING
     try:
-        exact = Decimal(str(value))
+        exact = Decimal(value if type(value) is str else str(value))
     except InvalidOperation:
         return str(value)
     if not exact.is_finite():
@@ -79,13 +81,22 @@ def usd(value: Any) -> str:
         published = -int(exact.normalize().as_tuple().exponent)
         significant = -exact.adjusted() - 1 + MONEY_SMALL_DIGITS
         places = max(MONEY_PLACES, min(published, significant))
-    rounded = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN)
+    rounded = exact.quantize(_QUANTA.get(places) or Decimal(1).scaleb(-places), ROUND_HALF_EVEN)
+    if not rounded.is_signed() and rounded < _PLAIN_BELOW and rounded.adjusted() >= _PLAIN_FROM:
+        return f"${rounded}"  # its plain text is its fixed-point form: no separator needed
     sign = "-" if rounded < 0 else ""
     return f"{sign}${abs(rounded):,.{places}f}"
 
 
+_QUANTA = {places: Decimal(1).scaleb(-places) for places in range(MONEY_PLACES, 16)}
+"""The quantum of each usual number of places (`usd`), made once."""
+_PLAIN_BELOW, _PLAIN_FROM = Decimal(1000), -6
+"""`str` of a non-negative `Decimal` below a thousand, whose adjusted exponent is at least
+-6, is exactly its `,.{places}f` form at its own places (no separator, no exponent)."""
+
+
 def text(value: Any) -> str:
-    return MISSING if missing(value) else str(value)
+    return MISSING if value is None or value == "" else str(value)
 
 
 def when(value: Any) -> str:
