@@ -47,7 +47,7 @@ def missing(value: Any) -> bool:
 
 def number(value: Any, places: int = 2) -> str:
     """A figure with `places` decimals (thousands separated); an em dash when missing."""
-    if value is None or value == "":  # `missing`, without the call (a model page has dozens)
+    if missing(value):
         return MISSING
     if type(value) is float:  # most figures: `float(value)` is the value itself
         return f"{value:,.{places}f}"
@@ -68,7 +68,7 @@ def usd(value: Any) -> str:
     `"20"` → `$20.00`, `"0.05"` → `$0.05`, `"0.01392"` → `$0.01392`, `"0.022245325444"` →
     `$0.0222453`. The downloads keep every published digit; an em dash when missing.
     """
-    if value is None or value == "":  # `missing`, without the call
+    if missing(value):
         return MISSING
     try:
         exact = Decimal(value if type(value) is str else str(value))
@@ -96,7 +96,7 @@ _PLAIN_BELOW, _PLAIN_FROM = Decimal(1000), -6
 
 
 def text(value: Any) -> str:
-    return MISSING if value is None or value == "" else str(value)
+    return MISSING if missing(value) else str(value)
 
 
 def when(value: Any) -> str:
