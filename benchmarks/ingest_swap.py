@@ -9,8 +9,8 @@ one record in 1,000 bad (alternately a non-numeric score and a score of 300).
   fetch_and_store → stage → validate → publish, each stage on its own connection (connect +
   migrate), as the Dagster assets open them. The live table already holds a previous accepted
   run of the same size, so publish really swaps. Staging goes through the code every
-  production JSON parser uses (`ingest/parsers/*`): `payload.load_json`, each field read as
-  one column, then `payload.StagedColumns` (whole columns written as text at once).
+  production JSON parser uses (`ingest/parsers/*`): `payload.load_json`, each field read and
+  written as text a column at a time (`payload.field_texts`), then `payload.StagedColumns`.
   `--parser polars` stages with one `pl.read_json` pass instead:
   a benchmark-only parser no source uses, kept to show the floor of the engine around it.
 
@@ -189,15 +189,10 @@ def parse_synthetic(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
 
 def parse_as_production(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
     """The staged frame built the way the production JSON parsers build theirs (see
-    `ingest/parsers/models_dev.py`): `load_json`, each field read as one column over the
-    file's records (a non-object record read as an empty one), then `StagedColumns`."""
-    from bench_pipeline.ingest.payload import (
-        PayloadError,
-        StagedColumns,
-        field_columns,
-        load_json,
-        objects,
-    )
+    `ingest/parsers/models_dev.py`): `load_json`, then each field read and written as text
+    one column at a time (`field_texts`; a record that is not an object reads as an empty
+    one), then `StagedColumns`."""
+    from bench_pipeline.ingest.payload import PayloadError, StagedColumns, field_texts, load_json
     from bench_pipeline.ingest.tables import EVALUATION_ROWS
 
     staged = StagedColumns(EVALUATION_ROWS.columns)
@@ -205,8 +200,7 @@ def parse_as_production(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
         records = load_json(raw)
         if not isinstance(records, list):
             raise PayloadError(f"{raw.name}: expected a list of records")
-        records = objects(records)
-        columns = field_columns(records, EVALUATION_ROWS.columns)
+        columns = field_texts(records, EVALUATION_ROWS.columns)
         staged.add_columns(raw.name, columns, range(1, len(records) + 1))
     return {TABLE: staged.frame()}
 

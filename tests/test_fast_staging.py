@@ -277,6 +277,111 @@ def test_field_columns_are_each_records_get() -> None:
                 assert type(got[n]) is list and same(got[n], expected[n])
 
 
+NOT_OBJECTS: list[Any] = [None, [], ["a", 1], "a", 0, 1.5, True]
+
+
+def test_field_columns_read_a_record_that_is_not_an_object_as_an_empty_one() -> None:
+    """Wherever it sits (alone, first, last, across a chunk's edge), as `obj` reads it."""
+    rng = random.Random(4)
+    size = payload.FIELD_CHUNK
+    full = [{n: rng.choice(SCALARS) for n in "cab"} for _ in range(2 * size + 3)]
+    for odd in NOT_OBJECTS:
+        for at in (0, 5, size - 1, size, len(full)):
+            records = [*full[:at], odd, *full[at:]]
+            for chosen in (["a", "b"], ["c"], ["zz", "a"]):
+                expected = {n: [payload.obj(r).get(n) for r in records] for n in chosen}
+                got = payload.field_columns(records, chosen)
+                assert list(got) == chosen and all(same(got[n], expected[n]) for n in chosen)
+
+
+MIXED_POOL: list[Any] = [
+    "x", "", "1e-07", "nan", " 12 ", "true", "1.5", None, True, False, 0, -7, 10**30,
+    -(2**63) - 1, 2**64, 10**400, -(10**400), 0.0, -0.0, 2.5, 31.0, 1e-5, 1e-4, 1e16,
+    9999999999999998.0, 1e300, float("nan"), float("inf"), float("-inf"),
+]  # fmt: skip
+
+
+def _random_float(rng: random.Random) -> float:
+    return struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
+
+
+def test_columns_mixing_text_booleans_and_numbers_are_text_of_each_value() -> None:
+    """Polars writes such a column in one go; every value must read as `text` writes it:
+    floats of any bit pattern, integers past every machine size, text that looks like a
+    number, blanks."""
+    rng = random.Random(12)
+    for _ in range(300):
+        pool = rng.sample(MIXED_POOL, rng.randrange(2, 8))
+        values = []
+        for _ in range(rng.randrange(1, 200)):
+            roll = rng.random()
+            if roll < 0.2:
+                values.append(_random_float(rng))
+            elif roll < 0.3:
+                values.append(round(rng.uniform(-1e6, 1e6), rng.randrange(0, 8)))
+            else:
+                values.append(rng.choice(pool))
+        expected = [payload.text(v) for v in values]
+        assert payload.staged_text("c", values).to_list() == expected, values
+
+
+def test_field_texts_are_the_staged_text_of_field_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunk by chunk (a tiny chunk, so records cross many edges) the same text as whole
+    columns; a record that is not an object reads as an empty one."""
+    monkeypatch.setattr(payload, "TEXT_CHUNK", 7)
+    rng = random.Random(5)
+    pool = [v for v in VALUE_POOL if not isinstance(v, Decimal)] + [Decimal("2.50")]
+    for _ in range(120):
+        kinds = {n: rng.sample(pool, rng.randrange(1, 4)) for n in "abc"}
+        records: list[Any] = []
+        for _ in range(rng.randrange(0, 60)):
+            if rng.random() < 0.05:
+                records.append(rng.choice(NOT_OBJECTS))
+            else:
+                records.append({n: rng.choice(kinds[n]) for n in "abc" if rng.random() < 0.9})
+        chosen = rng.sample(["a", "b", "c", "zz"], rng.randrange(0, 4))
+        columns = payload.field_columns(records, chosen)
+        texts = payload.field_texts(records, chosen)
+        assert list(texts) == chosen
+        for name in chosen:
+            assert texts[name].to_list() == payload.staged_text(name, columns[name]).to_list()
+
+
+def test_field_texts_leave_text_utf8_cannot_hold_to_be_quarantined(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A lone surrogate in one chunk: its column comes back as values, and the staged frame
+    escapes the text and quarantines that record alone, as record by record."""
+    monkeypatch.setattr(payload, "TEXT_CHUNK", 4)
+    records: list[Any] = [{"name": f"n{i}", "note": i} for i in range(10)]
+    records[6] = {"name": "b\ud800c", "note": 6}
+    texts = payload.field_texts(records, ["name", "note"])
+    assert isinstance(texts["name"], list) and isinstance(texts["note"], pl.Series)
+    staged = payload.StagedColumns(["name", "note"])
+    staged.add_columns("f.json", texts, range(1, 11))
+    rows = [("f.json", i + 1, r) for i, r in enumerate(records)]
+    assert staged.frame().equals(payload.staged_frame_by_record(["name", "note"], rows))
+
+
+def test_staged_columns_join_written_and_unwritten_parts_in_record_order() -> None:
+    """Files given as values, as written text, as rows, and one missing a column: the frame
+    record by record gives."""
+    files = {
+        "f": [{"x": 1, "y": "p"}, {"x": "a", "y": ""}],
+        "g": [{"x": 2.5, "y": True}, {"y": None}],
+        "h": [{"x": [1, {"b": 2}], "y": "q"}],
+        "i": [{"y": "r"}],
+    }
+    staged = payload.StagedColumns(["x", "y"])
+    staged.add_columns("f", payload.field_columns(files["f"], ["x", "y"]), range(1, 3))
+    staged.add_columns("g", payload.field_texts(files["g"], ["x", "y"]), range(1, 3))
+    staged.add_rows([("h", 1, files["h"][0])])
+    staged.add_columns("i", payload.field_texts(files["i"], ["y"]), range(1, 2))
+    rows = [(name, n, r) for name, rs in files.items() for n, r in enumerate(rs, 1)]
+    reference = payload.staged_frame_by_record(["x", "y"], rows)
+    assert staged.frame().equals(reference) and staged.frame().schema == reference.schema
+
+
 class Text(str):
     """A str subclass: staged as its text, like any string."""
 

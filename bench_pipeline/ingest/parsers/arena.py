@@ -17,11 +17,11 @@ import polars as pl
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
+    StagedColumn,
     StagedColumns,
-    field_columns,
+    field_texts,
     load_json,
     obj,
-    objects,
     read_csv,
     staged_frame,
 )
@@ -34,7 +34,7 @@ INTERVAL = re.compile(r"^\s*±\s*(\d+(?:\.\d+)?)\s*(\(Preliminary\))?\s*$")
 CSV_COLUMNS = ("Rank", "Rank Spread", "Model", "Score", "95% CI (±)", "Votes")
 
 
-def _catalogue_columns(raw: RawFile, board: str) -> dict[str, list[Any]]:
+def _catalogue_columns(raw: RawFile, board: str) -> dict[str, StagedColumn]:
     """A leaderboard file's ratings, a column at a time (in document order)."""
     document = load_json(raw)
     if not isinstance(document, dict):
@@ -47,9 +47,9 @@ def _catalogue_columns(raw: RawFile, board: str) -> dict[str, list[Any]]:
             raise PayloadError(f"{raw.name}: category {category!r} is not an object")
         categories += [category] * len(models)
         keys += models.keys()
-        entries += objects(models.values())
+        entries += models.values()
     count = len(keys)
-    read = field_columns(entries, ("rating", "rating_q025", "rating_q975"))
+    read = field_texts(entries, ("rating", "rating_q025", "rating_q975"))
     return {
         "leaderboard": [board] * count,
         "category": categories,

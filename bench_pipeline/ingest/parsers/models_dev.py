@@ -12,8 +12,10 @@ import polars as pl
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
+    StagedColumn,
     StagedColumns,
     field_columns,
+    field_texts,
     isolated,
     load_json,
     obj,
@@ -65,10 +67,10 @@ MODEL_FIELDS = (
     "tool_call",
     "status",
 )
-"""The model's own fields `_file_columns` reads together (see `field_columns`)."""
+"""The model's own fields `_file_columns` reads together (see `field_texts`)."""
 
 
-def _file_columns(document: dict) -> dict[str, list[Any]]:
+def _file_columns(document: dict) -> dict[str, StagedColumn]:
     """One file's staged columns, each read for all of its models at once (as `_model_row`
     reads them one model at a time)."""
     provider_ids: list[Any] = []
@@ -81,11 +83,10 @@ def _file_columns(document: dict) -> dict[str, list[Any]]:
         providers += [provider] * len(served)
         model_ids += served.keys()
         models += objects(served.values())
-    cost = objects(map(dict.get, models, repeat("cost")))
-    limit = objects(map(dict.get, models, repeat("limit")))
-    read = field_columns(models, MODEL_FIELDS)
-    prices = field_columns(cost, ("input", "output", "cache_read", "cache_write"))
-    limits = field_columns(limit, ("context", "output"))
+    nested = field_columns(models, ("cost", "limit"))
+    read = field_texts(models, MODEL_FIELDS)
+    prices = field_texts(nested["cost"], ("input", "output", "cache_read", "cache_write"))
+    limits = field_texts(nested["limit"], ("context", "output"))
     return {
         "provider_id": provider_ids,
         "model_id": list(map(dict.get, models, repeat("id"), model_ids)),

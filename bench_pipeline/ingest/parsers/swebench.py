@@ -24,8 +24,7 @@ from bench_pipeline.ingest.payload import (
     RawFile,
     StagedColumns,
     decoded_exactly,
-    field_columns,
-    objects,
+    field_texts,
     require_keys,
     staged_frame,
 )
@@ -52,18 +51,6 @@ def _document(raw: RawFile) -> Any:
 def _value(value: Any) -> Any:
     """Decimals as their published digits (the shared staging text handles the rest)."""
     return str(value) if isinstance(value, Decimal) else value
-
-
-def _decimal_text(values: list[Any]) -> list[Any]:
-    """`_value` of every value of a column, without a call per value: a column of no
-    Decimal (call counts are integers) is returned as it is, one of Decimals only (costs)
-    is mapped to text in C."""
-    kinds = set(map(type, values))
-    if Decimal not in kinds:
-        return values
-    if kinds == {Decimal}:
-        return list(map(str, values))
-    return [str(v) if isinstance(v, Decimal) else v for v in values]
 
 
 def checked_flag(value: Any) -> bool | str | None:
@@ -124,14 +111,14 @@ def parse(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
             owners["folder"] += [record.get("folder")] * count
             owners["entry"] += [record.get("name")] * count
             instance_ids += details.keys()
-            results += objects(details.values())
-    read = field_columns(results, ("resolved", "cost", "api_calls"))
+            results += details.values()
+    read = field_texts(results, ("resolved", "cost", "api_calls"))
     items = {
         **owners,
         "instance_id": instance_ids,
         "resolved": read["resolved"],
-        "cost_usd": _decimal_text(read["cost"]),
-        "api_calls": _decimal_text(read["api_calls"]),
+        "cost_usd": read["cost"],
+        "api_calls": read["api_calls"],
     }
     staged_items = StagedColumns(SWEBENCH_ITEM_RESULTS.columns)
     staged_items.add_columns(raw.name, items, range(1, len(results) + 1))
