@@ -30,7 +30,7 @@
    pair at once against the per-pair path it replaced (`benchmarks.item_boards`).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
-benchmark keeps its own default (1 for ingest, 5 for indices).
+benchmark keeps its own default (3 for ingest, 5 for indices).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--repeat",
         type=int,
-        help="runs of each variant, best shown (default: 1 for ingest, "
+        help=f"runs of each variant, best shown (default: {ingest_swap.REPEAT} for ingest, "
         f"{index_family.REPEAT} for indices)",
     )
     parser.add_argument(
