@@ -247,6 +247,19 @@ def validate_records(
     return ValidationResult(valid=valid, quarantined=_quarantine_rows(spec, staged, failed_rows))
 
 
+def stored_failures(spec: TableSpec, stored: pl.DataFrame) -> int:
+    """How many records of a live table, as read back from the warehouse, fail validation.
+
+    A column stored as the type the spec gives it is checked as it is: its text would read
+    back as the same value, so writing every value out as text and parsing it again (about
+    a second per million rows) could find nothing more. Any other column is turned into text
+    first and read as staging reads a value, so a value its type cannot hold still fails."""
+    retyped = [name for name, dtype in stored.schema.items() if dtype != spec.columns.get(name)]
+    return validate_records(
+        spec, stored.with_columns(pl.col(name).cast(pl.Utf8) for name in retyped)
+    ).rows_quarantined
+
+
 def _without(typed: pl.DataFrame, failures: list[pl.DataFrame]) -> pl.DataFrame:
     """`typed` without the rows of any failure; `typed` already lacks those of every failure
     but the last, so when the last found none the frame is kept as it is (no copy)."""
