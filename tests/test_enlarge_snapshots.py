@@ -93,3 +93,12 @@ def test_scale_slope_is_the_least_squares_line_through_the_runs() -> None:
     # A cost that grows faster than the data pulls the fitted slope above the first span's.
     assert least_squares_slope([1, 10, 50], [11, 20, 160]) > (20 - 11) / 9
     assert least_squares_slope([1, 10, 50], [3, 30, 150]) == pytest.approx(3.0)
+
+
+def test_scale_keeps_the_fastest_run_of_each_multiplier_in_order() -> None:
+    from benchmarks.pipeline_scale import Run, fastest
+
+    runs = [
+        Run(k, seconds, 0.0, 0.0, {}) for k, seconds in [(1, 60), (50, 120), (1, 55), (50, 130)]
+    ]
+    assert [(r.multiplier, r.seconds) for r in fastest(runs)] == [(1, 55), (50, 120)]
