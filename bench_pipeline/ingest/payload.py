@@ -485,8 +485,9 @@ def objects(values: Iterable[Any]) -> list[dict[str, Any]]:
 
 def staged_text(name: str, values: Sequence[Any]) -> pl.Series:
     """`text` of every value as one Utf8 column, converted a whole column at a time: text,
-    booleans and numbers each as one series (a column mixing them is split by kind); a column
-    holding nested or other values is written value by value."""
+    booleans and numbers each by one call into polars (a column mixing them too, see
+    `_mixed_text`), Decimals by their `str`; a column holding nested or other values is
+    written value by value."""
     first = next((v for v in values if v is not None), None)
     if first is None or first.__class__ is str:
         try:  # text and nulls only, the common case: polars refuses any other value
