@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import json
+import weakref
 from datetime import date
 from pathlib import Path
 
@@ -81,3 +84,79 @@ def test_removing_a_run_keeps_the_other_runs_of_its_source(conn) -> None:
 def test_an_in_memory_database_has_no_file() -> None:
     with duckdb.connect() as memory, pytest.raises(ValueError, match="in memory"):
         database_file(memory)
+
+
+class _Payload:
+    """Stands for a parsed raw file."""
+
+
+def test_frames_are_stored_while_the_garbage_is_freed(conn) -> None:
+    frames = {
+        work.work_file(conn, "staged", "epoch", "run-c", name): pl.DataFrame({"a": [n, None]})
+        for n, name in enumerate(("evaluation_rows", "epoch_models"))
+    }
+    garbage = [_Payload(), _Payload()]
+    held = weakref.ref(garbage[0])
+    work.write_work_freeing(frames, garbage)
+    assert garbage == [] and held() is None
+    for path, frame in frames.items():
+        assert work.read_work(path).equals(frame, null_equal=True)
+
+
+def test_a_failed_store_still_frees_the_garbage_and_raises(conn, monkeypatch) -> None:
+    path = work.work_file(conn, "staged", "arena", "run-d", "arena_ratings")
+
+    def broken(self, target, **_options):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pl.DataFrame, "write_ipc", broken)
+    garbage = [_Payload()]
+    with pytest.raises(OSError, match="disk full"):
+        work.write_work_freeing({path: pl.DataFrame({"a": [1]})}, garbage)
+    assert garbage == [] and not path.exists()
+
+
+@pytest.mark.parametrize("outcome", ["staged", "parser fails", "undeclared table"])
+def test_staging_frees_the_raw_files_before_the_collector_is_back_on(
+    warehouse, openrouter_listing, monkeypatch, outcome: str
+) -> None:
+    """Alive when the collector comes back, a parsed payload would be walked object by object
+    by its first pass; staging drops every raw file, whatever its outcome, before that."""
+    from bench_pipeline.ingest import engine
+    from bench_pipeline.ingest.catalog import source_definitions
+    from bench_pipeline.ingest.payload import RawFile
+    from bench_pipeline.ingest.sources import PARSERS
+
+    freed_with_collector: list[bool] = []
+    loaded: list[weakref.ref] = []
+    load = engine.load_raw_files
+
+    def tracked(*args):
+        files = load(*args)
+        for raw in files:
+            weakref.finalize(raw, lambda: freed_with_collector.append(gc.isenabled()))
+            loaded.append(weakref.ref(raw))
+        return files
+
+    def parser(files):
+        if outcome == "parser fails":
+            raise ValueError("a parser bug")
+        frames = PARSERS["openrouter_models"](files)
+        return frames | ({"not_a_table": pl.DataFrame()} if outcome == "undeclared table" else {})
+
+    monkeypatch.setattr(engine, "load_raw_files", tracked)
+    definition = source_definitions()["openrouter_models"]
+    payload = json.dumps({"data": openrouter_listing["data"][:5]}).encode()
+    with warehouse.connect() as conn:
+        run = engine.fetch_and_store(
+            conn,
+            definition,
+            lambda: [RawFile("models.json", payload)],
+            warehouse.raw_root,
+            "recorded",
+        )
+        run = engine.stage(conn, run, definition, parser)
+    assert run.status == ("pending" if outcome == "staged" else "rejected"), run.reason
+    assert loaded and all(ref() is None for ref in loaded)
+    assert freed_with_collector == [False] * len(loaded)
+    assert gc.isenabled()

@@ -54,7 +54,13 @@ from bench_pipeline.ingest.validation import (
     count_records,
     validate_records,
 )
-from bench_pipeline.ingest.work import read_work, remove_run, work_file, write_work
+from bench_pipeline.ingest.work import (
+    read_work,
+    remove_run,
+    work_file,
+    write_work,
+    write_work_freeing,
+)
 
 Parser = Callable[[Sequence[RawFile]], dict[str, pl.DataFrame]]
 Status = Literal["pending", "accepted", "rejected", "unchanged"]
@@ -262,11 +268,30 @@ def stage(
     if run.status == "rejected" or run.unchanged:
         return run
     _touch_claim(conn, run)
+    # Every parsed document is freed by reference counting before the cycle collector is
+    # back on: alive, its first pass would walk every object of the documents (about a
+    # second on a 150 MB payload).
+    with collector_paused():
+        files = load_raw_files(conn, run.run_id)
+        try:
+            return _staged(conn, run, definition, parse, files)
+        finally:
+            files.clear()
+
+
+def _staged(
+    conn: duckdb.DuckDBPyConnection,
+    run: SourceRun,
+    definition: SourceDefinition,
+    parse: Parser,
+    files: list[RawFile],
+) -> SourceRun:
+    """`stage` on the run's raw files; `files` is emptied while the staged frames are stored."""
     try:
-        with collector_paused():
-            report, frames = _checked_and_parsed(conn, run, definition, parse)
-        if frames is None:
+        report = check_contract(definition.contract, files)
+        if report.missing:
             return run.rejected(f"contract: {'; '.join(report.missing)}")
+        frames = parse(files)
     except PayloadError as error:
         return run.rejected(f"unreadable payload: {error}")
     except RUN_FAULTS as error:  # a parser bug must not leave the run unrecorded
@@ -275,29 +300,18 @@ def stage(
     if unexpected:
         return run.rejected(f"parser produced undeclared tables {sorted(unexpected)}")
     problems = _problem_frame(report, definition)
-    for table, frame in frames.items():
-        staged = work_file(conn, "staged", run.source, run.run_id, table)
-        write_work(staged, _with_problems(frame, problems.get(table)))
+    staged = {
+        work_file(conn, "staged", run.source, run.run_id, table): _with_problems(
+            frame, problems.get(table)
+        )
+        for table, frame in frames.items()
+    }
+    write_work_freeing(staged, files)
     return replace(
         run,
         rows_staged={table: frame.height for table, frame in frames.items()},
         fields=report.fields,
     )
-
-
-def _checked_and_parsed(
-    conn: duckdb.DuckDBPyConnection, run: SourceRun, definition: SourceDefinition, parse: Parser
-) -> tuple[contracts.ContractReport, dict[str, pl.DataFrame] | None]:
-    """The contract report and the parsed frames (None when files are missing).
-
-    The raw files and their parsed documents live only in this call, so they are freed by
-    reference counting before the caller re-enables the cycle collector: alive, its first
-    pass would walk every object of the documents (about a second on a 150 MB payload)."""
-    files = load_raw_files(conn, run.run_id)
-    report = check_contract(definition.contract, files)
-    if report.missing:
-        return report, None
-    return report, parse(files)
 
 
 def check_contract(
