@@ -2,9 +2,9 @@
 
 For each multiplier the snapshots are enlarged in their own formats
 (`benchmarks.enlarge_snapshots`, fixed seed) into a temp `BENCH_SNAPSHOTS`, then `bench run`
-runs in its own process on a temp `BENCH_HOME`. Printed per multiplier: wall time and peak
-memory (the child's own `ru_maxrss` from `wait4`), and per step (asset) the seconds Dagster
-recorded between its start and end. The baseline is the smallest run of the same invocation;
+runs in its own process on a temp `BENCH_HOME`. Printed per multiplier: wall time, peak
+memory, CPU seconds (user and kernel) and minor page faults (the child's own, from `wait4`),
+and per step (asset) the seconds Dagster recorded between its start and end. The baseline is the smallest run of the same invocation;
 a warm-up run at the smallest multiplier goes first and is not counted (a machine's first run
 pays for a cold page cache and first starts). The data-dependent cost is the least-squares
 slope of wall seconds over the multipliers (seconds per 1× of data; with two multipliers, the
@@ -66,10 +66,23 @@ class Run:
     peak_mb: float
     snapshot_mb: float
     steps: dict[str, float]
+    usage: Usage | None = None
 
 
-def _bench(home: Path, snapshots: Path, profile: Path | None) -> tuple[float, float]:
-    """`bench run` in a child process; its wall seconds and peak RSS in MB."""
+@dataclass(frozen=True)
+class Usage:
+    """What the `bench run` process (not its children: Chromium, sandboxes) spent: CPU
+    seconds in its own code and in the kernel, and the pages it touched first (minor
+    faults). On this VM a first touch costs microseconds, so memory a run frees and later
+    allocates afresh shows as kernel time that grows with the data."""
+
+    user_seconds: float
+    kernel_seconds: float
+    minor_faults: int
+
+
+def _bench(home: Path, snapshots: Path, profile: Path | None) -> tuple[float, float, Usage]:
+    """`bench run` in a child process; its wall seconds, peak RSS in MB and CPU use."""
     env = os.environ | {"BENCH_HOME": str(home), "BENCH_SNAPSHOTS": str(snapshots)}
     env.pop("DAGSTER_HOME", None)
     prefix = [sys.executable, "-m", "cProfile", "-o", str(profile)] if profile else [sys.executable]
@@ -84,7 +97,8 @@ def _bench(home: Path, snapshots: Path, profile: Path | None) -> tuple[float, fl
     if child.returncode != 0:
         tail = (home / "bench-run.log").read_text()[-3000:]
         raise RuntimeError(f"bench run failed ({child.returncode}):\n{tail}")
-    return seconds, usage.ru_maxrss / 1024  # KiB on Linux
+    spent = Usage(usage.ru_utime, usage.ru_stime, usage.ru_minflt)
+    return seconds, usage.ru_maxrss / 1024, spent  # ru_maxrss: KiB on Linux
 
 
 def _step_times(home: Path) -> dict[str, float]:
@@ -106,8 +120,8 @@ def measure(multiplier: int, root: Path, profile: Path | None = None, attempt: i
         written = _enlarged[snapshots] = _enlarge_elsewhere(snapshots, multiplier)
     home = root / f"home-{multiplier}x-{attempt}{'-profiled' if profile else ''}"
     home.mkdir()
-    seconds, peak = _bench(home, snapshots, profile)
-    return Run(multiplier, seconds, peak, sum(written.values()) / 1e6, _step_times(home))
+    seconds, peak, usage = _bench(home, snapshots, profile)
+    return Run(multiplier, seconds, peak, sum(written.values()) / 1e6, _step_times(home), usage)
 
 
 _enlarged: dict[Path, dict[str, int]] = {}
@@ -152,12 +166,19 @@ def report(runs: list[Run]) -> bool:
     print("bench run at k× the recorded snapshots (fresh BENCH_HOME each)")
     print(
         f"{'k':>4} {'snapshot MB':>12} {'seconds':>9} {'s per 1×':>9} {'peak MB':>8} "
-        f"{'MB per 1×':>10}"
+        f"{'MB per 1×':>10} {'user s':>7} {'kernel s':>9} {'minor faults':>13}"
     )
     for r in runs:
+        spent = (
+            f"{r.usage.user_seconds:>7.1f} {r.usage.kernel_seconds:>9.1f} "
+            f"{r.usage.minor_faults:>13,}"
+            if r.usage
+            else ""
+        )
         print(
             f"{r.multiplier:>4} {r.snapshot_mb:>12.1f} {r.seconds:>9.1f} "
-            f"{r.seconds / r.multiplier:>9.2f} {r.peak_mb:>8.0f} {r.peak_mb / r.multiplier:>10.1f}"
+            f"{r.seconds / r.multiplier:>9.2f} {r.peak_mb:>8.0f} "
+            f"{r.peak_mb / r.multiplier:>10.1f} {spent}"
         )
     small, large = runs[0], runs[-1]
     span = large.multiplier - small.multiplier
@@ -173,6 +194,14 @@ def report(runs: list[Run]) -> bool:
         f"per 1× ({small.multiplier}×→{large.multiplier}×); {large.multiplier}× / "
         f"{small.multiplier}× wall {large.seconds / small.seconds:.2f}×"
     )
+    if small.usage and large.usage:
+        user = (large.usage.user_seconds - small.usage.user_seconds) / span
+        kernel = (large.usage.kernel_seconds - small.usage.kernel_seconds) / span
+        faults = (large.usage.minor_faults - small.usage.minor_faults) / span
+        print(
+            f"  the run's own CPU per 1× ({small.multiplier}×→{large.multiplier}×): user "
+            f"{user:.2f} s, kernel {kernel:.2f} s, {faults:,.0f} more minor faults"
+        )
     for a, b in itertools.pairwise(runs):
         print(
             f"  {a.multiplier}×→{b.multiplier}×: "

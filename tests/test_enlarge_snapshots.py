@@ -102,3 +102,16 @@ def test_scale_keeps_the_fastest_run_of_each_multiplier_in_order() -> None:
         Run(k, seconds, 0.0, 0.0, {}) for k, seconds in [(1, 60), (50, 120), (1, 55), (50, 130)]
     ]
     assert [(r.multiplier, r.seconds) for r in fastest(runs)] == [(1, 55), (50, 120)]
+
+
+def test_scale_report_shows_the_run_s_own_cpu_and_faults_per_1x(capsys) -> None:
+    from benchmarks.pipeline_scale import Run, Usage, report
+
+    runs = [
+        Run(1, 50.0, 550.0, 10.0, {"a": 1.0}, Usage(20.0, 4.0, 500_000)),
+        Run(50, 99.0, 2450.0, 500.0, {"a": 50.0}, Usage(69.0, 22.0, 3_930_000)),
+    ]
+    assert not report(runs)  # 49 s more over 49× more data: 1.0 s per 1× is not under 1
+    shown = capsys.readouterr().out
+    assert "user 1.00 s, kernel 0.37 s, 70,000 more minor faults" in shown
+    assert "3,930,000" in shown
