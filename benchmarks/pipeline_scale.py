@@ -4,14 +4,14 @@ For each multiplier the snapshots are enlarged in their own formats
 (`benchmarks.enlarge_snapshots`, fixed seed) into a temp `BENCH_SNAPSHOTS`, then `bench run`
 runs in its own process on a temp `BENCH_HOME`. Printed per multiplier: wall time, peak
 memory, CPU seconds (user and kernel) and minor page faults (the child's own, from `wait4`),
-and per step (asset) the seconds Dagster recorded between its start and end. The baseline is the smallest run of the same invocation;
-a warm-up run at the smallest multiplier goes first and is not counted (a machine's first run
-pays for a cold page cache and first starts). The data-dependent cost is the least-squares
-slope of wall seconds over the multipliers (seconds per 1× of data; with two multipliers, the
-slope between them), and its goal is under 1.0 s per 1×. The slope between each pair of
-neighbouring multipliers is printed beside it, so a cost that grows faster than the data
-shows, and each step's slope between the smallest and largest run, so the steps that grow
-stand out.
+and per step (asset) the seconds Dagster recorded between its start and end. The baseline is
+the smallest run of the same invocation; a warm-up run at the smallest multiplier goes first
+and is not counted (a machine's first run pays for a cold page cache and first starts). The
+data-dependent cost is the least-squares slope of wall seconds over the multipliers (seconds
+per 1× of data; with two multipliers, the slope between them), and its goal is under 1.0 s
+per 1×. The slope between each pair of neighbouring multipliers is printed beside it, so a
+cost that grows faster than the data shows, and each step's slope between the smallest and
+largest run, so the steps that grow stand out.
 
 Whole runs on this shared machine swing by about a fifth from one to the next, more than the
 data-dependent part at 10×, so each multiplier runs `--repeat` times (default 2, in rounds that

@@ -57,8 +57,13 @@ def write_work_freeing(frames: Mapping[Path, pl.DataFrame], garbage: list[Any]) 
     polars writes without Python's lock, so the parsed documents (at 1M records, a third of a
     second of freeing) are freed on the other core meanwhile. A write that fails raises here
     after `garbage` is empty."""
+
+    def write_all() -> None:
+        for path, frame in frames.items():
+            write_work(path, frame)
+
     with ThreadPoolExecutor(max_workers=1) as pool:
-        written = pool.submit(lambda: [write_work(path, frame) for path, frame in frames.items()])
+        written = pool.submit(write_all)
         garbage.clear()
         written.result()
 
