@@ -57,6 +57,8 @@ from bench_pipeline.ingest.validation import (
 from bench_pipeline.ingest.work import (
     read_work,
     remove_run,
+    run_folder,
+    staged_file,
     work_file,
     write_work,
     write_work_freeing,
@@ -253,64 +255,108 @@ def close_abandoned(conn: duckdb.DuckDBPyConnection, source: str) -> list[str]:
     return closed
 
 
-def load_raw_files(conn: duckdb.DuckDBPyConnection, run_id: str) -> list[RawFile]:
+def raw_file_paths(conn: duckdb.DuckDBPyConnection, run_id: str) -> list[tuple[str, Path]]:
+    """Each raw file of the run: its name in the payload and where it is stored."""
     rows = conn.execute(
         "SELECT file_name, stored_path FROM raw_files WHERE run_id = ? ORDER BY file_name", [run_id]
     ).fetchall()
-    return [RawFile(name=name, content=Path(path).read_bytes()) for name, path in rows]
+    return [(name, Path(path)) for name, path in rows]
+
+
+def read_raw_files(paths: Sequence[tuple[str, Path]]) -> list[RawFile]:
+    return [RawFile(name=name, content=path.read_bytes()) for name, path in paths]
+
+
+def load_raw_files(conn: duckdb.DuckDBPyConnection, run_id: str) -> list[RawFile]:
+    return read_raw_files(raw_file_paths(conn, run_id))
+
+
+@dataclass(frozen=True)
+class Staged:
+    """What staging a payload came to, without its run: a rejection's reason, or the rows
+    staged per table and the contract's field counts (the frames are in the run's files)."""
+
+    rejection: str | None = None
+    rows_staged: dict[str, int] = field(default_factory=dict)
+    fields: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def applied(self, run: SourceRun) -> SourceRun:
+        """The run as this staging leaves it."""
+        if self.rejection is not None:
+            return run.rejected(self.rejection)
+        return replace(run, rows_staged=dict(self.rows_staged), fields=dict(self.fields))
 
 
 def stage(
-    conn: duckdb.DuckDBPyConnection, run: SourceRun, definition: SourceDefinition, parse: Parser
+    conn: duckdb.DuckDBPyConnection,
+    run: SourceRun,
+    definition: SourceDefinition,
+    parse: Parser,
+    ahead: Staged | None = None,
 ) -> SourceRun:
     """Check the payload against the source's contract, then parse it into one staging table
-    per live table; records the contract finds wrong carry their problem (see validation)."""
+    per live table; records the contract finds wrong carry their problem (see validation).
+
+    `ahead` is this run staged already by `stage_payload` in another process (`ingest.prestage`),
+    its frames in the run's files: it is taken as it is."""
     if run.status == "rejected" or run.unchanged:
         return run
     _touch_claim(conn, run)
-    # Every parsed document is freed by reference counting before the cycle collector is
-    # back on: alive, its first pass would walk every object of the documents (about a
-    # second on a 150 MB payload).
+    if ahead is not None:
+        return ahead.applied(run)
+    folder = run_folder(conn, run.source, run.run_id)
+    files = load_raw_files(conn, run.run_id)
+    return stage_payload(
+        definition, parse, files, lambda table: staged_file(folder, table)
+    ).applied(run)
+
+
+def stage_payload(
+    definition: SourceDefinition,
+    parse: Parser,
+    files: list[RawFile],
+    target: Callable[[str], Path],
+) -> Staged:
+    """The contract check and the parse of a run's raw `files`, each staged frame stored in
+    `target(table)`; touches no database, so another process can do it (`ingest.prestage`).
+    `files` is emptied while the frames are stored.
+
+    Every parsed document is freed by reference counting before the cycle collector is back
+    on: alive, its first pass would walk every object of the documents (about a second on a
+    150 MB payload)."""
     with collector_paused():
-        files = load_raw_files(conn, run.run_id)
         try:
-            return _staged(conn, run, definition, parse, files)
+            return _staged(definition, parse, files, target)
         finally:
             files.clear()
 
 
 def _staged(
-    conn: duckdb.DuckDBPyConnection,
-    run: SourceRun,
     definition: SourceDefinition,
     parse: Parser,
     files: list[RawFile],
-) -> SourceRun:
-    """`stage` on the run's raw files; `files` is emptied while the staged frames are stored."""
+    target: Callable[[str], Path],
+) -> Staged:
+    """`stage_payload` with the collector paused."""
     try:
         report = check_contract(definition.contract, files)
         if report.missing:
-            return run.rejected(f"contract: {'; '.join(report.missing)}")
+            return Staged(f"contract: {'; '.join(report.missing)}")
         frames = parse(files)
     except PayloadError as error:
-        return run.rejected(f"unreadable payload: {error}")
+        return Staged(f"unreadable payload: {error}")
     except RUN_FAULTS as error:  # a parser bug must not leave the run unrecorded
-        return run.rejected(f"staging failed: {type(error).__name__}: {error}")
+        return Staged(f"staging failed: {type(error).__name__}: {error}")
     unexpected = set(frames) - set(definition.tables)
     if unexpected:
-        return run.rejected(f"parser produced undeclared tables {sorted(unexpected)}")
+        return Staged(f"parser produced undeclared tables {sorted(unexpected)}")
     problems = _problem_frame(report, definition)
     staged = {
-        work_file(conn, "staged", run.source, run.run_id, table): _with_problems(
-            frame, problems.get(table)
-        )
-        for table, frame in frames.items()
+        target(table): _with_problems(frame, problems.get(table)) for table, frame in frames.items()
     }
     write_work_freeing(staged, files)
-    return replace(
-        run,
-        rows_staged={table: frame.height for table, frame in frames.items()},
-        fields=report.fields,
+    return Staged(
+        rows_staged={table: frame.height for table, frame in frames.items()}, fields=report.fields
     )
 
 

@@ -40,8 +40,18 @@ def work_file(
     conn: duckdb.DuckDBPyConnection, kind: Kind, source: str, run_id: str, table: str = ""
 ) -> Path:
     """The file of one working frame of a run (`table` names the live table it is for)."""
+    return file_in(run_folder(conn, source, run_id), kind, table)
+
+
+def file_in(folder: Path, kind: Kind, table: str = "") -> Path:
+    """`work_file` in a run's `folder` (`run_folder`)."""
     name = f"{kind}-{path_segment(table)}" if table else kind
-    return run_folder(conn, source, run_id) / f"{name}.arrow"
+    return folder / f"{name}.arrow"
+
+
+def staged_file(folder: Path, table: str) -> Path:
+    """The staged frame of `table` in a run's `folder`."""
+    return file_in(folder, "staged", table)
 
 
 def write_work(path: Path, frame: pl.DataFrame) -> None:

@@ -15,7 +15,6 @@ first. Without `os.fork` (not POSIX) the pages render here, one after another.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import json
 import os
@@ -26,6 +25,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+from bench_pipeline.core.processes import die_with_parent
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -41,7 +42,6 @@ _MAX_CHUNKS = 4_096
 """At most this many chunk numbers (16 KiB) are queued: a pipe holds them all at once."""
 _CHUNK_NUMBER = struct.Struct("<I")
 _REPORT_CHARACTERS = 8_000
-_PR_SET_PDEATHSIG = 1
 
 
 class WorkerError(RuntimeError):
@@ -235,25 +235,13 @@ def _fork(serve: Callable[[], bytes]) -> _Child:
     os.close(read)
     code = 0
     try:
-        _die_with(parent)
+        die_with_parent(parent)
         report = serve()
         code = 1 if report.startswith(b'{"failure"') else 0
         with os.fdopen(write, "wb") as pipe:
             pipe.write(report)
     finally:
         os._exit(code)  # no atexit handlers, no flushing the parent's buffers twice
-
-
-def _die_with(parent: int) -> None:
-    """Have the kernel kill this child when its parent dies (Linux), so a killed build leaves
-    no process writing into its abandoned folder."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):  # not Linux: the child ends with its part
-        return
-    if os.getppid() != parent:  # the parent died before the request took effect
-        os._exit(1)
 
 
 def _collect(child: _Child) -> tuple[dict[str, Any], str]:
