@@ -3,7 +3,8 @@
 For each multiplier the snapshots are enlarged in their own formats
 (`benchmarks.enlarge_snapshots`, fixed seed) into a temp `BENCH_SNAPSHOTS`, then `bench run`
 runs in its own process on a temp `BENCH_HOME`. Printed per multiplier: wall time, peak
-memory, CPU seconds (user and kernel) and minor page faults (the child's own, from `wait4`),
+memory, CPU seconds (user and kernel) and minor page faults (from `wait4`: the child's and
+those of the processes it waited for, its staging worker, Chromium and sandboxes included),
 and per step (asset) the seconds Dagster recorded between its start and end. The baseline is
 the smallest run of the same invocation; a warm-up run at the smallest multiplier goes first
 and is not counted (a machine's first run pays for a cold page cache and first starts). The
@@ -71,8 +72,9 @@ class Run:
 
 @dataclass(frozen=True)
 class Usage:
-    """What the `bench run` process (not its children: Chromium, sandboxes) spent: CPU
-    seconds in its own code and in the kernel, and the pages it touched first (minor
+    """What the `bench run` process spent, with every process it started and waited for
+    (its staging worker, Chromium, sandboxes: `wait4` counts a reaped child's use in its
+    parent's): CPU seconds in user code and in the kernel, and the pages touched first (minor
     faults). On this VM a first touch costs microseconds, so memory a run frees and later
     allocates afresh shows as kernel time that grows with the data."""
 
@@ -199,7 +201,7 @@ def report(runs: list[Run]) -> bool:
         kernel = (large.usage.kernel_seconds - small.usage.kernel_seconds) / span
         faults = (large.usage.minor_faults - small.usage.minor_faults) / span
         print(
-            f"  the run's own CPU per 1× ({small.multiplier}×→{large.multiplier}×): user "
+            f"  the run's CPU per 1× ({small.multiplier}×→{large.multiplier}×): user "
             f"{user:.2f} s, kernel {kernel:.2f} s, {faults:,.0f} more minor faults"
         )
     for a, b in itertools.pairwise(runs):
