@@ -29,8 +29,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
@@ -102,7 +102,7 @@ class Prestager:
         self._runs: dict[str, _Run] = {}
         self._closed = False
         self._driver: threading.Thread | None = None
-        self._worker: Any = None  # the multiprocessing Process, once started
+        self._worker: BaseProcess | None = None  # once started
 
     def submit(
         self,
@@ -186,9 +186,9 @@ class Prestager:
             if run is not None:
                 run.done.set()
             ours.close()
-            if self._worker is not None:
-                worker.kill()
-                worker.join(timeout=5)
+            if self._worker is not None:  # started
+                self._worker.kill()
+                self._worker.join(timeout=5)
 
     @staticmethod
     def _hand(ours: Connection, run: _Run) -> None:
