@@ -11,6 +11,7 @@ import pytest
 from bench_pipeline.core.warehouse import (
     WarehouseBusyError,
     connect,
+    held,
     publish_read_only_copy,
     table_checksum,
     transaction,
@@ -63,6 +64,32 @@ def test_connect_waits_for_a_briefly_held_lock_then_gives_up(tmp_path: Path) -> 
             pass
     finally:
         writer.wait()
+
+
+def _memory_limit(path: Path) -> str:
+    with connect(path) as conn:
+        return conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+
+def test_held_keeps_one_database_open_for_every_connect_inside_it(tmp_path: Path) -> None:
+    # A global setting lives as long as the database does: it outlasts each `connect`
+    # block inside `held`, and is gone once the block ends and the file is closed.
+    path = tmp_path / "w.duckdb"
+    default = _memory_limit(path)
+    with held(path):
+        with connect(path) as conn:
+            conn.execute("SET GLOBAL memory_limit = '123MB'")
+            conn.execute("CREATE TABLE t AS SELECT 1 AS x")
+        assert _memory_limit(path) != default
+        other = subprocess.run(  # another process finds the file locked
+            [sys.executable, "-c", f"import duckdb; duckdb.connect({str(path)!r})"],
+            capture_output=True,
+            text=True,
+        )
+        assert other.returncode != 0 and "lock" in other.stderr
+    assert _memory_limit(path) == default
+    with duckdb.connect(str(path), read_only=True) as conn:  # what was written is kept
+        assert conn.execute("SELECT x FROM t").fetchall() == [(1,)]
 
 
 def test_transaction_rolls_back_and_reraises(tmp_path: Path) -> None:

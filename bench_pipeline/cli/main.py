@@ -124,6 +124,7 @@ def run(mode: str, out: TextIO = sys.stdout) -> int:
     holds the same BENCH_HOME (see `bench_pipeline.cli.run_lock`)."""
     from bench_pipeline.cli.instance import default_dagster_home, skip_bookkeeping_fsync
     from bench_pipeline.cli.run_lock import RunLockedError, exclusive_run
+    from bench_pipeline.core.warehouse import held
     from bench_pipeline.ingest import prestage
 
     home = prepare_dagster_home()
@@ -132,7 +133,7 @@ def run(mode: str, out: TextIO = sys.stdout) -> int:
     try:
         with exclusive_run(settings.bench_home()) as holder:  # only entering raises it
             # the steps run one by one here, so payloads are staged ahead on the other core
-            with prestage.ahead():
+            with prestage.ahead(), held(settings.warehouse_path()):
                 return _run_locked(mode, out, holder)
     except RunLockedError as busy:
         print(f"bench run refused: {busy}", file=out)
