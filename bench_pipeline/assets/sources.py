@@ -5,6 +5,7 @@ Each asset only wires the source client and the warehouse to the plain functions
 """
 
 import functools
+import itertools
 from datetime import datetime, timedelta
 
 import dagster as dg
@@ -51,15 +52,20 @@ def live_key(source: str) -> dg.AssetKey:
 def cadence_interval(cron: str) -> timedelta:
     """The longest gap between two ticks of the cadence over a year (UTC, as schedules run).
 
-    Dagster's public time-window partitions tick exactly as its schedules do. Cached: walking
-    the ticks takes a noticeable part of a second, and every definition of the source asks.
+    Dagster's public time-window partitions tick exactly as its schedules do, each window
+    ending where the next begins: the gaps are read from the keys (the ticks), and only the
+    last window is asked for its end (asking each of 400 took about 0.3 s for a 6-hourly
+    cron, paid by every process that builds the definitions). Cached: every definition of
+    the source asks.
     """
     start = datetime(2025, 1, 1)
     ticks = dg.TimeWindowPartitionsDefinition(
         cron_schedule=cron, start=start, end=start + timedelta(days=366), fmt=_TICK_FORMAT
     )
-    windows = (ticks.time_window_for_partition_key(k) for k in ticks.get_partition_keys()[:400])
-    return max(window.end - window.start for window in windows)
+    keys = ticks.get_partition_keys()[:400]
+    starts = [datetime.strptime(key, _TICK_FORMAT) for key in keys]
+    last = ticks.time_window_for_partition_key(keys[-1])
+    return max([b - a for a, b in itertools.pairwise(starts)] + [last.end - last.start])
 
 
 def warn_window(definition: SourceDefinition) -> timedelta:
