@@ -114,8 +114,16 @@ def _run_metadata(run: engine.SourceRun) -> dict:
 
 
 def raw_version(run: engine.SourceRun) -> dg.DataVersion:
-    """The payload's digest; a run without a payload (a failed fetch) is news of its own."""
-    return dg.DataVersion(run.content_sha256 or run.run_id)
+    """The run that stages the payload: a new run's own id, or for a payload unchanged since
+    the live run, that run's id (what the stages below last ran on, so nothing below looks
+    changed).
+
+    Not the payload's digest: a run killed after staging leaves a stored staging output for
+    a run the next fetch closes as abandoned (its files removed), and with the same digest
+    the next run would validate that dead run instead of staging its own. Each new run id
+    is news, so a new run is always staged; only the live payload is skipped.
+    """
+    return dg.DataVersion(run.run_id)
 
 
 def raw_key(source: str) -> dg.AssetKey:
@@ -138,7 +146,8 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
         freshness_policy=policy,
         description=(
             f"{definition.title}: the payload as received, stored by SHA-256; its data version "
-            "is that digest, so a payload identical to the live one changes nothing below it. "
+            "is the run that stages it, and a payload identical to the live one keeps the live "
+            "run's, so it changes nothing below it. "
             f"Freshness: WARN after {_hours(warn_window(definition))} hours without a "
             f"refresh, FAIL after {definition.freshness_hours} hours; the `fresh` check on "
             "`live` dates the last accepted run."
