@@ -13,7 +13,8 @@
    bare httpx with the same connection split, beside raw asyncio streams and the ideal rate
    (`benchmarks.model_calls`; options through `python -m benchmarks.model_calls`).
 7. writer: the warehouse row writer (`core.writer.insert_rows`) against `executemany` at 1,000
-   and 100,000 rows of 30 text columns (`benchmarks.row_writer`; `--repeat` applies).
+   and 100,000 rows of 30 text columns, beside DuckDB's own insert of a ready Arrow table
+   (`benchmarks.row_writer`; `--repeat` applies).
 8. bradley: the Bradley–Terry fit at 150 groups against a plain scipy fit
    (`benchmarks.bradley_terry`; `--repeat` applies).
 9. cache: the response cache at 50,000 entries (about 1 GB): a reader process's peak memory

@@ -25,6 +25,6 @@ def test_the_index_family_report_says_whether_its_goal_is_met(seconds: float, me
 def test_the_row_writer_exits_non_zero_when_its_goal_is_missed(
     monkeypatch: pytest.MonkeyPatch, goal: float, status: int
 ) -> None:
-    monkeypatch.setattr(row_writer, "CASES", ((row_writer.GOAL_ROWS, True),))
+    monkeypatch.setattr(row_writer, "CASES", (row_writer.GOAL_CASE,))
     monkeypatch.setattr(row_writer, "GOAL", goal)
     assert row_writer.main(["--repeat", "1"]) == status
