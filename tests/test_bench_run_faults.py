@@ -5,7 +5,8 @@ One whole pipeline run exercises three faults, each asserted on its own: a secon
 started while the first runs refuses at once, naming the first; the first, killed while it
 builds the site, leaves the previous site whole (every page, and every hash the downloads
 page lists matching its file); the next `bench run` marks the dead run's Dagster run failed,
-records it in `run_failure_log`, and publishes a whole site again.
+records it in `run_failure_log`, publishes that failure in a new release, and a whole site
+again.
 """
 
 from __future__ import annotations
@@ -145,6 +146,13 @@ def test_second_bench_run_refuses_a_killed_one_is_failed_and_the_site_stays_whol
             "SELECT dagster_run_id, message FROM run_failure_log WHERE dagster_run_id = ?", dead
         ).fetchall()
     assert len(logged) == 1 and "marked failed by a later `bench run`" in logged[0][1]
+
+    # a failed run is news to readers: the rerun publishes it in a new release and site
+    published = (releases / "latest").read_text()
+    assert published != release.name
+    failures = (releases / published / "data" / "pipeline_failures.csv").read_text()
+    assert dead[0] in failures, f"release {published} does not list the failed run"
+    assert published in (site / "downloads.html").read_text()
 
     after = _site_files(site)
     assert sum(name.startswith("models/") for name in after) == pages

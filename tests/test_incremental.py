@@ -108,7 +108,7 @@ def test_code_failures_checks_and_outside_files(instance, tmp_path: Path) -> Non
         "registry/models": "its code changed"
     }
     (tmp_path / "setups" / "pricing.toml").write_text('[[rate]]\napi_id = "x"\n')
-    assert _plan(instance) == {"runs/model_rates": "the files it reads changed"}
+    assert _plan(instance) == {"runs/model_rates": "what it reads beside its inputs changed"}
     _run(instance, rates)
     payload["check"] = False
     _run(instance, registry)

@@ -347,3 +347,31 @@ def test_missing_source_folder_is_a_rejected_run_not_a_failure(tmp_path: Path) -
     assert "empty" in reasons["arena"] and "no snapshot folder" in reasons["epoch"]
     assert models == distinct_openrouter_models()
     assert "rejected" in result.stdout
+
+
+def test_a_rejected_fetch_reaches_the_next_release_and_keeps_the_live_rows(
+    home: Path, tmp_path: Path
+) -> None:
+    """The release publishes every source's last run: a rejected one leaves the live tables
+    (so every asset input) as they were, yet a reader must see it in a new release."""
+    snapshots = tmp_path / "snapshots"
+    shutil.copytree(SNAPSHOTS, snapshots)
+    cut = sorted((snapshots / "openrouter_endpoints").glob("*.json"))[0]
+    cut.write_bytes(cut.read_bytes()[:100])  # a download cut short
+    database = home / "warehouse" / "bench.duckdb"
+    before = live_counts(database)
+    latest = home / "build" / "releases" / "latest"
+    previous = latest.read_text()
+    result = bench_run(home, snapshots)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert live_counts(database) == before
+    release = latest.read_text()
+    assert release != previous, result.stdout
+    runs = csv_records(home / "build" / "releases" / release / "data" / "source_runs.csv")
+    last = {row["source"]: row for row in runs}
+    assert last["openrouter_endpoints"]["status"] == "rejected"
+    assert cut.name in last["openrouter_endpoints"]["reason"]
+    assert {row["status"] for s, row in last.items() if s != "openrouter_endpoints"} == {
+        "accepted"
+    }
+    assert release in (home / "build" / "site" / "downloads.html").read_text()

@@ -11,6 +11,7 @@ import dagster as dg
 from bench_pipeline.assets.indices import ARENA_KEY, INDEX_KEY, MARKET_KEY
 from bench_pipeline.assets.metadata import timed
 from bench_pipeline.assets.scores import SCORE_KEYS
+from bench_pipeline.assets.versions import outside_metadata
 from bench_pipeline.core import settings
 from bench_pipeline.core.files import place_copy
 from bench_pipeline.release.build import build_release, read_latest
@@ -58,12 +59,14 @@ def publish_downloads(release_dir: Path, directory: Path) -> list[str]:
 def release_dataset(warehouse: WarehouseResource) -> dg.MaterializeResult:
     root = settings.releases_dir()
     with warehouse.connection() as conn:
+        outside = outside_metadata(RELEASE_KEY, conn)
         appended = record_price_history(conn)
         outcome = build_release(conn, root, METHODOLOGY_VERSIONS)
     manifest = load_manifest(outcome.path)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(outcome.release_id),
-        metadata={
+        metadata=outside
+        | {
             "release_id": outcome.release_id,
             "created": outcome.created,
             "path": dg.MetadataValue.path(str(outcome.path)),

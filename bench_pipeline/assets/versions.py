@@ -3,8 +3,9 @@
 Every asset carries one code version: a digest of the package's source and of the hand-kept
 tables in `sources/` (aliases, licences, evaluations, definitions), so any change of code or
 rules marks every asset for recomputation, and nothing else does. Assets that read files
-outside the warehouse (the task bank, setups, pricing file, inboxes) record a digest of those
-files (`OUTSIDE_INPUTS_KEY`); assets whose content is the point return a data version of what
+outside the warehouse (the task bank, setups, pricing file, inboxes), or tables written beside
+the asset graph (the release: source runs and failed runs), record a digest of them
+(`OUTSIDE_INPUTS_KEY`); assets whose content is the point return a data version of what
 they hold, so an unchanged recomputation does not make its dependents look changed.
 """
 
@@ -82,6 +83,12 @@ def _count(conn: duckdb.DuckDBPyConnection, table: str) -> bytes:  # tables it n
     return str(conn.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]).encode()
 
 
+def _latest(conn: duckdb.DuckDBPyConnection, table: str, column: str) -> bytes:
+    """Rows and the newest `column` of a table only ever appended to (or a row replaced
+    with a newer one)."""
+    return str(conn.execute(f"SELECT count(*), max({column}) FROM {table}").fetchall()).encode()
+
+
 def _file(path: Path) -> bytes:
     return path.read_bytes() if path.is_file() else b""
 
@@ -106,6 +113,11 @@ def outside_inputs(key: dg.AssetKey, conn: duckdb.DuckDBPyConnection) -> str | N
         inbox = inbox_digest(settings.reviews_inbox())
         typed = conn.execute("SELECT count(*) FROM reviews WHERE origin = 'cli'").fetchall()
         return _digest([inbox.encode(), str(typed[0][0]).encode()])
+    if path == ["release", "dataset"]:
+        # it publishes the last run of every source and the failed pipeline runs: a rejected
+        # fetch (the live tables, so every input, unchanged) or a failure is news to readers
+        return _digest([_latest(conn, "source_runs", "finished_at"),
+                        _latest(conn, "run_failure_log", "failed_at")])  # fmt: skip
     if path[0] == "scores" and path[-1] in _DATED_BOARDS:
         # boards weigh runs by their age and compare with a week before: a new day is news
         return _digest([now_utc().date().isoformat().encode()])

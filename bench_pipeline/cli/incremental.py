@@ -3,8 +3,9 @@
 An asset is out of date when it was never materialised, its last attempt failed, a blocking
 check of it failed last time (so the check runs again before anything below it), its code
 version changed (`assets/versions.py`), a dependency's data version differs from the one
-Dagster recorded when it last ran, the files it reads outside the warehouse changed (their
-digest against the one it recorded), or a dependency is itself out of date. Raw fetches are
+Dagster recorded when it last ran, what it reads beside its inputs changed (files outside the
+warehouse, or tables written beside the asset graph: their digest against the one it
+recorded), or a dependency is itself out of date. Raw fetches are
 not judged here: `bench run` always fetches, and a payload identical to the live one keeps
 its data version, so nothing below it looks changed.
 """
@@ -107,7 +108,7 @@ def _reason(graph, key, entries, dirty, conn) -> str | None:
     if digest is not None:
         recorded = materialization.metadata.get(OUTSIDE_INPUTS_KEY)
         if recorded is None or recorded.value != digest:
-            return "the files it reads changed"
+            return "what it reads beside its inputs changed"
     return None
 
 
