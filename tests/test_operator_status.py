@@ -1,6 +1,7 @@
 """`bench status` as an operator runs it: on an empty home it says nothing has run and creates
 nothing; after a run that failed before its checks it still answers, naming each failing check
-with its reason; it reports the release, the site and every source against its cadence."""
+with its reason; it reports the release, the site and every source against its cadence; while a
+`bench run` holds the warehouse it answers at once from the last completed run."""
 
 import subprocess
 import sys
@@ -77,3 +78,56 @@ def test_status_after_a_failed_run_names_failing_checks_and_sources(tmp_path: Pa
     assert "Latest release: none yet" in out and "Site: not built yet" in out
     for source in source_definitions():
         assert f"  {source} " in out and "never run" in out, source
+
+
+HOLD_THE_HOME = """
+import sys, time
+from pathlib import Path
+from bench_pipeline.cli.run_lock import exclusive_run
+from bench_pipeline.core.warehouse import connect
+home = Path(sys.argv[1])
+with exclusive_run(home), connect(home / "warehouse" / "bench.duckdb"):
+    print("holding", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_status_during_a_run_answers_at_once_from_the_last_completed_run(tmp_path: Path) -> None:
+    """A running `bench run` holds the warehouse until it ends (minutes at scale): `bench
+    status` must not wait for it, and reports the analyst copy the last run left, saying so;
+    a command that needs the warehouse refuses at once instead of failing a minute later."""
+    warehouse = tmp_path / "warehouse" / "bench.duckdb"
+    with connect(warehouse) as conn:
+        migrate(conn, settings.migrations_dir())
+    copy = tmp_path / "build" / "warehouse" / "bench.duckdb"
+    copy.parent.mkdir(parents=True)
+    with connect(copy) as conn:  # the last completed run's copy: one accepted arena run
+        migrate(conn, settings.migrations_dir())
+        conn.execute(
+            "INSERT INTO source_runs VALUES ('arena', 'arena-0123456789ab-1', 'recorded', "
+            "now()::TIMESTAMP, now()::TIMESTAMP, 'accepted', 5, 0, NULL, NULL, NULL)"
+        )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_HOME, str(tmp_path)],
+        env=bench_env(tmp_path), stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        result = bench_status(tmp_path)
+        splits = subprocess.run(
+            [sys.executable, "-m", "bench_pipeline.cli", "splits"],
+            env=bench_env(tmp_path), capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert holder.poll() is None, "the holder ended before the commands answered"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert f"A `bench run` is running (pid {holder.pid}, started " in out
+    assert f"As of the last completed run (the analyst copy {copy})" in out
+    assert "  arena                 last run accepted" in out
+    assert "Traceback" not in result.stderr
+    # a command that needs the warehouse itself refuses at once, naming the run
+    assert splits.returncode == 3, splits.stdout + splits.stderr
+    assert f"bench splits refused: a `bench run` (pid {holder.pid}, started " in splits.stdout

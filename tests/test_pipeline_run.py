@@ -371,7 +371,5 @@ def test_a_rejected_fetch_reaches_the_next_release_and_keeps_the_live_rows(
     last = {row["source"]: row for row in runs}
     assert last["openrouter_endpoints"]["status"] == "rejected"
     assert cut.name in last["openrouter_endpoints"]["reason"]
-    assert {row["status"] for s, row in last.items() if s != "openrouter_endpoints"} == {
-        "accepted"
-    }
+    assert {row["status"] for s, row in last.items() if s != "openrouter_endpoints"} == {"accepted"}
     assert release in (home / "build" / "site" / "downloads.html").read_text()

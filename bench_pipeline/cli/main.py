@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from bench_pipeline.cli.boards import moment
 from bench_pipeline.cli.instance import prepare_dagster_home
+from bench_pipeline.cli.run_lock import running_run
 from bench_pipeline.cli.terminal import quiet_dagster, safe
 from bench_pipeline.core import settings
 
@@ -353,8 +354,24 @@ def status(out: TextIO = sys.stdout) -> int:
     cadence = {
         name: (cadence_interval(d.cadence_cron), warn_window(d)) for name, d in definitions.items()
     }
-    with connect(settings.warehouse_path()) as conn:
-        migrate(conn, settings.migrations_dir())
+    running = running_run(settings.bench_home())
+    if running is None:
+        with connect(settings.warehouse_path()) as conn:
+            migrate(conn, settings.migrations_dir())
+            print_status(conn, failing, out, definitions=definitions, cadence=cadence)
+        return 0
+    # the run holds the warehouse until it ends: report its last completed state at once
+    copy = settings.analyst_copy_path()
+    print(
+        f"A `bench run` is running (pid {running['pid']}, started {running['started_at']}) and "
+        "holds the warehouse until it ends.",
+        file=out,
+    )
+    if not copy.is_file():
+        print("No run has completed in this home yet: nothing else to report.", file=out)
+        return 0
+    print(f"As of the last completed run (the analyst copy {copy}):\n", file=out)
+    with connect(copy, read_only=True) as conn:
         print_status(conn, failing, out, definitions=definitions, cadence=cadence)
     return 0
 
@@ -491,6 +508,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command in ("run", "status"):  # the commands that load the Dagster definitions
         quiet_dagster()
+    from bench_pipeline.core.warehouse import WarehouseBusyError
+
+    out = sys.stdout  # as `bench run` says it refuses
+    if args.command in WAITS_FOR_THE_WAREHOUSE:
+        running = running_run(settings.bench_home())
+        if running is not None:
+            print(refused_during_run(args.command, running), file=out)
+            return 3
+    try:
+        return _dispatch(args)
+    except WarehouseBusyError as busy:  # a run in the Dagster UI, or a script, holds it
+        print(f"bench {args.command} refused: {busy}; try again when that run ends", file=out)
+        return 3
+
+
+WAITS_FOR_THE_WAREHOUSE = ("registry", "clear", "accept", "compare", "splits", "decide",
+                           "scores", "review")  # fmt: skip
+"""The commands that open the warehouse, which a running `bench run` holds until it ends
+(`bench status` reports the last completed run meanwhile)."""
+
+
+def refused_during_run(command: str, running: dict) -> str:
+    return (
+        f"bench {command} refused: a `bench run` (pid {running['pid']}, started "
+        f"{running['started_at']}) holds the warehouse until it ends; run this again then "
+        "(`bench status` reports the last completed run meanwhile)"
+    )
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "registry":
         from bench_pipeline.cli import registry
 

@@ -64,6 +64,38 @@ def exclusive_run(home: Path) -> Iterator[dict[str, Any]]:
         handle.close()  # releases the lock
 
 
+def running_run(home: Path) -> dict[str, Any] | None:
+    """What the `bench run` holding this BENCH_HOME recorded of itself while it runs, else
+    None. Only looks: taking the lock, even for a moment, could make a starting run refuse."""
+    path = lock_path(home)
+    try:
+        holder = json.loads(path.read_text())
+        pid = int(holder["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    held = _flocked(path)
+    if held is None:  # no lock table to read: the recorded process, if alive here
+        held = holder.get("host") == socket.gethostname() and pid_alive(pid)
+    return holder if held else None
+
+
+def _flocked(path: Path) -> bool | None:
+    """Whether some process holds a `flock` on `path`, from Linux's lock table (the file's
+    device and inode; a pid there could be reused, a held lock cannot outlive its holder);
+    None when the table cannot be read."""
+    try:
+        found = path.stat()
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    inode = f"{os.major(found.st_dev):02x}:{os.minor(found.st_dev):02x}:{found.st_ino}"
+    return any(
+        fields[1] == "FLOCK" and fields[5] == inode
+        for fields in (line.split() for line in table.splitlines())
+        if len(fields) > 5
+    )
+
+
 def _busy_message(home: Path, path: Path, content: str) -> str:
     try:
         holder = json.loads(content)
