@@ -118,10 +118,12 @@ def raw_version(run: engine.SourceRun) -> dg.DataVersion:
     the live run, that run's id (what the stages below last ran on, so nothing below looks
     changed).
 
-    Not the payload's digest: a run killed after staging leaves a stored staging output for
-    a run the next fetch closes as abandoned (its files removed), and with the same digest
-    the next run would validate that dead run instead of staging its own. Each new run id
-    is news, so a new run is always staged; only the live payload is skipped.
+    Not the payload's digest: with it, a payload staged before by a run that did not end
+    live looked unchanged, so its new run was never staged. A run killed after staging left
+    its stored output to be validated after the next fetch had closed it as abandoned
+    (files removed); a rejected run an operator accepted (`bench accept`) was never judged
+    again. Each new run id is news, so a new run is always staged; only the live payload
+    is skipped.
     """
     return dg.DataVersion(run.run_id)
 
