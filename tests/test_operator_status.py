@@ -80,6 +80,14 @@ def test_status_after_a_failed_run_names_failing_checks_and_sources(tmp_path: Pa
         assert f"  {source} " in out and "never run" in out, source
 
 
+HOLD_THE_LOCK = """
+import sys, time
+from pathlib import Path
+from bench_pipeline.cli.run_lock import exclusive_run
+with exclusive_run(Path(sys.argv[1])):
+    print("holding", flush=True)
+    time.sleep(600)
+"""
 HOLD_THE_HOME = """
 import sys, time
 from pathlib import Path
@@ -131,3 +139,24 @@ def test_status_during_a_run_answers_at_once_from_the_last_completed_run(tmp_pat
     # a command that needs the warehouse itself refuses at once, naming the run
     assert splits.returncode == 3, splits.stdout + splits.stderr
     assert f"bench splits refused: a `bench run` (pid {holder.pid}, started " in splits.stdout
+
+
+def test_status_during_a_run_says_so_when_the_analyst_copy_is_unreadable(tmp_path: Path) -> None:
+    copy = tmp_path / "build" / "warehouse" / "bench.duckdb"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(b"not a database, or one of a schema this code cannot read")
+    (tmp_path / "warehouse").mkdir()
+    (tmp_path / "warehouse" / "bench.duckdb").write_bytes(b"")  # the running one's
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_LOCK, str(tmp_path)],
+        env=bench_env(tmp_path), stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        result = bench_status(tmp_path)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert f"The analyst copy {copy} could not be read (" in result.stdout
+    assert "Traceback" not in result.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import threading
@@ -338,6 +339,8 @@ def status(out: TextIO = sys.stdout) -> int:
     import dagster as dg
 
     from bench_pipeline.assets.sources import cadence_interval, warn_window
+    import duckdb
+
     from bench_pipeline.cli.status import failing_checks, print_status
     from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.definitions import build_definitions
@@ -370,9 +373,15 @@ def status(out: TextIO = sys.stdout) -> int:
     if not copy.is_file():
         print("No run has completed in this home yet: nothing else to report.", file=out)
         return 0
+    try:
+        with connect(copy, read_only=True) as conn:
+            report = io.StringIO()
+            print_status(conn, failing, report, definitions=definitions, cadence=cadence)
+    except duckdb.Error as error:  # a copy of an older schema, or a damaged one
+        print(f"The analyst copy {copy} could not be read ({error}).", file=out)
+        return 3
     print(f"As of the last completed run (the analyst copy {copy}):\n", file=out)
-    with connect(copy, read_only=True) as conn:
-        print_status(conn, failing, out, definitions=definitions, cadence=cadence)
+    out.write(report.getvalue())
     return 0
 
 
