@@ -337,10 +337,9 @@ def status(out: TextIO = sys.stdout) -> int:
         print(empty, file=out)
         return 0
     import dagster as dg
-
-    from bench_pipeline.assets.sources import cadence_interval, warn_window
     import duckdb
 
+    from bench_pipeline.assets.sources import cadence_interval, warn_window
     from bench_pipeline.cli.status import failing_checks, print_status
     from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.definitions import build_definitions
