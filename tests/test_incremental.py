@@ -125,3 +125,24 @@ def test_code_failures_checks_and_outside_files(instance, tmp_path: Path) -> Non
 
 def test_stretches_never_span_a_key_not_wanted() -> None:
     assert stretches(["a", "b", "x", "c"], {"a", "b", "c"}) == [("a", "b"), ("c", "c")]
+
+
+def test_bench_run_plans_what_lies_below_the_sources_after_them() -> None:
+    """`cli.main.waves` on the project's own graph: a job's source stages (and what does not
+    depend on them) first, then what lies below them, the site last and alone."""
+    from bench_pipeline.assets.release import RELEASE_KEY
+    from bench_pipeline.assets.site import SITE_KEY
+    from bench_pipeline.cli.main import waves
+    from bench_pipeline.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    keys = set(defs.resolve_job_def("grade_and_publish").asset_layer.executable_asset_keys)
+    first, below, site = waves(graph, keys, SITE_KEY)
+    assert {dg.AssetKey(["arena", "live"]), dg.AssetKey(["grading", "grades"])} <= first
+    assert {dg.AssetKey(["registry", "models"]), RELEASE_KEY} <= below
+    assert site == {SITE_KEY}
+    assert first | below | site == keys and not first & below
+    prepare = set(defs.resolve_job_def("prepare_inputs").asset_layer.executable_asset_keys)
+    first, below = waves(graph, prepare, SITE_KEY)
+    assert dg.AssetKey(["openrouter_models", "live"]) in first
+    assert dg.AssetKey(["runs", "model_rates"]) in below

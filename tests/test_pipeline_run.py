@@ -373,3 +373,15 @@ def test_a_rejected_fetch_reaches_the_next_release_and_keeps_the_live_rows(
     assert cut.name in last["openrouter_endpoints"]["reason"]
     assert {row["status"] for s, row in last.items() if s != "openrouter_endpoints"} == {"accepted"}
     assert release in (home / "build" / "site" / "downloads.html").read_text()
+
+    # the same cut download again: judged and rejected again, and nothing below the source's
+    # live tables (which kept their data version) is rebuilt for it
+    import time
+
+    since = time.time()
+    again = bench_run(home, snapshots)
+    assert again.returncode == 0, again.stdout + again.stderr
+    stages = [f"openrouter_endpoints/{stage}" for stage in ("live", "staging", "validated")]
+    fetched = [f"{name}/raw" for name in expected_sources()]
+    assert _materialized_since(home, since) == sorted(fetched + stages), again.stdout
+    assert latest.read_text() == release

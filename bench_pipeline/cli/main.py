@@ -159,6 +159,30 @@ def _plan(definitions, instance, candidates: set, changed: set):
         return out_of_date(definitions, instance, conn, candidates, changed)
 
 
+def _executable(definitions, job: str) -> set:
+    return set(definitions.resolve_job_def(job).asset_layer.executable_asset_keys)
+
+
+def waves(graph, keys: set, site) -> list[set]:
+    """A job's assets in the order `bench run` plans and runs them. First what lies above no
+    source's live tables in the job: a rejected source run rematerialises `live` with the
+    data version it had, so planning what lies below only after it keeps the registry, the
+    indices and the release from being rebuilt for data that did not change. Then the rest
+    but the site, then the site, rebuilt only when the release it shows changed."""
+    from bench_pipeline.assets.sources import GROUP
+
+    sources = {k for k in keys if (graph.get(k).group_name or "").startswith(f"{GROUP}_")}
+    below: set = set()
+    frontier = [child for k in sources for child in graph.get(k).child_keys]
+    while frontier:  # everything downstream, through other jobs' assets too
+        key = frontier.pop()
+        if key not in below and key not in sources:
+            below.add(key)
+            frontier.extend(graph.get(key).child_keys)
+    first = keys - below - {site}
+    return [wave for wave in (first, (below & keys) - {site}, keys & {site}) if wave]
+
+
 def _reasons(plan, shown: int = 3) -> str:
     """`N to recompute: key (reason), ...` for the progress display."""
     items = sorted(plan.reasons.items(), key=lambda item: item[0].to_user_string())
@@ -230,22 +254,23 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
                 launched = True
                 success = success and execute(name, tags)
             continue
-        # the site last and apart: it is rebuilt only when the release it shows changed
-        keys = set(definitions.resolve_job_def(name).asset_layer.executable_asset_keys)
-        for wave in (keys - {SITE_KEY}, keys & {SITE_KEY}):
-            if not wave:
-                continue
+        keys = _executable(definitions, name) - _executable(definitions, FETCH_JOB)
+        planned: set = set()
+        for wave in waves(graph, keys, SITE_KEY):
             plan = _plan(definitions, instance, wave, {MODEL_RUNS_KEY} if launched else set())
             if not plan.keys:
-                what = (
-                    next(iter(wave)).to_user_string() if len(wave) == 1 else f"{len(wave)} assets"
-                )
-                print(f"  ({name}: {what}, nothing changed)", file=out)
                 continue
             print(f"  ({name}: {_reasons(plan)})", file=out)
+            planned |= plan.keys
             success = success and execute(name, {}, plan.keys)
             if not success:
                 break
+        unchanged = keys - planned
+        if unchanged and success:  # one line for all the job's assets that had nothing to do
+            other = "other " if planned else ""
+            many = f"{len(unchanged)} {other}assets"
+            shown = next(iter(unchanged)).to_user_string() if len(unchanged) == 1 else many
+            print(f"  ({name}: {shown}, nothing changed)", file=out)
     print_summary(started, failure, out)
     return 0 if success else 1
 
