@@ -5,6 +5,8 @@ with its reason; it reports the release, the site and every source against its c
 
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -80,14 +82,6 @@ def test_status_after_a_failed_run_names_failing_checks_and_sources(tmp_path: Pa
         assert f"  {source} " in out and "never run" in out, source
 
 
-HOLD_THE_LOCK = """
-import sys, time
-from pathlib import Path
-from bench_pipeline.cli.run_lock import exclusive_run
-with exclusive_run(Path(sys.argv[1])):
-    print("holding", flush=True)
-    time.sleep(600)
-"""
 HOLD_THE_HOME = """
 import sys, time
 from pathlib import Path
@@ -98,6 +92,21 @@ with exclusive_run(home), connect(home / "warehouse" / "bench.duckdb"):
     print("holding", flush=True)
     time.sleep(600)
 """
+
+
+@contextmanager
+def holding(home: Path) -> Iterator[subprocess.Popen]:
+    """A process holding the home's run lock and its warehouse, as a running `bench run`."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_HOME, str(home)],
+        env=bench_env(home), stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_status_during_a_run_answers_at_once_from_the_last_completed_run(tmp_path: Path) -> None:
@@ -115,21 +124,13 @@ def test_status_during_a_run_answers_at_once_from_the_last_completed_run(tmp_pat
             "INSERT INTO source_runs VALUES ('arena', 'arena-0123456789ab-1', 'recorded', "
             "now()::TIMESTAMP, now()::TIMESTAMP, 'accepted', 5, 0, NULL, NULL, NULL)"
         )
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_THE_HOME, str(tmp_path)],
-        env=bench_env(tmp_path), stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+    with holding(tmp_path) as holder:
         result = bench_status(tmp_path)
         splits = subprocess.run(
             [sys.executable, "-m", "bench_pipeline.cli", "splits"],
             env=bench_env(tmp_path), capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip
         assert holder.poll() is None, "the holder ended before the commands answered"
-    finally:
-        holder.kill()
-        holder.wait()
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     assert f"A `bench run` is running (pid {holder.pid}, started " in out
@@ -145,18 +146,8 @@ def test_status_during_a_run_says_so_when_the_analyst_copy_is_unreadable(tmp_pat
     copy = tmp_path / "build" / "warehouse" / "bench.duckdb"
     copy.parent.mkdir(parents=True)
     copy.write_bytes(b"not a database, or one of a schema this code cannot read")
-    (tmp_path / "warehouse").mkdir()
-    (tmp_path / "warehouse" / "bench.duckdb").write_bytes(b"")  # the running one's
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_THE_LOCK, str(tmp_path)],
-        env=bench_env(tmp_path), stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+    with holding(tmp_path):
         result = bench_status(tmp_path)
-    finally:
-        holder.kill()
-        holder.wait()
     assert result.returncode == 3, result.stdout + result.stderr
     assert f"The analyst copy {copy} could not be read (" in result.stdout
     assert "Traceback" not in result.stderr
