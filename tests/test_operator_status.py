@@ -133,13 +133,14 @@ def test_status_during_a_run_answers_at_once_from_the_last_completed_run(tmp_pat
         assert holder.poll() is None, "the holder ended before the commands answered"
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
-    assert f"A `bench run` is running (pid {holder.pid}, started " in out
+    assert f"A `bench run` is running (pid {holder.pid} on " in out and ", started " in out
     assert f"As of the last completed run (the analyst copy {copy})" in out
     assert "  arena                 last run accepted" in out
     assert "Traceback" not in result.stderr
     # a command that needs the warehouse itself refuses at once, naming the run
     assert splits.returncode == 3, splits.stdout + splits.stderr
-    assert f"bench splits refused: a `bench run` (pid {holder.pid}, started " in splits.stdout
+    assert f"bench splits refused: a `bench run` (pid {holder.pid} on " in splits.stdout
+    assert ", started " in splits.stdout
 
 
 def test_status_during_a_run_says_so_when_the_analyst_copy_is_unreadable(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from bench_pipeline.cli.boards import moment
 from bench_pipeline.cli.instance import prepare_dagster_home
-from bench_pipeline.cli.run_lock import running_run
+from bench_pipeline.cli.run_lock import running_run, who_runs
 from bench_pipeline.cli.terminal import quiet_dagster, safe
 from bench_pipeline.core import settings
 
@@ -389,11 +389,8 @@ def status(out: TextIO = sys.stdout) -> int:
         return 0
     # the run holds the warehouse until it ends: report its last completed state at once
     copy = settings.analyst_copy_path()
-    print(
-        f"A `bench run` is running (pid {running['pid']}, started {running['started_at']}) and "
-        "holds the warehouse until it ends.",
-        file=out,
-    )
+    print(f"A `bench run` is running ({who_runs(running)}); it holds the warehouse until it ends.",
+          file=out)  # fmt: skip
     if not copy.is_file():
         print("No run has completed in this home yet: nothing else to report.", file=out)
         return 0
@@ -564,8 +561,8 @@ WAITS_FOR_THE_WAREHOUSE = ("registry", "clear", "accept", "compare", "splits", "
 
 def refused_during_run(command: str, running: dict) -> str:
     return (
-        f"bench {command} refused: a `bench run` (pid {running['pid']}, started "
-        f"{running['started_at']}) holds the warehouse until it ends; run this again then "
+        f"bench {command} refused: a `bench run` ({who_runs(running)}) holds the warehouse "
+        "until it ends; run this again then "
         "(`bench status` reports the last completed run meanwhile)"
     )
 

@@ -96,10 +96,14 @@ def _flocked(path: Path) -> bool | None:
     )
 
 
+def who_runs(holder: dict[str, Any]) -> str:
+    """The `bench run` a lock's holder record names, for an operator's message."""
+    return f"pid {holder['pid']} on {holder['host']}, started {holder['started_at']}"
+
+
 def _busy_message(home: Path, path: Path, content: str) -> str:
     try:
-        holder = json.loads(content)
-        who = f"pid {holder['pid']} on {holder['host']}, started {holder['started_at']}"
+        who = who_runs(json.loads(content))
     except (ValueError, KeyError, TypeError):
         who = "a process that has not yet written its details"
     return (
