@@ -5,12 +5,12 @@ and rendered, through the functions the assets call."""
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+from signing import SUBMITTERS, signed_json
 
 from bench_pipeline.grading.browser_parent import ChromiumInspector
 from bench_pipeline.grading.judges import SIMULATED_JUDGE_POOL
@@ -104,8 +104,8 @@ def build_stage(home: Path) -> Stage:
     inbox.mkdir(parents=True)
     for use_case, criteria in SUBMITTED.items():
         document = submission(use_case, bank.get("usecase", use_case).version, criteria)
-        (inbox / f"{use_case}.json").write_text(json.dumps(document), encoding="utf-8")
-    intake = ingest_inbox(warehouse.connection, inbox, bank)
+        (inbox / f"{use_case}.json").write_text(signed_json(document, "tester"), encoding="utf-8")
+    intake = ingest_inbox(warehouse.connection, inbox, bank, submitters=SUBMITTERS)
     assert not intake.rejected, intake.rejected
     with warehouse.connection() as conn:
         store_frames(conn, all_frames(conn, bank, datetime.now(UTC)))

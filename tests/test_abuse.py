@@ -14,6 +14,7 @@ import pytest
 from abuse_tally import TALLY
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from signing import SUBMITTERS, sign
 from stages import simulated_runs
 from test_submissions import for_bank, valid
 
@@ -68,7 +69,7 @@ def test_a_thousand_malformed_files_never_crash_the_intake(values, seed, tmp_pat
     simulated_runs(database, suites=("pm",))
     with connect(database) as conn:
         run_id = conn.execute("SELECT min(run_id) FROM model_runs").fetchall()[0][0]
-    good_submission = for_bank(bank, valid())
+    good_submission = sign(for_bank(bank, valid()))
     good_review = {"schema_version": 1, "run_id": run_id, "reviewer": "Ada", "score": 3,
                    "understood": "u", "missed": "m", "decisive_reason": "d"}  # fmt: skip
     written = 0
@@ -83,7 +84,9 @@ def test_a_thousand_malformed_files_never_crash_the_intake(values, seed, tmp_pat
 
     with connect(database) as conn:
         migrate(conn, bench_settings.migrations_dir())
-    taken = ingest_inbox(partial(connect, database), submissions, bank, {}, now=NOW)
+    taken = ingest_inbox(
+        partial(connect, database), submissions, bank, {}, now=NOW, submitters=SUBMITTERS
+    )
     read = ingest_review_files(partial(connect, database), reviews, bank, NOW)
     with connect(database) as conn:
         files = conn.execute(

@@ -9,13 +9,19 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from signing import SUBMITTERS, signed_json
 from test_submissions import for_bank, valid
 
 from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import migrate
 from bench_pipeline.providers.simulated import SIMULATED_MARKER, latent_skill
-from bench_pipeline.runs.demo_submissions import RUNS_PER_GROUP, store_demo_submissions
+from bench_pipeline.runs.demo_submissions import (
+    DEMO_SUBMITTER,
+    RUNS_PER_GROUP,
+    store_demo_submissions,
+)
 from bench_pipeline.runs.intake import ingest_inbox
+from bench_pipeline.runs.submitters import demo_submitters
 from bench_pipeline.scores.load import usecase_frames
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups
@@ -38,8 +44,9 @@ def conn(tmp_path: Path):
     connection.close()
 
 
-def _store(conn: duckdb.DuckDBPyConnection, bank) -> int:
-    return store_demo_submissions(conn, bank, list(load_setups().models.values()), {}, NOW)
+def _store(conn: duckdb.DuckDBPyConnection, bank, home: Path) -> int:
+    demo = demo_submitters(home / "demo-submitters.toml", DEMO_SUBMITTER)
+    return store_demo_submissions(conn, bank, list(load_setups().models.values()), {}, NOW, demo)
 
 
 def _rows(conn: duckdb.DuckDBPyConnection) -> list[tuple]:
@@ -53,12 +60,12 @@ def _rows(conn: duckdb.DuckDBPyConnection) -> list[tuple]:
 def test_demo_runs_are_seeded_stored_once_and_labelled(bank, conn, tmp_path: Path) -> None:
     records = list(load_setups().models.values())
     public = [c for c in bank.suite("usecase") if not c.private]
-    assert _store(conn, bank) == len(records) * len(public) * RUNS_PER_GROUP
-    assert _store(conn, bank) == 0  # stored once: a rerun adds and changes nothing
+    assert _store(conn, bank, tmp_path) == len(records) * len(public) * RUNS_PER_GROUP
+    assert _store(conn, bank, tmp_path) == 0  # stored once: a rerun adds and changes nothing
     rows = _rows(conn)
     other = duckdb.connect(str(tmp_path / "other.duckdb"))
     migrate(other, settings.migrations_dir())
-    _store(other, bank)
+    _store(other, bank, tmp_path / "second")  # another home: another demo secret
     assert _rows(other) == rows  # the seed, not the run, decides every value
     for _id, _model, chosen, *_rest, log, simulated in rows:
         assert simulated is True and json.loads(chosen)["simulated"] is True
@@ -71,8 +78,8 @@ def test_demo_runs_are_seeded_stored_once_and_labelled(bank, conn, tmp_path: Pat
     assert any(r[3] == "fail" and r[4] == 0 and not r[5] for r in rows)
 
 
-def test_better_latent_skill_scores_higher(bank, conn) -> None:
-    _store(conn, bank)
+def test_better_latent_skill_scores_higher(bank, conn, tmp_path: Path) -> None:
+    _store(conn, bank, tmp_path)
     groups = usecase_frames(conn, NOW)["usecase_groups"]
     skill = {
         m.api_id: latent_skill(m.api_id, m.reasoning_effort)
@@ -87,10 +94,12 @@ def test_better_latent_skill_scores_higher(bank, conn) -> None:
 def test_simulated_runs_never_mix_with_real_ones(bank, conn, tmp_path: Path) -> None:
     inbox = tmp_path / "inbox"
     inbox.mkdir()
-    (inbox / "real.json").write_text(json.dumps(for_bank(bank, valid())))
-    report = ingest_inbox(lambda: _borrow(conn), inbox, bank, rates={}, now=NOW)
+    (inbox / "real.json").write_text(signed_json(for_bank(bank, valid())))
+    report = ingest_inbox(
+        lambda: _borrow(conn), inbox, bank, rates={}, now=NOW, submitters=SUBMITTERS
+    )
     assert len(report.accepted) == 1
-    _store(conn, bank)
+    _store(conn, bank, tmp_path)
     frames = usecase_frames(conn, NOW)
     runs = frames["usecase_runs"]
     real = runs.filter(~runs["simulated"])

@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from signing import SUBMITTERS, signed_json
 from stages import simulated_runs
 from test_submissions import for_bank, valid
 
@@ -49,7 +50,7 @@ def test_inbox_files_are_read_while_another_process_can_open_the_warehouse(
     submissions, reviews = tmp_path / "inbox" / "submissions", tmp_path / "inbox" / "reviews"
     submissions.mkdir(parents=True)
     reviews.mkdir(parents=True)
-    (submissions / "good.json").write_text(json.dumps(for_bank(bank, valid())))
+    (submissions / "good.json").write_text(signed_json(for_bank(bank, valid())))
     (submissions / "bad.json").write_text("{not json")
     review = {"schema_version": 1, "run_id": run_id, "reviewer": "Ada", "score": 4,
               "understood": "u", "missed": "m", "decisive_reason": "d"}  # fmt: skip
@@ -67,7 +68,7 @@ def test_inbox_files_are_read_while_another_process_can_open_the_warehouse(
 
     monkeypatch.setattr(os, "open", probing_open)
     warehouse = partial(connect, database)
-    taken = ingest_inbox(warehouse, submissions, bank, {}, now=NOW)
+    taken = ingest_inbox(warehouse, submissions, bank, {}, now=NOW, submitters=SUBMITTERS)
     read = ingest_review_files(warehouse, reviews, bank, NOW)
     monkeypatch.undo()
 

@@ -10,6 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from signing import SUBMITTERS, sign
 from test_submissions import for_bank, valid
 
 from bench_pipeline.core import settings
@@ -74,7 +75,8 @@ def conn(tmp_path: Path):
 def _write(inbox: Path, name: str, content: bytes | dict) -> Path:
     inbox.mkdir(parents=True, exist_ok=True)
     path = inbox / name
-    path.write_bytes(content if isinstance(content, bytes) else json.dumps(content).encode())
+    # every document is signed by a registered submitter: these tests are about the rest
+    path.write_bytes(content if isinstance(content, bytes) else json.dumps(sign(content)).encode())
     return path
 
 
@@ -116,7 +118,7 @@ def test_malformed_files_are_rejected_precisely_and_valid_ones_kept(conn, bank, 
     ]
     _write(inbox, "notes.txt", b"ignored: not a .json file")
 
-    report = ingest_inbox(lambda: nullcontext(conn), inbox, bank, now=NOW)
+    report = ingest_inbox(lambda: nullcontext(conn), inbox, bank, now=NOW, submitters=SUBMITTERS)
 
     assert len(report.accepted) == 2
     assert len(report.rejected) == len(MALFORMED) + 1
@@ -141,7 +143,7 @@ def test_malformed_files_are_rejected_precisely_and_valid_ones_kept(conn, bank, 
     digest = hashlib.sha256(good[0].read_bytes()).hexdigest()
     assert stored["good-1.json"] == submission_run_id(digest) == f"sub-{digest[:16]}"
 
-    again = ingest_inbox(lambda: nullcontext(conn), inbox, bank, now=NOW)
+    again = ingest_inbox(lambda: nullcontext(conn), inbox, bank, now=NOW, submitters=SUBMITTERS)
     assert (again.accepted, again.rejected, again.seen_before) == ([], [], len(files))
     assert conn.execute("SELECT count(*) FROM submitted_runs").fetchall()[0][0] == 2
 
@@ -150,7 +152,7 @@ def test_cost_uses_the_rate_in_effect_on_the_run_date(conn, bank, tmp_path):
     inbox = tmp_path / "inbox"
     _write(inbox, "before.json", for_bank(bank, valid()))  # 2026-11-20: the August rates
     _write(inbox, "after.json", for_bank(bank, valid(started_at="2026-11-26T10:00:00+00:00")))
-    ingest_inbox(lambda: nullcontext(conn), inbox, bank, now=NOW)
+    ingest_inbox(lambda: nullcontext(conn), inbox, bank, now=NOW, submitters=SUBMITTERS)
     costs = dict(conn.execute("SELECT file_name, cost_usd FROM submitted_runs").fetchall())
     # Request 1: 12,000 input of which 8,000 cached, 900 output; request 2: 15,000 in, 400 out.
     # August: (4,000×5 + 8,000×0.5 + 900×25 + 15,000×5 + 400×25) / 1e6
@@ -171,7 +173,7 @@ def test_totals_only_fall_back_to_base_rates_with_the_warning(conn, bank, tmp_pa
     _write(inbox, "split.json", for_bank(bank, valid(
         model={"name": "openai/gpt-5.4"}, tokens=split)))  # fmt: skip
     _write(inbox, "unpriced.json", for_bank(bank, valid(model={"name": "acme/unknown-1"})))
-    ingest_inbox(lambda: nullcontext(conn), inbox, bank, now=NOW)
+    ingest_inbox(lambda: nullcontext(conn), inbox, bank, now=NOW, submitters=SUBMITTERS)
     rows = {
         name: (cost, warnings)
         for name, cost, warnings in conn.execute(

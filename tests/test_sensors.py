@@ -7,6 +7,7 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 import pytest
+from signing import register, signed_json
 from test_submissions import for_bank, valid
 
 from bench_pipeline.definitions import build_definitions
@@ -25,6 +26,7 @@ def _tick(definitions: dg.Definitions, name: str, instance: dg.DagsterInstance, 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("BENCH_HOME", str(tmp_path))
+    register(tmp_path)  # the default submitters file of this home
     return tmp_path
 
 
@@ -58,7 +60,7 @@ def test_the_submissions_sensor_asks_once_per_new_file_across_restarts(home: Pat
 def test_the_run_a_sensor_asks_for_takes_the_files_in(home: Path) -> None:
     inbox = home / "inbox" / "submissions"
     inbox.mkdir(parents=True)
-    (inbox / "a.json").write_text(json.dumps(for_bank(load_bank(), valid())))
+    (inbox / "a.json").write_text(signed_json(for_bank(load_bank(), valid())))
     (inbox / "bad.json").write_text(json.dumps(valid(turns=-1)))
     definitions = build_definitions()
     with dg.instance_for_test() as instance:

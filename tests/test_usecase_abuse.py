@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from signing import SUBMITTER, SUBMITTERS, sign
 from test_intake import PRICING
 from test_submissions import EVIDENCE, for_bank, valid
 
@@ -54,26 +55,36 @@ def home(tmp_path: Path):
     return tmp_path
 
 
+def own_log(tag: str) -> str:
+    """An evidence log of a run's own (no line shared with `EVIDENCE` or another tag's)."""
+    return "".join(f"$ python scripts/dedupe.py --run {tag} --pass {i}\n"
+                   f"run {tag}, pass {i}: removed 12 rows\n" for i in range(5))  # fmt: skip
+
+
 def run_doc(bank, *, evidence: str = "", **changes: Any) -> dict[str, Any]:
-    """A successful, unflagged submission; `evidence` makes its content its own."""
-    log = EVIDENCE + evidence
+    """A successful, unflagged submission; `evidence` gives it an evidence log of its own."""
+    log = own_log(evidence) if evidence else EVIDENCE
     document = valid(criteria=ALL_PASS, evidence_log=log,
                      evidence_sha256=hashlib.sha256(log.encode()).hexdigest())  # fmt: skip
     return for_bank(bank, document | changes)
 
 
 def submit(home: Path, bank, documents: list[tuple[str, bytes | dict]]) -> dict[str, str]:
-    """Each file ingested one minute after the previous one; name → run id."""
+    """Each file ingested one minute after the previous one; name → run id. A document is
+    signed by the registered submitter it names (default `SUBMITTER`); bytes go as they are."""
     ids = {}
     with connect(home / "bench.duckdb") as conn:
         rates = rates_by_api_id(conn)
         for minute, (name, content) in enumerate(documents):
             inbox = home / "inbox" / name
             inbox.mkdir(parents=True)
-            data = content if isinstance(content, bytes) else json.dumps(content).encode()
-            (inbox / f"{name}.json").write_bytes(data)
+            if isinstance(content, dict):
+                content = json.dumps(sign(content, content.get("submitter", SUBMITTER))).encode()
+            (inbox / f"{name}.json").write_bytes(content)
             now = AS_OF - timedelta(hours=1) + timedelta(minutes=minute)
-            report = ingest_inbox(lambda: nullcontext(conn), inbox, bank, rates, now=now)
+            report = ingest_inbox(
+                lambda: nullcontext(conn), inbox, bank, rates, now=now, submitters=SUBMITTERS
+            )
             assert not report.rejected, report.rejected
             (ids[name],) = report.accepted
     return ids
@@ -138,7 +149,7 @@ def test_five_near_identical_resubmissions_count_once(home, bank):
     log = original["evidence_log"] + " \n"
     trailing = original | {"evidence_log": log,
                            "evidence_sha256": hashlib.sha256(log.encode()).hexdigest()}  # fmt: skip
-    indented = json.dumps(original, indent=7).encode()  # same JSON, other bytes
+    indented = json.dumps(sign(original), indent=7).encode()  # same JSON, other bytes
     ids = submit(home, bank, [("a", original), ("b", reordered), ("c", spaced),
                               ("d", trailing), ("e", indented)])  # fmt: skip
     assert len(set(ids.values())) == 5  # five files, five runs recorded
@@ -171,7 +182,7 @@ def test_five_near_identical_resubmissions_count_once(home, bank):
 def test_five_really_different_runs_do_get_a_rank(home, bank):
     # The control: the same model's five genuinely distinct runs rank, so "no rank" above
     # is the duplicate rule and not a lack of runs.
-    ids = submit(home, bank, [(n, run_doc(bank, evidence=f"run {n}\n")) for n in "abcde"])
+    ids = submit(home, bank, [(n, run_doc(bank, evidence=f"run {n}")) for n in "abcde"])
     runs, groups = published(home)
     assert {r["duplicate_of"] for r in runs.values()} == {None}
     assert [(g["runs"], g["rank"]) for g in groups] == [(5, 1)]
@@ -182,16 +193,14 @@ def test_only_an_independent_reproduction_counts(home, bank):
     gpt = {"name": "openai/gpt-5.4", "settings": {"thinking": "high"}}
     ids = submit(home, bank, [("original", run_doc(bank, submitter="Ada Lovelace"))])
     target = ids["original"]
+    # (A look-alike of a registered name, or no name, is not taken at all: test_usecase_trust.)
     claims = [
-        ("self", run_doc(bank, evidence="self\n", submitter="ada  lovelace", reproduces=target)),
-        ("lookalike-self", run_doc(bank, evidence="twin\n", submitter="\u0410da Lovelace",
-                                   reproduces=target)),
-        ("other-model", run_doc(bank, evidence="gpt\n", submitter="Bob", model=gpt,
+        ("self", run_doc(bank, evidence="self", submitter="Ada Lovelace", reproduces=target)),
+        ("other-model", run_doc(bank, evidence="gpt", submitter="Bob", model=gpt,
                                 reproduces=target)),
-        ("failed", run_doc(bank, evidence="failed\n", submitter="Cy", criteria=ALL_FAIL,
+        ("failed", run_doc(bank, evidence="failed", submitter="Cy", criteria=ALL_FAIL,
                            reproduces=target)),
-        ("anonymous", run_doc(bank, evidence="anon\n", reproduces=target)),
-        ("unknown", run_doc(bank, evidence="unknown\n", submitter="Eve",
+        ("unknown", run_doc(bank, evidence="unknown", submitter="Fay",
                             reproduces="sub-0000000000000000")),
     ]  # fmt: skip
     ids |= submit(home, bank, claims)
@@ -201,13 +210,11 @@ def test_only_an_independent_reproduction_counts(home, bank):
     reasons = {name: runs[ids[name]]["reproduction_reason"] for name, _ in claims}
     assert reasons == {
         "self": "does not count: a self-reproduction: the same submitter ran both",
-        "lookalike-self": "does not count: a self-reproduction: the same submitter ran both",
         "other-model": (
             "does not count: another model or settings: 'openai/gpt-5.4 · thinking=high', "
             f"the original ran '{GROUP}'"
         ),
         "failed": "does not count: the reproduction did not succeed (outcome fail)",
-        "anonymous": "does not count: both runs must name their submitter",
         "unknown": "does not count: no live run sub-0000000000000000 to reproduce",
     }
     assert {runs[ids[n]]["reproduction_counts"] for n, _ in claims} == {False}
@@ -215,10 +222,10 @@ def test_only_an_independent_reproduction_counts(home, bank):
 
     # A real independent reproduction: another person, same model and settings, same use
     # case version, succeeded. It adds 10 trust and makes the original Verified.
-    real = run_doc(bank, evidence="independent\n", submitter="Dee", reproduces=target)
+    real = run_doc(bank, evidence="independent", submitter="Dee", reproduces=target)
     ids |= submit(home, bank, [("real", real)])
     # A second reproduction by the same person adds nothing more.
-    again = run_doc(bank, evidence="again\n", submitter="Dee", reproduces=target)
+    again = run_doc(bank, evidence="again", submitter="Dee", reproduces=target)
     ids |= submit(home, bank, [("again", again)])
     runs, groups = published(home)
     _close(runs[target], expected_run(target, 0, trust=90.0, verified=True))
@@ -245,8 +252,8 @@ def test_a_lookalike_model_name_is_flagged_and_never_shown_as_the_model(home, ba
     hidden = {"name": "anthropic/claude-opus-4.6\u200b\x1b[0m", "settings": {"thinking": "high"}}
     ids = submit(home, bank, [
         ("real", run_doc(bank)),
-        ("fake", run_doc(bank, evidence="fake\n", model=fake)),
-        ("hidden", run_doc(bank, evidence="hidden\n", model=hidden)),
+        ("fake", run_doc(bank, evidence="fake", model=fake)),
+        ("hidden", run_doc(bank, evidence="hidden", model=hidden)),
     ])  # fmt: skip
     runs, groups = published(home)
     fake_row, hidden_row = runs[ids["fake"]], runs[ids["hidden"]]

@@ -25,6 +25,7 @@ from faults_pipeline import (
     listing,
     working_runs,
 )
+from signing import SUBMITTERS
 
 from bench_pipeline.core import settings
 from bench_pipeline.core.files import path_segment
@@ -223,13 +224,15 @@ def test_inboxes_record_fifos_links_and_oversized_files_as_rejected_unopened(
         assert {p.name for p, _ in found} == set(expected)
 
     warehouse = partial(connect, database)
-    report = _within(30, lambda: ingest_inbox(warehouse, submissions, bank, {}))
+    report = _within(
+        30, lambda: ingest_inbox(warehouse, submissions, bank, {}, submitters=SUBMITTERS)
+    )
     review_report = _within(30, lambda: ingest_review_files(warehouse, reviews, bank))
     with connect(database) as conn:
         files = conn.execute("SELECT file_name, status, reason FROM submission_files").fetchall()
         review_files = conn.execute("SELECT file_name, status, reason FROM review_files").fetchall()
         after = {t: table_checksum(conn, t) for t in ("submitted_runs", "reviews")}
-    again = ingest_inbox(warehouse, submissions, bank, {})
+    again = ingest_inbox(warehouse, submissions, bank, {}, submitters=SUBMITTERS)
 
     assert report.accepted == [] and review_report.accepted == []
     for recorded in (files, review_files):

@@ -22,11 +22,12 @@ from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
 from bench_pipeline.runs.batch import run_model_batch, store_task_bank
 from bench_pipeline.runs.costing import format_usd
-from bench_pipeline.runs.demo_submissions import store_demo_submissions
+from bench_pipeline.runs.demo_submissions import DEMO_SUBMITTER, store_demo_submissions
 from bench_pipeline.runs.execute import BatchReport
 from bench_pipeline.runs.intake import ingest_inbox
 from bench_pipeline.runs.plan import planned_partitions
 from bench_pipeline.runs.rates import rates_by_api_id, refresh_model_rates
+from bench_pipeline.runs.submitters import demo_submitters
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups
 
@@ -216,7 +217,8 @@ def model_runs(
     description=(
         "Use-case runs submitted as JSON files in $BENCH_HOME/inbox/submissions/: valid ones "
         "kept (costed from our dated rates), each rejected file recorded with its field and "
-        "reason. Files are never moved; a file already recorded is not recorded again; every "
+        "reason; only files signed by a registered submitter ($BENCH_SUBMITTERS) are taken. "
+        "Files are never moved; a file already recorded is not recorded again; every "
         "file is read before the warehouse is opened. In simulated model mode (the offline "
         "demo) also the demo's simulated runs, labelled simulated and ranked apart."
     ),
@@ -239,6 +241,7 @@ def submitted_runs(
                 records,
                 rates_by_api_id(conn, (r.api_id for r in records)),
                 datetime.now(UTC),
+                demo_submitters(settings.demo_submitters_path(), DEMO_SUBMITTER),
             )
         metadata = table_metadata(conn, "submitted_runs")
         metadata |= table_asset_metadata(conn, "submitted_runs")
@@ -252,6 +255,7 @@ def submitted_runs(
             "accepted": len(report.accepted),
             "rejected": len(report.rejected),
             "seen before": report.seen_before,
+            "waiting for the submitters file": len(report.waiting),
             "simulated demo runs added": demo,
             "rejections": dg.MetadataValue.json(rejected),
         },

@@ -105,7 +105,12 @@ def outside_inputs(key: dg.AssetKey, conn: duckdb.DuckDBPyConnection) -> str | N
     if path == ["runs", "model_rates"]:
         return _digest([_file(settings.setups_dir() / "pricing.toml")])
     if path == ["runs", "submitted_runs"]:
-        return inbox_digest(settings.submissions_inbox())
+        # and the submitters file (its size and time, never its secrets): files waiting for
+        # it are taken once it changes
+        registry = settings.submitters_path()
+        stat = registry.stat() if registry.is_file() else None
+        marker = f"{stat.st_size}:{stat.st_mtime_ns}" if stat else ""
+        return _digest([inbox_digest(settings.submissions_inbox()).encode(), marker.encode()])
     if path == ["grading", "grades"]:  # a run stored outside Dagster (a resumed batch)
         return _digest([_count(conn, "model_runs")])
     if path == ["grading", "reviews"]:  # the inbox, and reviews stored by `bench review`

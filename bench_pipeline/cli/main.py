@@ -535,6 +535,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     unmatched_parser.add_argument("--limit", type=int, help="print at most this many")
     report_parser = registry_commands.add_parser("report", help="precision/recall on the gold")
     report_parser.add_argument("--gold", type=Path, help="the gold pairs (CSV)")
+    sign_parser = commands.add_parser(
+        "sign", help="sign a submission file as a registered submitter (in place)"
+    )
+    sign_parser.add_argument("file", type=Path)
+    sign_parser.add_argument("--submitter", required=True, help="your name, as registered")
+    sign_parser.add_argument(
+        "--submitters", type=Path, help="the submitters file (default $BENCH_SUBMITTERS)"
+    )
     args = parser.parse_args(argv)
     if args.command in ("run", "status"):  # the commands that load the Dagster definitions
         quiet_dagster()
@@ -567,6 +575,22 @@ def refused_during_run(command: str, running: dict) -> str:
     )
 
 
+def sign(file: Path, submitter: str, submitters: Path | None, out: TextIO | None = None) -> int:
+    """Sign a submission file in place as `submitter` (`runs.submitters.sign_file`)."""
+    from bench_pipeline.runs.submitters import load_submitters, sign_file
+
+    out = safe(out or sys.stdout)  # the reason may quote the file's text
+    try:
+        signature = sign_file(
+            file, submitter, load_submitters(submitters or settings.submitters_path())
+        )
+    except ValueError as problem:
+        print(f"bench sign refused: {problem}", file=out)
+        return 1
+    print(f"{file}: signed as {submitter!r} (signature {signature})", file=out)
+    return 0
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "registry":
         from bench_pipeline.cli import registry
@@ -576,6 +600,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return registry.report(args.gold or registry.DEFAULT_GOLD)
     if args.command == "status":
         return status()
+    if args.command == "sign":
+        return sign(args.file, args.submitter, args.submitters)
     if args.command == "clear":
         return clear(args.run_id, args.flag, args.by, args.reason)
     if args.command == "accept":

@@ -82,3 +82,14 @@ def submissions_inbox() -> Path:
 def reviews_inbox() -> Path:
     """Where blind human reviews arrive as JSON files (a sensor picks them up)."""
     return bench_home() / "inbox" / "reviews"
+
+
+def submitters_path() -> Path:
+    """`BENCH_SUBMITTERS`, default `$BENCH_HOME/submitters.toml`: the registered submitters
+    and their secrets (keep it outside the repository; `runs/submitters.py`)."""
+    return _configured("BENCH_SUBMITTERS", bench_home() / "submitters.toml")
+
+
+def demo_submitters_path() -> Path:
+    """The offline demo's own submitters file, made at demo time (never the real one)."""
+    return bench_home() / "build" / "demo" / "submitters.toml"

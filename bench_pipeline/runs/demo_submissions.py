@@ -15,6 +15,12 @@ the evidence log and output start with `[simulated]`. Runs are built as `Submiss
 by the intake's own `submitted_row` at our dated rates. Ids are fixed by the seed, the record,
 the use case and the repeat: a run already stored is never stored again or changed, and real
 submissions are never touched.
+
+The demo signs its runs as a real submitter would (`runs.submitters`): as `DEMO_SUBMITTER`,
+registered in a submitters file of its own made at demo time with a fresh random secret
+(`settings.demo_submitters_path()`, never the real `BENCH_SUBMITTERS` file, so that secret
+cannot submit real runs), and each run's signature is checked by the intake's own rule before
+it is stored as `submitter_verified`.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from bench_pipeline.providers.simulated import (
 from bench_pipeline.runs.costing import Rates
 from bench_pipeline.runs.intake import SUBMITTED_COLUMNS, submitted_row
 from bench_pipeline.runs.submissions import Submission
+from bench_pipeline.runs.submitters import Submitters, check_signature, signed
 from bench_pipeline.scores.usecase import autonomy_level
 from bench_pipeline.taskbank import TaskBank
 from bench_pipeline.taskbank.setups import ModelRecord
@@ -48,6 +55,7 @@ RUNS_PER_GROUP = 8
 """Runs per model and use case: above the 5 a group needs for a rank."""
 SPREAD_DAYS = 28
 """Demo runs are dated over the four weeks before they are first made."""
+DEMO_SUBMITTER = "offline demo (simulated)"
 
 
 def demo_run_id(record: ModelRecord, use_case: str, repeat: int) -> str:
@@ -58,9 +66,10 @@ def demo_run_id(record: ModelRecord, use_case: str, repeat: int) -> str:
 
 def demo_submission(
     record: ModelRecord, use_case: str, version: str, criteria: Sequence[str], repeat: int,
-    now: datetime,
+    now: datetime, submitters: Submitters,
 ) -> Submission:  # fmt: skip
-    """One simulated run of `record` on a use case (see the module docstring)."""
+    """One simulated run of `record` on a use case, signed as `DEMO_SUBMITTER` with the
+    demo's own secret from `submitters` (see the module docstring)."""
     rng = random.Random(demo_run_id(record, use_case, repeat))
     skill = latent_skill(record.api_id, record.reasoning_effort)
     quality = min(1.0, max(0.0, skill + rng.gauss(0.0, QUALITY_NOISE)))
@@ -79,14 +88,16 @@ def demo_submission(
     settings: dict[str, str | int | float | bool] = {"simulated": True}
     if record.reasoning_effort:
         settings["reasoning_effort"] = record.reasoning_effort
-    return Submission.model_validate(
+    started = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(
+        days=rng.uniform(1.0, SPREAD_DAYS)
+    )
+    document = signed(
         {
             "schema_version": 1,
             "use_case": use_case,
             "use_case_version": version,
             # From midnight (UTC) of `now`'s day, so two homes built the same day agree.
-            "started_at": now.replace(hour=0, minute=0, second=0, microsecond=0)
-            - timedelta(days=rng.uniform(1.0, SPREAD_DAYS)),
+            "started_at": started.isoformat(),
             "model": {"name": record.api_id, "settings": settings},
             "harness": {"name": "simulated", "version": "1"},
             "tokens": {"total": {"input_tokens": 20_000 + rng.randint(0, 30_000),
@@ -101,10 +112,14 @@ def demo_submission(
             "evidence_log": log,
             "evidence_sha256": hashlib.sha256(log.encode()).hexdigest(),
             "output": f"{SIMULATED_MARKER} No output: a simulated demo run.",
-            "submitter": "offline demo (simulated)",
         },
-        strict=False,
+        DEMO_SUBMITTER,
+        submitters.secrets[DEMO_SUBMITTER],
     )  # fmt: skip
+    problem = check_signature(document, submitters)  # the intake's own rule
+    if problem is not None:
+        raise ValueError(f"demo run {demo_run_id(record, use_case, repeat)}: {problem}")
+    return Submission.model_validate(document, strict=False)
 
 
 def store_demo_submissions(
@@ -113,8 +128,10 @@ def store_demo_submissions(
     records: Sequence[ModelRecord],
     rates: Mapping[str, Sequence[Rates]],
     now: datetime,
+    submitters: Submitters,
 ) -> int:
-    """Store the demo runs not stored yet (marked simulated); returns how many were added."""
+    """Store the demo runs not stored yet (marked simulated), signed with the demo's own
+    `submitters` (`runs.submitters.demo_submitters`); returns how many were added."""
     stored = {r for (r,) in conn.execute(
         "SELECT run_id FROM submitted_runs WHERE simulated").fetchall()}  # fmt: skip
     rows: list[dict[str, Any]] = []
@@ -127,8 +144,13 @@ def store_demo_submissions(
                 run_id = demo_run_id(record, case.id, repeat)
                 if run_id in stored:
                     continue
-                submission = demo_submission(record, case.id, case.version, criteria, repeat, now)
-                row = submitted_row(submission, Path(f"{run_id}.json"), run_id, rates, now)
+                submission = demo_submission(
+                    record, case.id, case.version, criteria, repeat, now, submitters
+                )
+                row = submitted_row(
+                    submission, Path(f"{run_id}.json"), run_id, rates, now,
+                    submitter_verified=True,
+                )  # fmt: skip
                 row["run_id"] = run_id
                 row["received_at"] = (submission.started_at + timedelta(hours=1)).replace(
                     tzinfo=None

@@ -9,6 +9,11 @@ which hashes are recorded and to store the rest in one transaction (`store_submi
 
 A run's id is `sub-` + 16 hex digits of its file's hash, which is what `reproduces` and
 `rerun_of` in other submissions refer to.
+
+Only registered submitters are taken: each file must name one and carry their signature
+(`runs.submitters`; the registry is `settings.submitters_path()`). Every stored run is then
+`submitter_verified`. While the submitters file cannot be used, files that pass every other
+check wait unrecorded (`IntakeReport.waiting`) and are taken on the first run after it can.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any, NamedTuple
 
 import duckdb
 
+from bench_pipeline.core import settings
 from bench_pipeline.core.inbox import read_inbox, unseen
 from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.core.writer import insert_rows
@@ -30,6 +36,7 @@ from bench_pipeline.runs.batch import Connect
 from bench_pipeline.runs.costing import Rates, cost_of_all, rate_in_effect
 from bench_pipeline.runs.rates import rates_by_api_id
 from bench_pipeline.runs.submissions import Rejection, Submission, check_submission
+from bench_pipeline.runs.submitters import Submitters, load_submitters
 from bench_pipeline.taskbank import TaskBank
 
 SUBMITTED_COLUMNS = (
@@ -39,7 +46,7 @@ SUBMITTED_COLUMNS = (
     "requests_known", "claimed_cost_usd", "cost_usd", "cost_warnings", "wall_time_seconds",
     "step_ins", "turns", "retries", "first_try", "autonomy", "outcome", "criteria",
     "evidence_log", "evidence_sha256", "evidence_matches", "output", "reproduces",
-    "rerun_of", "submitter", "received_at",
+    "rerun_of", "submitter", "received_at", "submitter_verified",
 )  # fmt: skip
 
 
@@ -58,10 +65,16 @@ class ReadSubmission(NamedTuple):
     result: Submission | Rejection
 
 
-def read_submissions(inbox: Path, bank: TaskBank, now: datetime) -> list[ReadSubmission]:
+def read_submissions(
+    inbox: Path, bank: TaskBank, now: datetime, submitters: Submitters
+) -> list[ReadSubmission]:
     """Every file of the inbox read (`core.inbox`) and checked, with no warehouse open."""
     return [
-        ReadSubmission(entry.path, entry.sha256, check_submission(entry, bank=bank, now=now))
+        ReadSubmission(
+            entry.path,
+            entry.sha256,
+            check_submission(entry, bank=bank, now=now, submitters=submitters),
+        )
         for entry in read_inbox(inbox)
     ]
 
@@ -72,6 +85,8 @@ class IntakeReport:
     """Run ids."""
     rejected: list[Rejection] = field(default_factory=list)
     seen_before: int = 0
+    waiting: list[Rejection] = field(default_factory=list)
+    """Files not judged now (the submitters file cannot be used): left unrecorded."""
 
 
 def submitted_row(
@@ -80,8 +95,11 @@ def submitted_row(
     sha256: str,
     rates: Mapping[str, Sequence[Rates]],
     now: datetime,
+    *,
+    submitter_verified: bool,
 ) -> dict[str, Any]:
-    """The `submitted_runs` row: our cost at the rate in effect on the run's date."""
+    """The `submitted_runs` row: our cost at the rate in effect on the run's date;
+    `submitter_verified` when the file proved a registered submitter."""
     usages = submission.usages()
     total = Usage.total(usages)
     in_effect = rate_in_effect(rates.get(submission.model.name, ()), submission.run_date)
@@ -123,6 +141,7 @@ def submitted_row(
         "rerun_of": submission.rerun_of,
         "submitter": submission.submitter,
         "received_at": now.replace(tzinfo=None),
+        "submitter_verified": submitter_verified,
     }
 
 
@@ -142,13 +161,17 @@ def store_submissions(
         recorded = {s for (s,) in conn.execute("SELECT sha256 FROM submission_files").fetchall()}
         new, report.seen_before = unseen(read, recorded)
         for path, sha256, result in new:
+            if isinstance(result, Rejection) and not result.final:
+                report.waiting.append(result)
+                continue
             if isinstance(result, Rejection):
                 report.rejected.append(result)
                 files.append(
                     [sha256, path.name, "rejected", result.field, result.reason, None, stamp]
                 )
                 continue
-            row = submitted_row(result, path, sha256, rates, now)
+            # Read with a usable submitters file: the signature was checked.
+            row = submitted_row(result, path, sha256, rates, now, submitter_verified=True)
             runs.append(row)
             report.accepted.append(row["run_id"])
             files.append([sha256, path.name, "accepted", None, None, row["run_id"], stamp])
@@ -166,6 +189,7 @@ def ingest_inbox(
     bank: TaskBank,
     rates: Mapping[str, Sequence[Rates]] | None = None,
     now: datetime | None = None,
+    submitters: Submitters | None = None,
 ) -> IntakeReport:
     """Take every file of the inbox not seen before. Every file is read and checked first;
     only then is the warehouse opened, to learn which are recorded and store the rest.
@@ -176,9 +200,12 @@ def ingest_inbox(
         bank: The task bank submissions are checked against.
         rates: Dated rates by API id; None: the warehouse's (`rates_by_api_id`).
         now: The intake's time (default: now).
+        submitters: The registered submitters; None: `settings.submitters_path()`'s.
     """
     now = now or datetime.now(UTC)
-    read = read_submissions(inbox, bank, now)
+    if submitters is None:
+        submitters = load_submitters(settings.submitters_path())
+    read = read_submissions(inbox, bank, now, submitters)
     with connect() as conn:
         if rates is None:
             named = (r.result.model.name for r in read if isinstance(r.result, Submission))

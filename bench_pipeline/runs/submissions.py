@@ -49,6 +49,7 @@ from bench_pipeline.core.inbox import MAX_INBOX_BYTES, InboxFile, read_inbox_fil
 from bench_pipeline.core.text import normalise, skeleton
 from bench_pipeline.grading.outcomes import Outcome, RunOutcome
 from bench_pipeline.providers.base import Usage
+from bench_pipeline.runs.submitters import SUBMITTER_FIELD, Submitters, check_signature
 from bench_pipeline.taskbank.bank import TaskBank
 from bench_pipeline.taskbank.errors import rule_error, validation_problems
 from bench_pipeline.taskbank.models import Slug
@@ -210,6 +211,11 @@ class Submission(_Strict):
     """The run id of a run this one repeats on another model: the two form a head-to-head
     pair."""
     submitter: str | None = None
+    """The registered submitter's name, exactly as registered. The intake takes a file only
+    from a registered submitter who signed it (`runs.submitters`)."""
+    signature: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{64}$")] | None = None
+    """HMAC-SHA256 (hex) of the file's canonical bytes under the submitter's secret
+    (`runs.submitters.canonical_bytes`; `bench sign FILE --submitter NAME` writes it)."""
     notes: str | None = None
 
     @field_validator("claimed_cost_usd", mode="before")
@@ -342,6 +348,9 @@ class Rejection:
     sha256: str | None = None
     """SHA-256 of the bytes read; None when the file was not read (missing, too large)."""
     size: int | None = None
+    final: bool = True
+    """False when the file was not judged at all (the submitters file cannot be used now):
+    the intake leaves it unrecorded, to be taken when it can."""
 
 
 class _BadJson(ValueError):
@@ -366,6 +375,7 @@ def _reject(
     source: str | None,
     data: bytes | None,
     size: int | None = None,
+    final: bool = True,
 ) -> Rejection:
     field, message = problems[0]
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -376,6 +386,7 @@ def _reject(
         source=source,
         sha256=hashlib.sha256(data).hexdigest() if data is not None else None,
         size=len(data) if data is not None else size,
+        final=final,
     )
 
 
@@ -423,7 +434,11 @@ def load_submission(
 
 
 def check_submission(
-    entry: InboxFile, *, bank: TaskBank | None = None, now: datetime | None = None
+    entry: InboxFile,
+    *,
+    bank: TaskBank | None = None,
+    now: datetime | None = None,
+    submitters: Submitters | None = None,
 ) -> Submission | Rejection:
     """The submission in an inbox file already read, or why not (its refusal, if it was not
     read). No file is opened here, so an intake can do this with no warehouse open.
@@ -432,6 +447,9 @@ def check_submission(
         entry: The file as `core.inbox.read_inbox_file` read it.
         bank: When given, the submission is also checked against it (`check_against_bank`).
         now: When given, a run said to start after it is rejected (`check_not_future`).
+        submitters: When given, the file must name a registered submitter and carry their
+            signature (`runs.submitters.check_signature`); when that file cannot be used, a
+            submission otherwise valid is a Rejection that is not `final`.
     """
     source = str(entry.path)
     if entry.data is None:
@@ -445,7 +463,21 @@ def check_submission(
         )
         if problem is not None:
             return _reject([problem], source, entry.data)
+        if submitters is not None:
+            return _proven(result, entry.data, source, submitters)
     return result
+
+
+def _proven(
+    submission: Submission, data: bytes, source: str, submitters: Submitters
+) -> Submission | Rejection:
+    """`submission` when its file proves a registered submitter, else why not."""
+    if submitters.problem is not None:
+        waiting = f"waits: {submitters.problem}"
+        return _reject([(SUBMITTER_FIELD, waiting)], source, data, final=False)
+    document = json.loads(data.decode("utf-8-sig"))  # parsed once already: valid JSON
+    problem = check_signature(document, submitters)
+    return submission if problem is None else _reject([problem], source, data)
 
 
 SIMULATED_SETTING = "simulated"
