@@ -49,7 +49,7 @@ METHODOLOGY_VERSIONS: dict[str, str] = {
     "registry": "2",  # 2: one canonical model per lab's model, hosts folded in, impostors held
     "provenance": "1",
     "pm_suite": "1",
-    "usecase_rank": "1",
+    "usecase_rank": "2",  # 2: signed submitters, near copies, own evidence, implausible cost
     "navigator_index": "2",  # 2: a person's decision on a judge split enters the score
     "item_boards": "1",
     "navigator_v1": "1",  # classic v1: its own library, the pinned judge, the display rule

@@ -311,7 +311,8 @@ def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str
                step_ins, turns, autonomy, wall_time_seconds, completion_tokens, cost_usd,
                claimed_cost_usd, evidence_log, evidence_sha256, cost_warnings, started_at,
                received_at, rerun_of, reproduces, submitter, use_case_version, prompt_tokens,
-               cached_tokens, cache_write_tokens, reasoning_tokens, criteria, simulated
+               cached_tokens, cache_write_tokens, reasoning_tokens, criteria, simulated,
+               submitter_verified
         FROM submitted_runs WHERE received_at <= ? ORDER BY run_id
         """,
         [_naive(as_of)],
@@ -320,7 +321,7 @@ def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str
     for (run_id, use_case, model, settings, outcome, first_try, retries, step_ins, turns,
          autonomy, wall, output_tokens, cost, claimed, log, sha, warnings, started, received,
          rerun_of, reproduces, submitter, version, input_tokens, cached, cache_write,
-         reasoning, criteria, simulated) in rows:  # fmt: skip
+         reasoning, criteria, simulated, verified) in rows:  # fmt: skip
         chosen = json.loads(settings)
         shown = ", ".join(f"{k}={v}" for k, v in sorted(chosen.items()))
         tokens = {"input": input_tokens, "output": output_tokens, "cached": cached,
@@ -337,6 +338,7 @@ def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str
             warnings=tuple(w for w in warnings.split(",") if w), run_at=started,
             published_at=received, rerun_of=rerun_of, reproduces=reproduces,
             submitter=submitter, use_case_version=version, content_key=key,
+            submitter_verified=bool(verified), token_counts=tuple(tokens.values()),
         ))  # fmt: skip
     clearances = [
         Clearance(run_id, flag, cleared_at, cleared_by)

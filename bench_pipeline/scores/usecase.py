@@ -27,15 +27,25 @@ Gaming (untrusted submissions):
 
 * Duplicates. Live runs with the same `content_key` (model, settings, use case and version,
   token counts, outcomes and evidence, compared modulo white space and field order:
-  `runs.submissions.content_key`) are one run: the earliest published (then the smallest run
-  id) is the original, every other one carries the hard flag `duplicate` naming it
+  `runs.submissions.content_key`) are one run, and so are near copies: the same model (by
+  skeleton) and settings on the same use case and version, evidence logs that are the same
+  or a near copy (`evidence_overlap` at least `NEAR_COPY_SHARE`), and every token count
+  within `NEAR_TOKEN_SHARE` (5%) of the other's. The earliest published (then the smallest
+  run id) is the original, every other one carries the hard flag `duplicate` naming it
   (`duplicate_of`) and never counts: a clearance does not lift this flag.
 * Reproductions. A run naming another in `reproduces` counts for it (+10 trust; the original
-  is Verified) only when it is live and not under review, is by a different submitter (both
-  named; compared by `core.text.skeleton`, so a look-alike name is the same person), ran the
-  same model and settings on the same use case and version, and succeeded. Each submitter
-  counts once per original. Any other claim is kept and shown with the reason it does not
-  count (`reproduction_counts` false, `reproduction_reason`).
+  is Verified) only when it is live and not under review, both runs' files proved a
+  registered submitter (`submitter_verified`: `runs.submitters`) and the two differ
+  (compared by `core.text.skeleton`, so a look-alike name is the same person), it ran the
+  same model and settings on the same use case and version, succeeded, and has an evidence
+  log of its own: not empty, and not a near copy (`evidence_overlap` at least 80%) of the
+  original's nor of a reproduction already counted for it. Each submitter counts once per
+  original. Any other claim is kept and shown with the reason it does not count
+  (`reproduction_counts` false, `reproduction_reason`).
+* A claimed cost beyond what any plausible rate gives (every token, input and output, at
+  `ingest.tables.MAX_USD_PER_M` per million, the bound above which a source's price is
+  quarantined as a unit error) raises the hard flag `implausible_cost`, whether or not the
+  model has a rate.
 * Look-alike model names (invisible characters, compatibility forms, letters that pass for
   Latin: `core.text.lookalike_problems`) raise the hard flag `lookalike_model_name`, and the
   board shows the name escaped (`core.text.escaped`), never as the model it imitates.
@@ -64,8 +74,9 @@ from polars.datatypes import DataTypeClass
 
 from bench_pipeline.core.money import exact
 from bench_pipeline.core.stats import weighted_ci90
-from bench_pipeline.core.text import escaped, lookalike_problems, skeleton
+from bench_pipeline.core.text import escaped, lookalike_problems, normalise, skeleton
 from bench_pipeline.grading.outcomes import RUN_OUTCOME_CREDIT, RunOutcome
+from bench_pipeline.ingest.tables import MAX_USD_PER_M
 from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.bradley_terry import bradley_terry, mean_win_probability
 from bench_pipeline.scores.ranking import competition_ranks
@@ -74,6 +85,7 @@ Autonomy = Literal["autonomous", "lightly_guided", "heavily_guided"]
 Trend = Literal["up", "down", "same", "new"]
 
 COST_MISMATCH = "cost_mismatch"
+IMPLAUSIBLE_COST = "implausible_cost"
 AUTONOMY_MISMATCH = "autonomy_mismatch"
 EVIDENCE_HASH_MISMATCH = "evidence_hash_mismatch"
 IMPLAUSIBLE_THROUGHPUT = "implausible_throughput"
@@ -83,6 +95,7 @@ LOOKALIKE_MODEL_NAME = "lookalike_model_name"
 DUPLICATE = "duplicate"
 HARD_FLAGS: tuple[str, ...] = (
     COST_MISMATCH,
+    IMPLAUSIBLE_COST,
     AUTONOMY_MISMATCH,
     EVIDENCE_HASH_MISMATCH,
     IMPLAUSIBLE_THROUGHPUT,
@@ -99,6 +112,10 @@ REPRODUCTION_TRUST = 10.0
 COST_TOLERANCE = Decimal("0.25")
 """A claimed cost further than this fraction from the computed one is a `cost_mismatch`."""
 MAX_OUTPUT_TOKENS_PER_SECOND = 1_000
+NEAR_COPY_SHARE = 0.8
+"""Two evidence logs sharing at least this share of lines are one log (`evidence_overlap`)."""
+NEAR_TOKEN_SHARE = 0.05
+"""Token counts this close (relative to the larger) are the same count, for duplicates."""
 SUBSTANTIAL_EVIDENCE_CHARS = 200
 HALF_LIFE_DAYS = 90.0
 MIN_RUNS_FOR_RANK = 5
@@ -163,7 +180,11 @@ class UseCaseRun:
         submitter: Who submitted it, as given (None: not named).
         use_case_version: The version of the use case that was run.
         content_key: What makes two submissions the same run (`runs.submissions`); None
-            when unknown (never a duplicate).
+            when unknown (never an exact duplicate).
+        submitter_verified: Whether the run's file proved a registered submitter
+            (`runs.submitters`); only such runs reproduce one another.
+        token_counts: Token totals (input, output, cached, cache-write, reasoning), for the
+            near-duplicate rule and the plausible-cost bound; None when unknown.
     """
 
     run_id: str
@@ -191,6 +212,8 @@ class UseCaseRun:
     submitter: str | None = None
     use_case_version: str | None = None
     content_key: str | None = None
+    submitter_verified: bool = False
+    token_counts: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.outcome not in _OUTCOMES:
@@ -202,6 +225,8 @@ class UseCaseRun:
                 raise ValueError(f"run {self.run_id}: {name} must not be negative")
         if self.output_tokens is not None and self.output_tokens < 0:
             raise ValueError(f"run {self.run_id}: output_tokens must not be negative")
+        if self.token_counts is not None and any(n < 0 for n in self.token_counts):
+            raise ValueError(f"run {self.run_id}: token counts must not be negative")
         if not math.isfinite(self.wall_time_s) or self.wall_time_s < 0:
             raise ValueError(f"run {self.run_id}: wall_time_s must be finite and >= 0")
         for name in ("cost_usd", "claimed_cost_usd"):
@@ -253,6 +278,9 @@ def hard_flags(run: UseCaseRun) -> tuple[str, ...]:
 
     * `cost_mismatch`: a claimed cost more than 25% away from the computed one (exactly
       25% passes; a positive claim against a computed 0 fails). Not checked without both.
+    * `implausible_cost`: a claimed cost above `plausible_cost_bound` (every input and
+      output token at the dearest price taken as real), with a rate for the model or
+      without. Not checked without a claim or token counts.
     * `autonomy_mismatch`: the claimed level is not the one its step-ins give.
     * `evidence_hash_mismatch`: the given SHA-256 is not the log's (UTF-8; hex compared
       case-insensitively). Not checked when no hash is given.
@@ -272,6 +300,9 @@ def hard_flags(run: UseCaseRun) -> tuple[str, ...]:
         and abs(claimed - computed) > (COST_TOLERANCE * computed)
     ):
         flags.append(COST_MISMATCH)
+    bound = plausible_cost_bound(run)
+    if claimed is not None and bound is not None and claimed > bound:
+        flags.append(IMPLAUSIBLE_COST)
     if run.claimed_autonomy is not None and run.claimed_autonomy != autonomy_level(run.step_ins):
         flags.append(AUTONOMY_MISMATCH)
     if run.evidence_sha256 is not None:
@@ -289,6 +320,17 @@ def hard_flags(run: UseCaseRun) -> tuple[str, ...]:
     if lookalike_problems(run.model):
         flags.append(LOOKALIKE_MODEL_NAME)
     return tuple(flags)
+
+
+def plausible_cost_bound(run: UseCaseRun) -> Decimal | None:
+    """The dearest cost a run's tokens can have: input + output tokens (cached, cache-write
+    and reasoning tokens are among them) × `MAX_USD_PER_M` ÷ 1,000,000; None when its token
+    counts are unknown."""
+    if run.token_counts is None:
+        return None
+    input_tokens, output_tokens = run.token_counts[0], run.token_counts[1]
+    with exact():
+        return Decimal(input_tokens + output_tokens) * MAX_USD_PER_M / 1_000_000
 
 
 def _first_try_contradicted(run: UseCaseRun) -> bool:
@@ -311,16 +353,65 @@ def trust(run: UseCaseRun, flags: Sequence[str], reproductions: int = 0) -> floa
     return min(100.0, max(0.0, value))
 
 
+def evidence_lines(log: str) -> frozenset[str]:
+    """The non-empty lines of an evidence log as compared: normalised (`core.text`), white
+    space collapsed."""
+    lines = (" ".join(normalise(line).split()) for line in log.splitlines())
+    return frozenset(line for line in lines if line)
+
+
+def evidence_overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """The share of the smaller log's distinct lines (`evidence_lines`) found in the other:
+    1.0 for the same log, however it was padded; 0.0 when either has no line."""
+    if a == b:
+        return 1.0
+    if not a or not b:
+        return 0.0
+    return len(a & b) / min(len(a), len(b))
+
+
+def _near_copy(a: frozenset[str], b: frozenset[str]) -> bool:
+    return evidence_overlap(a, b) >= NEAR_COPY_SHARE
+
+
+def _same_setup(run: UseCaseRun) -> tuple[str, str, str, str | None]:
+    """Model (by skeleton), settings, use case and version, as the duplicate rule compares."""
+    settings = " ".join(normalise(run.settings).split())
+    return (" ".join(skeleton(run.model).split()), settings, run.use_case, run.use_case_version)
+
+
+def _tokens_close(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> bool:
+    """Every token count within `NEAR_TOKEN_SHARE` of the other's (both known)."""
+    if a is None or b is None or len(a) != len(b):
+        return False
+    return all(abs(x - y) <= NEAR_TOKEN_SHARE * max(x, y) for x, y in zip(a, b, strict=True))
+
+
 def duplicates(live: Sequence[UseCaseRun]) -> dict[str, str]:
     """Run id → the original it duplicates (see the module docstring), for every duplicate."""
     first: dict[str, UseCaseRun] = {}
+    originals: dict[tuple[str, str, str, str | None], list[UseCaseRun]] = defaultdict(list)
+    lines: dict[str, frozenset[str]] = {}
     found = {}
     for run in sorted(live, key=lambda r: (r.published_at, r.run_id)):
-        if run.content_key is None:
-            continue
-        original = first.setdefault(run.content_key, run)
-        if original is not run:
+        original = first.get(run.content_key) if run.content_key is not None else None
+        if original is None:
+            lines[run.run_id] = evidence_lines(run.evidence_log)
+            original = next(
+                (
+                    earlier
+                    for earlier in originals[_same_setup(run)]
+                    if _tokens_close(run.token_counts, earlier.token_counts)
+                    and _near_copy(lines[run.run_id], lines[earlier.run_id])
+                ),
+                None,
+            )
+        if original is not None:
             found[run.run_id] = original.run_id
+            continue
+        if run.content_key is not None:
+            first[run.content_key] = run
+        originals[_same_setup(run)].append(run)
     return found
 
 
@@ -347,6 +438,7 @@ def reproductions(
     by_id = {r.run_id: r for r in live}
     verdicts: dict[str, Reproduction] = {}
     counted_by: dict[str, set[str]] = defaultdict(set)
+    counted: dict[str, list[str]] = defaultdict(list)
     for run in sorted(live, key=lambda r: (r.published_at, r.run_id)):
         if run.reproduces is None:
             continue
@@ -362,6 +454,8 @@ def reproductions(
             reason = "it is under review"
         elif not _person(run.submitter) or not _person(original.submitter):
             reason = "both runs must name their submitter"
+        elif not (run.submitter_verified and original.submitter_verified):
+            reason = "both runs must be signed by registered submitters"
         elif _person(run.submitter) == _person(original.submitter):
             reason = "a self-reproduction: the same submitter ran both"
         elif (run.model, run.settings) != (original.model, original.settings):
@@ -375,12 +469,13 @@ def reproductions(
             )
         elif run.outcome != "success":
             reason = f"the reproduction did not succeed (outcome {run.outcome})"
+        elif _person(run.submitter) in counted_by[original.run_id]:
+            reason = "this submitter already reproduced it (each counts once)"
         else:
-            person = _person(run.submitter)
-            if person in counted_by[original.run_id]:
-                reason = "this submitter already reproduced it (each counts once)"
-            else:
-                counted_by[original.run_id].add(person)
+            reason = _copied_evidence(run, original, [by_id[r] for r in counted[original.run_id]])
+            if reason is None:
+                counted_by[original.run_id].add(_person(run.submitter))
+                counted[original.run_id].append(run.run_id)
         verdicts[run.run_id] = Reproduction(
             run.run_id,
             run.reproduces,
@@ -388,6 +483,22 @@ def reproductions(
             "an independent reproduction" if reason is None else "does not count: " + reason,
         )
     return verdicts
+
+
+def _copied_evidence(
+    run: UseCaseRun, original: UseCaseRun, counted: Sequence[UseCaseRun]
+) -> str | None:
+    """Why `run`'s evidence log is not its own (empty, or a near copy of the original's or
+    of a reproduction already counted for it), or None."""
+    own = evidence_lines(run.evidence_log)
+    if not own:
+        return "it has no evidence log of its own"
+    for other in (original, *counted):
+        share = evidence_overlap(own, evidence_lines(other.evidence_log))
+        if share >= NEAR_COPY_SHARE:
+            whose = "the original's" if other is original else f"{other.run_id}'s"
+            return f"its evidence log is a near copy of {whose} ({share:.0%} of lines shared)"
+    return None
 
 
 def recency(run_at: datetime, as_of: datetime) -> float:
@@ -852,9 +963,12 @@ __all__ = [
     "bradley_terry",
     "cost_per_success",
     "duplicates",
+    "evidence_lines",
+    "evidence_overlap",
     "group_name",
     "hard_flags",
     "mean_win_probability",
+    "plausible_cost_bound",
     "recency",
     "reproductions",
     "trend",
