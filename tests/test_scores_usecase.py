@@ -452,3 +452,48 @@ def test_scores_and_intervals_stay_in_0_100(
             assert value is None or -1e-9 <= value <= 100.0 + 1e-9
         if group.ci_low is not None:
             assert group.ci_low <= group.weighted_score <= group.ci_high  # type: ignore[operator]
+
+
+# Near copies and plausible cost (the rules themselves; test_usecase_trust goes end to end)
+
+
+def test_token_counts_within_five_percent_with_the_same_evidence_are_one_run() -> None:
+    from bench_pipeline.scores.usecase import duplicates
+
+    log = "".join(f"line {i}\n" for i in range(10))
+    base = {"evidence_log": log, "token_counts": (20_000, 1_000, 0, 0, 0)}
+    runs = [
+        uc("a", published_days_ago=3, **base),
+        uc("b", published_days_ago=2, **base | {"token_counts": (21_000, 1_050, 0, 0, 0)}),
+        uc("c", published_days_ago=1, **base | {"token_counts": (20_000, 1_053, 0, 0, 0)}),
+        # one line of ten changed: 9 of 10 shared, still a near copy
+        uc("d", **base | {"evidence_log": log.replace("line 3", "line three")}),
+        uc("e", **base | {"evidence_log": "".join(f"other {i}\n" for i in range(10))}),
+        uc("f", model="m2", **base),  # another model: never a duplicate of m's runs
+    ]
+    # exactly 5% (21,000 vs 20,000; 1,050 vs 1,000) is close; 1,053 vs 1,000 is not
+    assert duplicates(runs) == {"b": "a", "d": "a"}
+
+
+def test_evidence_overlap_counts_the_shorter_logs_distinct_lines() -> None:
+    from bench_pipeline.scores.usecase import evidence_lines, evidence_overlap
+
+    log = evidence_lines("a\nb\n\n  c  \nd\ne\n")
+    assert evidence_lines(" c \r\nc\n") == frozenset({"c"})
+    assert evidence_overlap(log, log) == 1.0
+    padded = evidence_lines("a\nb\nc\nd\ne\n" + "x\n" * 3 + "".join(f"y{i}\n" for i in range(50)))
+    assert evidence_overlap(log, padded) == 1.0  # padding a copy does not hide it
+    assert evidence_overlap(log, evidence_lines("a\nb\nc\nd\nz\n")) == 0.8
+    assert evidence_overlap(log, frozenset()) == 0.0
+
+
+def test_a_claimed_cost_is_implausible_only_above_every_token_at_the_dearest_rate() -> None:
+    from bench_pipeline.scores.usecase import IMPLAUSIBLE_COST, plausible_cost_bound
+
+    tokens = {"token_counts": (90_000, 10_000, 50_000, 0, 4_000), "cost": None}
+    at = uc("a", claimed_cost_usd=Decimal(1000), **tokens)
+    assert plausible_cost_bound(at) == Decimal(1000)  # 100,000 tokens × $10,000 / 1M
+    assert IMPLAUSIBLE_COST not in hard_flags(at)
+    over = uc("b", claimed_cost_usd=Decimal("1000.000001"), **tokens)
+    assert IMPLAUSIBLE_COST in hard_flags(over)
+    assert IMPLAUSIBLE_COST not in hard_flags(uc("c", claimed_cost_usd=Decimal(10**9)))

@@ -424,6 +424,7 @@ def test_the_demo_signs_with_its_own_secret_which_the_real_intake_refuses(home, 
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert demo_submitters(path, DEMO_SUBMITTER) == demo  # made once, then read
     assert len(demo.secrets[DEMO_SUBMITTER]) == 64
+    assert demo.secrets[DEMO_SUBMITTER].decode() not in repr(demo)  # never printed
     other = demo_submitters(home / "elsewhere" / "submitters.toml", DEMO_SUBMITTER)
     assert other.secrets != demo.secrets  # made at demo time: no shared, committed secret
     # A file signed with the demo's secret is not taken by the real intake.

@@ -49,7 +49,8 @@ class Submitters:
 
     source: str
     """The file read (for reasons)."""
-    secrets: Mapping[str, bytes] = field(default_factory=dict)
+    secrets: Mapping[str, bytes] = field(default_factory=dict, repr=False)
+    """Never in a repr (nor in a log, a reason or metadata): only the names are shown."""
     problem: str | None = None
     """Why nobody can be checked now (missing or malformed file); None when usable."""
 
