@@ -440,3 +440,23 @@ def test_a_signed_file_parses_and_keeps_its_signature(bank):
     parsed = parse_submission(encode(document))
     assert parsed.submitter == SUBMITTER and parsed.signature == document["signature"]
     assert parsed.model.name == OPUS
+
+
+def test_bench_run_says_how_many_files_wait_for_the_submitters_file(home, bank, monkeypatch):
+    from bench_pipeline.cli.summary import waiting_lines
+
+    monkeypatch.setenv("BENCH_HOME", str(home))
+    monkeypatch.delenv("BENCH_SUBMITTERS", raising=False)
+    inbox = settings.submissions_inbox()
+    inbox.mkdir(parents=True)
+    (inbox / "run.json").write_bytes(encode(sign(run_doc(bank))))
+    with connect(home / "bench.duckdb") as conn:
+        ingest_inbox(lambda: nullcontext(conn), inbox, bank, now=AS_OF)  # the default file
+        assert waiting_lines(conn) == [
+            f"  1 waiting, not yet judged: no submitters file at {home / 'submitters.toml'} "
+            "(BENCH_SUBMITTERS)"
+        ]
+        register(home)
+        assert waiting_lines(conn) == []
+        report = ingest_inbox(lambda: nullcontext(conn), inbox, bank, now=AS_OF)
+    assert len(report.accepted) == 1

@@ -15,7 +15,9 @@ from typing import TextIO
 import duckdb
 
 from bench_pipeline.core import settings
+from bench_pipeline.core.inbox import inbox_files, inbox_sha256
 from bench_pipeline.runs.costing import format_usd
+from bench_pipeline.runs.submitters import load_submitters
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,21 @@ def work_lines(conn: duckdb.DuckDBPyConnection, started: datetime) -> list[str]:
         f"${format_usd(cost or Decimal(0))}, {unpriced} without a known cost",
         f"Submissions this run: {received.get('accepted', 0)} accepted, "
         f"{received.get('rejected', 0)} rejected",
+        *waiting_lines(conn),
     ]
+
+
+def waiting_lines(conn: duckdb.DuckDBPyConnection) -> list[str]:
+    """A line when inbox files wait for a usable submitters file (`runs.intake`)."""
+    registry = load_submitters(settings.submitters_path())
+    if registry.problem is None:
+        return []
+    recorded = {s for (s,) in conn.execute("SELECT sha256 FROM submission_files").fetchall()}
+    files = inbox_files(settings.submissions_inbox())
+    waiting = sum(1 for path in files if inbox_sha256(path) not in recorded)
+    if not waiting:
+        return []
+    return [f"  {waiting} waiting, not yet judged: {registry.problem} (BENCH_SUBMITTERS)"]
 
 
 def release_lines(

@@ -13,7 +13,9 @@ the shape and internal consistency of the record. What the methodology treats as
 flag (cost, autonomy or evidence-hash mismatch, implausible throughput, step-ins above
 turns, retries against first try, a look-alike model name, a duplicate) is *not* a rejection:
 such a run is accepted and put under review: scoring (scores/usecase.py) computes the flags.
-`content_key` is what makes two submissions the same run for the duplicate rule.
+`content_key` is what makes two submissions the same run for the duplicate rule (near copies
+are found by scoring, `scores.usecase.duplicates`). A file is taken only from a registered
+submitter who signed it (`submitter`, `signature`: `runs.submitters`).
 
 Token counts follow the OpenAI-compatible convention of `providers.base.Usage`: `input_tokens`
 includes the cached and cache-write tokens, `output_tokens` includes the reasoning tokens.
