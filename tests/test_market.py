@@ -54,7 +54,9 @@ def models(**overrides) -> pl.DataFrame:
     return pl.DataFrame([row], schema_overrides=schema)
 
 
-def evidence(*rows: tuple[str, str, bool | None, str | None], model_id: str = "x/m") -> pl.DataFrame:
+def evidence(
+    *rows: tuple[str, str, bool | None, str | None], model_id: str = "x/m"
+) -> pl.DataFrame:
     """`OPENNESS_INPUTS_SQL` rows: (input, source_key, open_weights, licence)."""
     return pl.DataFrame(
         [
@@ -138,7 +140,9 @@ def test_openness_from_weights_licence_and_repository() -> None:
     )
     assert (open_apache["openness"], open_apache["has_repository"]) == (100, True)
     assert open_apache["openness_input"] == "arena_licence"
-    closed = score(("host_listings", "h/m", False, None), ("arena_licence", "m", None, "Proprietary"))
+    closed = score(
+        ("host_listings", "h/m", False, None), ("arena_licence", "m", None, "Proprietary")
+    )
     assert (closed["openness"], closed["openness_input"]) == (5, "arena_licence")
     unknown = score(("host_listings", "h/m", True, None))
     assert unknown["openness"] is None  # open weights, licence unknown: no guess

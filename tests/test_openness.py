@@ -247,7 +247,9 @@ REPOSITORY = (
 
 
 def test_repository_licences_are_read_and_checked(tmp_path: Path) -> None:
-    table = load_licence_table(write_table(tmp_path, '[licences]\n"MIT" = "permissive"\n' + REPOSITORY))
+    table = load_licence_table(
+        write_table(tmp_path, '[licences]\n"MIT" = "permissive"\n' + REPOSITORY)
+    )
     named = table.repository_licence("ORG/weights")
     assert named is not None and named.licence == "MIT" and named.reviewed_by == "a person"
     assert table.repository_licence("org/other") is None
@@ -255,7 +257,7 @@ def test_repository_licences_are_read_and_checked(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="'MIT' is not in \\[licences\\]"):
         load_licence_table(write_table(tmp_path, unknown))
     blank = REPOSITORY.replace('reviewed_by = "a person"', 'reviewed_by = ""')
-    with pytest.raises(ValueError, match="org/Weights.*reviewed_by"):
+    with pytest.raises(ValueError, match=r"org/Weights.*reviewed_by"):
         load_licence_table(write_table(tmp_path, '[licences]\n"MIT" = "permissive"\n' + blank))
 
 

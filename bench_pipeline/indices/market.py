@@ -188,9 +188,15 @@ def provider_prices(
     frame = endpoints.with_columns(provider)
     flags = [
         rate_flag(
-            prompt, completion, variable=None, provider=listed, output_modalities=None,
-            tokenizer=None, trial_providers=trials, sold_per_unit=model_id in per_unit_models,
-        )  # fmt: skip
+            prompt,
+            completion,
+            variable=None,
+            provider=listed,
+            output_modalities=None,
+            tokenizer=None,
+            trial_providers=trials,
+            sold_per_unit=model_id in per_unit_models,
+        )
         for model_id, prompt, completion, listed in frame.select(
             "model_id", *_RATES, "listing_provider"
         ).iter_rows()
@@ -209,9 +215,7 @@ def provider_prices(
     )
 
 
-def openness(
-    evidence: pl.DataFrame, licences: LicenceTable
-) -> tuple[pl.DataFrame, pl.DataFrame]:
+def openness(evidence: pl.DataFrame, licences: LicenceTable) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(each model's openness decision, every input with its role) from `OPENNESS_INPUTS_SQL`
     rows, weighed by `decide_openness`."""
     decisions, weighed = [], []
@@ -299,9 +303,14 @@ def market_rows(
         [*_RATES, "variable_pricing", "price_provider", "output_modalities", "tokenizer"],
         "rate_flag",
         lambda p, c, v, provider, outputs, tokenizer: rate_flag(
-            p, c, variable=v, provider=provider, output_modalities=outputs,
-            tokenizer=tokenizer, trial_providers=trials,
-        ),  # fmt: skip
+            p,
+            c,
+            variable=v,
+            provider=provider,
+            output_modalities=outputs,
+            tokenizer=tokenizer,
+            trial_providers=trials,
+        ),
     )
     fixed = pl.col("rate_flag").is_null()
     joined = joined.with_columns(

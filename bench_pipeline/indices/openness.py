@@ -191,11 +191,12 @@ def _load_repositories(
         where = f"{source}: [repositories.{repository!r}]"
         if not isinstance(entry, dict):
             raise ValueError(f"{where} must be a table with {list(REPOSITORY_FIELDS)}")
-        fields = {f: entry.get(f) for f in REPOSITORY_FIELDS}
-        bad = [f for f, v in fields.items() if not isinstance(v, str) or not v.strip()]
+        bad = [f for f in REPOSITORY_FIELDS if not str(entry.get(f) or "").strip()]
+        bad += [f for f in REPOSITORY_FIELDS if f in entry and not isinstance(entry[f], str)]
         extra = sorted(set(entry) - set(REPOSITORY_FIELDS))
         if bad or extra:
             raise ValueError(f"{where}: missing or blank {bad}, unexpected {extra}")
+        fields: dict[str, str] = {f: entry[f] for f in REPOSITORY_FIELDS}
         if normalise_licence(fields["licence"]) not in entries:
             raise ValueError(
                 f"{where}: licence {fields['licence']!r} is not in [licences]; add it there first"
@@ -392,9 +393,9 @@ def decide_openness(inputs: list[OpennessInput], table: LicenceTable) -> Opennes
     weights_at = next((n for n, s in enumerate(states) if s is not None), None)
     if weights_at is None:
         named = next((item.licence for item in ordered if item.licence), None)
-        roles = tuple(SILENT for _ in ordered)
+        silent = tuple(SILENT for _ in ordered)
         return OpennessDecision(
-            None, named, None, has_repository, None, None, roles, ordered, classes
+            None, named, None, has_repository, None, None, silent, ordered, classes
         )
     weights = bool(states[weights_at])
     decided_at = weights_at
@@ -406,7 +407,7 @@ def decide_openness(inputs: list[OpennessInput], table: LicenceTable) -> Opennes
     score = openness_score(weights, licence_class if weights else PROPRIETARY, has_repository)
     if weights and licence_class is None:
         score = None  # published weights, no licence of an open class: no guess
-    roles = []
+    roles: list[str] = []
     for n, (state, licence_class_n) in enumerate(zip(states, classes, strict=True)):
         if n == decided_at:
             roles.append(DECIDED)

@@ -267,8 +267,12 @@ MARKET_COLUMNS = (
 OPENNESS_EVIDENCE_COLUMNS = (
     MODEL_ID,
     c("position", "integer", "The order the inputs were weighed in, first decides."),
-    c("precedence", "integer", "1 the lab's own listing, 2 the weights repository, 3 LMArena, "
-      "4 Epoch AI, 5 hosts' and resellers' listings."),  # fmt: skip
+    c(
+        "precedence",
+        "integer",
+        "1 the lab's own listing, 2 the weights repository, 3 LMArena, "
+        "4 Epoch AI, 5 hosts' and resellers' listings.",
+    ),
     c("input", "string", "The kind of input."),
     c("source", "string", "The source it came from."),
     c("source_key", "string", "The record: a listing, a repository, a model key."),
