@@ -24,6 +24,7 @@ from bench_pipeline.core.warehouse import fetch_frame, replace_tables
 from bench_pipeline.indices.openness import (
     INPUT_PRECEDENCE,
     LicenceTable,
+    OpennessDecision,
     OpennessInput,
     decide_openness,
 )
@@ -217,11 +218,13 @@ def provider_prices(
 
 def openness(evidence: pl.DataFrame, licences: LicenceTable) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(each model's openness decision, every input with its role) from `OPENNESS_INPUTS_SQL`
-    rows, weighed by `decide_openness`."""
+    rows, weighed by `decide_openness`: once per distinct list of what the inputs say (most
+    models share one), then given back each model's own records."""
     decisions, weighed = [], []
     by_model: dict[str, list[dict]] = {}
     for row in evidence.iter_rows(named=True):
         by_model.setdefault(row["model_id"], []).append(row)
+    decided_for: dict[tuple, OpennessDecision] = {}
     for model_id, rows in by_model.items():
         inputs = []
         for row in rows:
@@ -229,12 +232,14 @@ def openness(evidence: pl.DataFrame, licences: LicenceTable) -> tuple[pl.DataFra
             if row["input"] == "weights_repository":
                 named = licences.repository_licence(row["source_key"])
                 licence = named.licence if named else None
-            inputs.append(
-                (OpennessInput(row["input"], row["source_key"], row["open_weights"], licence), row)
-            )
-        decision = decide_openness([i for i, _ in inputs], licences)
-        source_of = {id(i): row for i, row in inputs}
-        decided = None if decision.decided_by is None else decision.inputs[decision.decided_by]
+            inputs.append(OpennessInput(row["input"], "", row["open_weights"], licence))
+        said = tuple(inputs)
+        if said not in decided_for:
+            decided_for[said] = decide_openness(inputs, licences)
+        decision = decided_for[said]
+        # the order decide_openness weighed them in: by precedence, ties as given
+        order = sorted(range(len(rows)), key=lambda n: INPUT_PRECEDENCE.index(rows[n]["input"]))
+        decided = None if decision.decided_by is None else rows[order[decision.decided_by]]
         decisions.append(
             {
                 "model_id": model_id,
@@ -243,22 +248,22 @@ def openness(evidence: pl.DataFrame, licences: LicenceTable) -> tuple[pl.DataFra
                 "licence_class": decision.licence_class,
                 "has_repository": decision.has_repository,
                 "openness": decision.openness,
-                "openness_input": decided.input if decided else None,
-                "openness_source_key": decided.source_key if decided else None,
+                "openness_input": decided["input"] if decided else None,
+                "openness_source_key": decided["source_key"] if decided else None,
             }
         )
-        for rank, (item, licence_class, role) in enumerate(
-            zip(decision.inputs, decision.classes, decision.roles, strict=True), start=1
+        for position, (n, item, licence_class, role) in enumerate(
+            zip(order, decision.inputs, decision.classes, decision.roles, strict=True), start=1
         ):
-            row = source_of[id(item)]
+            row = rows[n]
             weighed.append(
                 {
                     "model_id": model_id,
                     "precedence": INPUT_PRECEDENCE.index(item.input) + 1,
-                    "position": rank,
+                    "position": position,
                     "input": item.input,
                     "source": row["source"],
-                    "source_key": item.source_key,
+                    "source_key": row["source_key"],
                     "open_weights": item.open_weights,
                     "licence": item.licence,
                     "licence_class": licence_class,
@@ -287,10 +292,18 @@ def market_rows(
     few distinct inputs (`rate_flag`, `flag_text`) run once per distinct input and are
     joined back, and openness is `openness`'s decision, so each rule keeps its one home.
     """
-    trials = trial_providers or {}
-    decisions, _ = openness(
-        evidence if evidence is not None else pl.DataFrame(schema=INPUT_SCHEMA), licences
-    )
+    said = evidence if evidence is not None else pl.DataFrame(schema=INPUT_SCHEMA)
+    decisions, _ = openness(said, licences)
+    return _market_frame(models, hosts, decisions, trial_providers or {})
+
+
+def _market_frame(
+    models: pl.DataFrame,
+    hosts: pl.DataFrame,
+    decisions: pl.DataFrame,
+    trials: Mapping[str, str],
+) -> pl.DataFrame:
+    """`market_rows` from each model's openness decision (`openness`)."""
     telemetry = hosts.group_by("model_id").agg(
         pl.col("output_speed_tps").median(),
         pl.col("latency_ttft_s").median(),
@@ -356,10 +369,10 @@ def refresh_market(
     """Recompute `market`, `provider_prices` and `openness_evidence` from the live tables and
     store all three."""
     models, hosts, evidence = market_inputs(conn)
-    market = market_rows(models, hosts, licences, evidence, trial_providers)
+    decisions, weighed = openness(evidence, licences)
+    market = _market_frame(models, hosts, decisions, trial_providers or {})
     per_unit = frozenset(market.filter(pl.col("rate_flag") == PER_UNIT)["model_id"])
     providers = provider_prices(hosts, trial_providers, per_unit)
-    _, weighed = openness(evidence, licences)
     replace_tables(
         conn, {"market": market, "provider_prices": providers, "openness_evidence": weighed}
     )
