@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench_pipeline.indices.market import (
@@ -212,6 +212,7 @@ INPUT = st.tuples(
 TRIALS = load_trial_providers()
 
 
+@settings(deadline=None)  # frames of up to 20 models per example: slow on a busy machine
 @given(st.lists(st.tuples(ROW, st.lists(INPUT, max_size=4)), min_size=1, max_size=20))
 def test_market_rows_follow_each_rule_row_by_row(rows: list[tuple[dict, list]]) -> None:
     frame = pl.concat(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench_pipeline.core.money import per_token_to_per_million
@@ -224,6 +224,7 @@ PAIRS = st.one_of(
 TOLERANCES = st.sampled_from([Decimal("0.01"), Decimal("0"), Decimal("0.05"), Decimal("0.125")])
 
 
+@settings(deadline=None)  # one example builds frames of up to 60 rows: slow on a busy machine
 @given(st.lists(PAIRS, max_size=60), TOLERANCES)
 def test_prices_disagree_series_is_the_rule_row_by_row(pairs: list, rel_tol: Decimal) -> None:
     a, b = [p[0] for p in pairs], [p[1] for p in pairs]
