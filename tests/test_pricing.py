@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench_pipeline.core.money import per_token_to_per_million
 from bench_pipeline.indices.pricing import (
     blended_price,
     blended_prices,
+    load_trial_providers,
     prices_disagree,
     prices_disagree_series,
+    rate_flag,
 )
 
 pytestmark = pytest.mark.unit
@@ -221,6 +224,7 @@ PAIRS = st.one_of(
 TOLERANCES = st.sampled_from([Decimal("0.01"), Decimal("0"), Decimal("0.05"), Decimal("0.125")])
 
 
+@settings(deadline=None)  # one example builds frames of up to 60 rows: slow on a busy machine
 @given(st.lists(PAIRS, max_size=60), TOLERANCES)
 def test_prices_disagree_series_is_the_rule_row_by_row(pairs: list, rel_tol: Decimal) -> None:
     a, b = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -252,3 +256,41 @@ def test_prices_disagree_series_refuses_what_the_rule_refuses() -> None:
         prices_disagree_series(pl.Series([1.0]), ones)
     with pytest.raises(ValueError, match="rel_tol"):
         prices_disagree_series(ones, ones, rel_tol=Decimal("-0.01"))
+
+
+ZERO, ONE = Decimal(0), Decimal(1)
+TRIALS = load_trial_providers()
+
+
+def flag(prompt=ZERO, completion=ZERO, **listing) -> str | None:
+    fields = {"variable": False, "provider": "openrouter", "output_modalities": "text",
+              "tokenizer": "GPT", "trial_providers": TRIALS} | listing  # fmt: skip
+    return rate_flag(prompt, completion, **fields)
+
+
+def test_zero_rates_that_are_not_prices() -> None:
+    assert "nvidia" in TRIALS  # NVIDIA's free API catalogue, from sources/rate_flags.toml
+    assert flag(provider="nvidia") == "trial"
+    assert flag(provider="NVIDIA") == "trial"  # provider ids ignore case
+    assert flag(output_modalities="text,audio") == "per_unit"  # Lyria: billed per clip
+    assert flag(output_modalities="image") == "per_unit"
+    assert flag(tokenizer="Router") == "variable"  # openrouter/free
+    assert flag(ONE, ONE, variable=True) == "variable"  # OpenRouter's -1, whatever the rate
+    assert flag(provider="zai") is None  # a lab's own free model stands
+    assert flag(ZERO, ONE, provider="nvidia") is None  # only a $0 rate is a trial
+    assert flag(None, None, provider="nvidia") is None
+    assert flag(provider="kilo", output_modalities=None, sold_per_unit=True) == "per_unit"
+
+
+def test_the_trial_table_is_checked(tmp_path: Path) -> None:
+    path = tmp_path / "rate_flags.toml"
+    path.write_text('[trial_providers.acme]\nwhy = "free tier"\nevidence = "https://x"\n')
+    assert dict(load_trial_providers(path)) == {"acme": "free tier"}
+    path.write_text('[trial_providers.acme]\nwhy = "free tier"\n')
+    with pytest.raises(
+        ValueError, match=r"rate_flags.toml: \[trial_providers.acme\] has no evidence"
+    ):
+        load_trial_providers(path)
+    path.write_text('[providers.acme]\nwhy = "x"\nevidence = "y"\n')
+    with pytest.raises(ValueError, match="unexpected top-level"):
+        load_trial_providers(path)

@@ -13,6 +13,7 @@ from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import fetch_frame
 from bench_pipeline.indices.market import refresh_market
 from bench_pipeline.indices.openness import load_licence_table
+from bench_pipeline.indices.pricing import load_trial_providers
 from bench_pipeline.indices.store import compute, store
 from bench_pipeline.ingest.catalog import evaluations
 from bench_pipeline.release.published import ARENA_SQL
@@ -65,15 +66,18 @@ def known_good_indices(warehouse: WarehouseResource) -> dg.MaterializeResult:
     owners=["team:indices"],
     description=(
         "Blended price (3 × input + output) / 4 from the canonical OpenRouter rate, cross-checked "
-        "against models.dev (a disagreement is flagged, never resolved); per-host prices; median "
-        "output speed and time to first token across hosts; openness from weights and licence."
+        "against models.dev (a disagreement is flagged, never resolved); a $0 trial, per-clip or "
+        "variable rate flagged and never ranked; per-host prices; median output speed and time "
+        "to first token across hosts; openness weighed from every source, the lab's own record "
+        "first, with the deciding input kept in openness_evidence."
     ),
 )
 @timed
 def market_data(warehouse: WarehouseResource) -> dg.MaterializeResult:
     licences = load_licence_table(settings.sources_dir() / "licences.toml")
+    trials = load_trial_providers(settings.sources_dir() / "rate_flags.toml")
     with warehouse.connection() as conn:
-        refresh_market(conn, licences)
+        refresh_market(conn, licences, trials)
         metadata = table_metadata(conn, "market") | table_metadata(conn, "provider_prices")
         metadata |= table_asset_metadata(conn, "market")
     return dg.MaterializeResult(metadata=metadata)

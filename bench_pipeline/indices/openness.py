@@ -14,7 +14,7 @@ import os
 import tomllib
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Final, Literal, TypeAlias, cast
@@ -66,6 +66,35 @@ class LicenceTable:
 
     entries: Mapping[str, LicenceClass | None]
     source: str = "<memory>"
+    repositories: Mapping[str, RepositoryLicence] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """Licences of weights repositories, by lower-cased repository id (``[repositories]``)."""
+
+    def repository_licence(self, repository: str | None) -> RepositoryLicence | None:
+        """The reviewed licence of a weights repository (e.g. a Hugging Face id), if any."""
+        if not repository:
+            return None
+        return self.repositories.get(repository.strip().casefold())
+
+
+@dataclass(frozen=True)
+class RepositoryLicence:
+    """The licence a weights repository publishes, as a person read it.
+
+    Attributes:
+        repository: The repository id as published (``moonshotai/Kimi-K2.5``).
+        licence: The licence string the repository names; a key of ``[licences]``.
+        evidence: Where the licence was read (the repository's licence file).
+        reviewed_on: When (``YYYY-MM-DD``).
+        reviewed_by: Who read it.
+    """
+
+    repository: str
+    licence: str
+    evidence: str
+    reviewed_on: str
+    reviewed_by: str
 
 
 def normalise_licence(licence: str) -> str:
@@ -111,7 +140,7 @@ def load_licence_table(path: str | os.PathLike[str] = DEFAULT_LICENCE_TABLE_PATH
     source = os.fspath(path)
     with open(path, "rb") as handle:
         document = tomllib.load(handle)
-    unexpected = sorted(k for k in document if k != "licences")
+    unexpected = sorted(k for k in document if k not in ("licences", "repositories"))
     if unexpected:
         raise ValueError(
             f"{source}: unexpected top-level key(s) {unexpected}; entries belong in [licences]"
@@ -139,7 +168,44 @@ def load_licence_table(path: str | os.PathLike[str] = DEFAULT_LICENCE_TABLE_PATH
             )
         entries[key] = licence_class
         spelled[key] = spelling
-    return LicenceTable(entries=MappingProxyType(entries), source=source)
+    repositories = _load_repositories(document.get("repositories", {}), entries, source)
+    return LicenceTable(
+        entries=MappingProxyType(entries),
+        source=source,
+        repositories=MappingProxyType(repositories),
+    )
+
+
+REPOSITORY_FIELDS: Final = ("licence", "evidence", "reviewed_on", "reviewed_by")
+"""What every ``[repositories."<id>"]`` entry must state."""
+
+
+def _load_repositories(
+    raw: object, entries: Mapping[str, LicenceClass | None], source: str
+) -> dict[str, RepositoryLicence]:
+    """The ``[repositories]`` table: each repository's licence, which must be in the table."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"{source}: [repositories] must be a table of repositories")
+    found: dict[str, RepositoryLicence] = {}
+    for repository, entry in raw.items():
+        where = f"{source}: [repositories.{repository!r}]"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{where} must be a table with {list(REPOSITORY_FIELDS)}")
+        bad = [f for f in REPOSITORY_FIELDS if not str(entry.get(f) or "").strip()]
+        bad += [f for f in REPOSITORY_FIELDS if f in entry and not isinstance(entry[f], str)]
+        extra = sorted(set(entry) - set(REPOSITORY_FIELDS))
+        if bad or extra:
+            raise ValueError(f"{where}: missing or blank {bad}, unexpected {extra}")
+        fields: dict[str, str] = {f: entry[f] for f in REPOSITORY_FIELDS}
+        if normalise_licence(fields["licence"]) not in entries:
+            raise ValueError(
+                f"{where}: licence {fields['licence']!r} is not in [licences]; add it there first"
+            )
+        key = repository.strip().casefold()
+        if key in found:
+            raise ValueError(f"{where}: listed twice (repository ids ignore case)")
+        found[key] = RepositoryLicence(repository=repository, **fields)
+    return found
 
 
 def classify_licence(licence: str | None, table: LicenceTable) -> LicenceClass | None:
@@ -220,18 +286,175 @@ def openness_score(
     return OPENNESS_SCORES["open_non_commercial"]
 
 
+INPUT_PRECEDENCE: Final = (
+    "lab_listing",
+    "weights_repository",
+    "arena_licence",
+    "epoch_accessibility",
+    "host_listings",
+)
+"""The inputs to a model's openness, the lab's own record first and hosts last.
+
+``lab_listing``: the lab's own models.dev listing (its ``open_weights``);
+``weights_repository``: the weights repository OpenRouter names (``hugging_face_id``) and
+the licence a person read there (``[repositories]`` in the licence table);
+``arena_licence``: LMArena's licence column; ``epoch_accessibility``: Epoch AI's "Model
+accessibility"; ``host_listings``: hosts' and resellers' models.dev listings.
+"""
+
+DECIDED: Final = "decided"
+AGREES: Final = "agrees"
+OVERRULED: Final = "overruled"
+SILENT: Final = "silent"
+ROLES: Final = (DECIDED, AGREES, OVERRULED, SILENT)
+"""What each input did: decided the score, agreed with it, was overruled by an input
+before it, or stated nothing usable (a licence the table leaves unknown)."""
+
+
+@dataclass(frozen=True)
+class OpennessInput:
+    """One thing a source says about a model's openness.
+
+    Attributes:
+        input: One of :data:`INPUT_PRECEDENCE`.
+        source_key: The record it comes from (a listing, a repository, a model key).
+        open_weights: Whether the record says the weights are published (None: silent).
+        licence: The licence string it names, if any.
+    """
+
+    input: str
+    source_key: str
+    open_weights: bool | None = None
+    licence: str | None = None
+
+
+@dataclass(frozen=True)
+class OpennessDecision:
+    """A model's openness and how it was reached.
+
+    Attributes:
+        open_weights: Whether the weights are published (None: no input says).
+        licence: The licence string the score rests on, if any.
+        licence_class: Its class.
+        has_repository: Whether a weights repository is named.
+        openness: :func:`openness_score` of the three.
+        decided_by: Index into the ordered inputs of the one that decided, or None.
+        roles: Per ordered input, one of :data:`ROLES`.
+        inputs: The inputs in the order they were weighed.
+        classes: Per ordered input, its licence's class.
+    """
+
+    open_weights: bool | None
+    licence: str | None
+    licence_class: LicenceClass | None
+    has_repository: bool
+    openness: int | None
+    decided_by: int | None
+    roles: tuple[str, ...]
+    inputs: tuple[OpennessInput, ...]
+    classes: tuple[LicenceClass | None, ...]
+
+
+def _states_open(item: OpennessInput, licence_class: LicenceClass | None) -> bool | None:
+    """What an input says about the weights: its own flag, else what its licence implies."""
+    if item.open_weights is not None:
+        return item.open_weights
+    if licence_class is None:
+        return None
+    return licence_class != PROPRIETARY
+
+
+def decide_openness(inputs: list[OpennessInput], table: LicenceTable) -> OpennessDecision:
+    """Weigh a model's openness inputs by precedence (:data:`INPUT_PRECEDENCE`).
+
+    1. Whether the weights are published comes from the first input that says so: its
+       own flag, or what its licence implies (a proprietary class means not published,
+       any other class means published). A later input never overrides it, so hosts'
+       "closed" cannot override a lab's or LMArena's open licence.
+    2. With weights published, the level comes from the first input naming a licence of an
+       open class (permissive, commercial_restricted, non_commercial); with none, the
+       openness is unknown (None) rather than guessed.
+    3. With weights not published, the score is 5, decided by the input that said so.
+
+    Inputs of one kind keep their given order (ties are broken by the caller, e.g. by
+    source key). Every input gets a role: the one that decided, those that agree, those
+    overruled by an earlier input, and those that say nothing usable.
+
+    Raises:
+        ValueError: If an input's kind is not one of :data:`INPUT_PRECEDENCE`.
+    """
+    for item in inputs:
+        if item.input not in INPUT_PRECEDENCE:
+            raise ValueError(f"unknown openness input {item.input!r}; expected {INPUT_PRECEDENCE}")
+    ordered = tuple(sorted(inputs, key=lambda item: INPUT_PRECEDENCE.index(item.input)))
+    classes = tuple(classify_licence(item.licence, table) for item in ordered)
+    states = [_states_open(item, c) for item, c in zip(ordered, classes, strict=True)]
+    has_repository = any(item.input == "weights_repository" for item in ordered)
+    weights_at = next((n for n, s in enumerate(states) if s is not None), None)
+    if weights_at is None:
+        named = next((item.licence for item in ordered if item.licence), None)
+        silent = tuple(SILENT for _ in ordered)
+        return OpennessDecision(
+            None, named, None, has_repository, None, None, silent, ordered, classes
+        )
+    weights = bool(states[weights_at])
+    decided_at = weights_at
+    if weights:
+        open_classes = (PERMISSIVE, COMMERCIAL_RESTRICTED, NON_COMMERCIAL)
+        decided_at = next((n for n, c in enumerate(classes) if c in open_classes), weights_at)
+    licence_class = classes[decided_at] if weights else classes[weights_at]
+    licence = ordered[decided_at].licence
+    score = openness_score(weights, licence_class if weights else PROPRIETARY, has_repository)
+    if weights and licence_class is None:
+        score = None  # published weights, no licence of an open class: no guess
+    roles: list[str] = []
+    for n, (state, licence_class_n) in enumerate(zip(states, classes, strict=True)):
+        if n == decided_at:
+            roles.append(DECIDED)
+        elif state is None:
+            roles.append(SILENT)
+        elif state != weights or (
+            weights and licence_class_n is not None and licence_class_n != licence_class
+        ):
+            roles.append(OVERRULED)
+        else:
+            roles.append(AGREES)
+    return OpennessDecision(
+        weights,
+        licence,
+        licence_class,
+        has_repository,
+        score,
+        decided_at,
+        tuple(roles),
+        ordered,
+        classes,
+    )
+
+
 __all__ = [
+    "AGREES",
     "COMMERCIAL_RESTRICTED",
+    "DECIDED",
     "DEFAULT_LICENCE_TABLE_PATH",
+    "INPUT_PRECEDENCE",
     "LICENCE_CLASSES",
     "NON_COMMERCIAL",
     "OPENNESS_SCORES",
+    "OVERRULED",
     "PERMISSIVE",
     "PROPRIETARY",
+    "REPOSITORY_FIELDS",
+    "ROLES",
+    "SILENT",
     "UNKNOWN",
     "LicenceClass",
     "LicenceTable",
+    "OpennessDecision",
+    "OpennessInput",
+    "RepositoryLicence",
     "classify_licence",
+    "decide_openness",
     "load_licence_table",
     "normalise_licence",
     "openness_score",

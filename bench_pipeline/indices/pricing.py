@@ -7,7 +7,13 @@ functions reject ``float`` arguments outright.
 
 from __future__ import annotations
 
+import os
+import tomllib
+from collections.abc import Mapping
 from decimal import Decimal
+from pathlib import Path
+from types import MappingProxyType
+from typing import Final
 
 import polars as pl
 
@@ -201,12 +207,122 @@ def _whole_digits(column: pl.Series) -> int:
     return (dtype.precision or 38) - (dtype.scale or 0)
 
 
+TRIAL: Final = "trial"
+PER_UNIT: Final = "per_unit"
+VARIABLE: Final = "variable"
+RATE_FLAGS: Final = (TRIAL, PER_UNIT, VARIABLE)
+"""Why a listed rate is not a price per token to rank by (`rate_flag`)."""
+
+RATE_FLAG_TEXT: Mapping[str, str] = MappingProxyType(
+    {
+        TRIAL: "listed at $0 as a free trial, not a price",
+        PER_UNIT: "listed at $0 per token; it is priced per clip or per request",
+        VARIABLE: "no fixed rate: the price depends on the request or on the model routed to",
+    }
+)
+"""What each flag tells a reader."""
+
+DEFAULT_RATE_FLAGS_PATH: Final = Path(__file__).resolve().parents[2] / "sources" / "rate_flags.toml"
+"""The reviewed table of providers whose $0 listings are trials."""
+
+NON_TOKEN_OUTPUTS: Final = frozenset({"audio", "image", "video"})
+"""Output modalities a listing sells by the unit (a clip, an image), not by the token."""
+
+
+def load_trial_providers(
+    path: str | os.PathLike[str] = DEFAULT_RATE_FLAGS_PATH,
+) -> Mapping[str, str]:
+    """The providers whose $0 listings are free trials, each with the reason (from
+    `sources/rate_flags.toml`: `[trial_providers.<models.dev provider id>]` with `why` and
+    `evidence`).
+
+    Raises:
+        FileNotFoundError: If the file does not exist.
+        tomllib.TOMLDecodeError: If it is not valid TOML.
+        ValueError: Naming the file and entry, if an entry lacks `why` or `evidence`, or
+            anything but `[trial_providers]` is at the top level.
+    """
+    source = os.fspath(path)
+    with open(path, "rb") as handle:
+        document = tomllib.load(handle)
+    unexpected = sorted(k for k in document if k != "trial_providers")
+    if unexpected:
+        raise ValueError(f"{source}: unexpected top-level key(s) {unexpected}")
+    raw = document.get("trial_providers", {})
+    if not isinstance(raw, dict):
+        raise ValueError(f"{source}: [trial_providers] must be a table")
+    found = {}
+    for provider, entry in raw.items():
+        fields = entry if isinstance(entry, dict) else {}
+        blank = [f for f in ("why", "evidence") if not str(fields.get(f) or "").strip()]
+        if blank:
+            raise ValueError(f"{source}: [trial_providers.{provider}] has no {' or '.join(blank)}")
+        found[provider.casefold()] = str(fields["why"])
+    return MappingProxyType(found)
+
+
+def rate_flag(
+    prompt: Decimal | None,
+    completion: Decimal | None,
+    *,
+    variable: bool | None,
+    provider: str | None,
+    output_modalities: str | None,
+    tokenizer: str | None,
+    trial_providers: Mapping[str, str],
+    sold_per_unit: bool = False,
+) -> str | None:
+    """Why a listed rate must not be ranked as a price per token, or None when it may.
+
+    A variable price (OpenRouter's -1) is ``variable``. A rate of $0 for both input and
+    output is a trial when the listing's provider is a reviewed trial provider (NVIDIA's
+    free API catalogue), ``per_unit`` when the listing outputs audio, images or video
+    (priced per clip or request: Lyria), and ``variable`` for a router (tokenizer
+    "Router": it bills whatever model it picks). Any other $0 is a free offer and stands.
+
+    Args:
+        prompt: The listed input rate, or None.
+        completion: The listed output rate, or None.
+        variable: The listing says its price varies.
+        provider: The listing's provider (`openrouter` or a models.dev provider id).
+        output_modalities: The listing's output modalities, comma-separated, if known.
+        tokenizer: OpenRouter's tokenizer name, if known.
+        trial_providers: From :func:`load_trial_providers`.
+        sold_per_unit: The model's own listing is flagged ``per_unit`` (for a host's listing,
+            which names no modalities).
+
+    Returns:
+        ``"trial"``, ``"per_unit"``, ``"variable"`` or None.
+    """
+    if variable:
+        return VARIABLE
+    if prompt is None or completion is None or prompt != 0 or completion != 0:
+        return None
+    if provider is not None and provider.casefold() in trial_providers:
+        return TRIAL
+    outputs = {m.strip().casefold() for m in (output_modalities or "").split(",")}
+    if sold_per_unit or outputs & NON_TOKEN_OUTPUTS:
+        return PER_UNIT
+    if (tokenizer or "").strip().casefold() == "router":
+        return VARIABLE
+    return None
+
+
 __all__ = [
+    "DEFAULT_RATE_FLAGS_PATH",
     "DEFAULT_REL_TOL",
     "INPUT_WEIGHT",
+    "NON_TOKEN_OUTPUTS",
     "OUTPUT_WEIGHT",
+    "PER_UNIT",
+    "RATE_FLAGS",
+    "RATE_FLAG_TEXT",
+    "TRIAL",
+    "VARIABLE",
     "blended_price",
     "blended_prices",
+    "load_trial_providers",
     "prices_disagree",
     "prices_disagree_series",
+    "rate_flag",
 ]

@@ -44,7 +44,8 @@ from bench_pipeline.taskbank import NAVIGATOR_CATEGORIES
 METHODOLOGY_VERSIONS: dict[str, str] = {
     "known_good_index": "1",
     "capability_indices": "1",
-    "market": "2",  # 2: one row per canonical model; hosts' listings are provider_prices rows
+    "market": "3",  # 2: one row per canonical model; hosts' listings are provider_prices rows
+    # 3: openness weighed by precedence (the lab's own record first); $0 trials flagged
     "arena": "1",
     "registry": "2",  # 2: one canonical model per lab's model, hosts folded in, impostors held
     "provenance": "1",
@@ -79,7 +80,10 @@ MARKET_DOWNLOAD = [
     "providers_tracked",
     "openness",
     "licence_class",
+    "openness_input",
+    "openness_source_key",
     "price_flag",
+    "rate_flag",
 ]
 
 KNOWN_GOOD_SQL = f"""
@@ -99,10 +103,17 @@ MARKET_SQL = f"SELECT {', '.join(MARKET_DOWNLOAD)} FROM market ORDER BY model_id
 
 PROVIDER_PRICES_SQL = """
 SELECT model_id, provider_name, tag, quantization, input_usd_per_1m, output_usd_per_1m,
-       blended_price_usd_per_1m, uptime_last_30m, latency_ttft_s, output_speed_tps,
+       blended_price_usd_per_1m, rate_flag, uptime_last_30m, latency_ttft_s, output_speed_tps,
        source_run_id
 FROM provider_prices
 ORDER BY model_id, provider_name, tag
+"""
+
+OPENNESS_EVIDENCE_SQL = """
+SELECT model_id, position, precedence, input, source, source_key, open_weights, licence,
+       licence_class, role, source_run_id
+FROM openness_evidence
+ORDER BY model_id, position
 """
 
 MODELS_SQL = "SELECT model_id, name, organization, origin_source FROM models ORDER BY model_id"
@@ -238,7 +249,38 @@ MARKET_COLUMNS = (
     c("providers_tracked", "integer", "Hosts whose prices and telemetry are tracked."),
     c("openness", "integer", "Openness score (100/90/60/40/5)."),
     c("licence_class", "string", "The licence's class (sources/licences.toml)."),
+    c(
+        "openness_input",
+        "string",
+        "The input that decided the openness (openness_evidence): lab_listing, "
+        "weights_repository, arena_licence, epoch_accessibility or host_listings.",
+    ),
+    c("openness_source_key", "string", "The record of that input (a listing, a repository)."),
     c("price_flag", "string", "Disagreement over 1% between OpenRouter and models.dev."),
+    c(
+        "rate_flag",
+        "string",
+        "Why the listed rate is not a price to rank by: trial (a $0 free trial), per_unit "
+        "($0 per token, priced per clip or request), variable; such a row has no rates.",
+    ),
+)
+OPENNESS_EVIDENCE_COLUMNS = (
+    MODEL_ID,
+    c("position", "integer", "The order the inputs were weighed in, first decides."),
+    c(
+        "precedence",
+        "integer",
+        "1 the lab's own listing, 2 the weights repository, 3 LMArena, "
+        "4 Epoch AI, 5 hosts' and resellers' listings.",
+    ),
+    c("input", "string", "The kind of input."),
+    c("source", "string", "The source it came from."),
+    c("source_key", "string", "The record: a listing, a repository, a model key."),
+    c("open_weights", "boolean", "Whether the record says the weights are published."),
+    c("licence", "string", "The licence string the record names."),
+    c("licence_class", "string", "Its class (sources/licences.toml)."),
+    c("role", "string", "decided, agrees, overruled (by an input before it) or silent."),
+    SOURCE_RUN,
 )
 PROVIDER_COLUMNS = (
     MODEL_ID,
@@ -247,7 +289,12 @@ PROVIDER_COLUMNS = (
     c("quantization", "string", "Quantization the host serves."),
     c("input_usd_per_1m", "decimal", f"The host's input rate, {USD_1M}."),
     c("output_usd_per_1m", "decimal", f"The host's output rate, {USD_1M}."),
-    c("blended_price_usd_per_1m", "decimal", f"(3 x input + output) / 4, {USD_1M}."),
+    c(
+        "blended_price_usd_per_1m",
+        "decimal",
+        f"(3 x input + output) / 4, {USD_1M}; none for a flagged rate.",
+    ),
+    c("rate_flag", "string", "trial: the host's $0 listing is a free trial, not a price."),
     c("uptime_last_30m", "number", "The host's uptime over the last 30 minutes, percent."),
     c("latency_ttft_s", "number", "Time to first token, seconds."),
     c("output_speed_tps", "number", "Output speed, tokens per second."),
@@ -600,6 +647,9 @@ PUBLISHED: tuple[PublishedTable, ...] = (
       "market", MARKET_COLUMNS),
     T("provider_prices", "Prices and telemetry per host", PROVIDER_PRICES_SQL,
       ("model_id", "provider_name", "tag"), "market", PROVIDER_COLUMNS, RUN),
+    T("openness_evidence", "Openness: every input weighed and the one that decided",
+      OPENNESS_EVIDENCE_SQL, ("model_id", "position"), "market", OPENNESS_EVIDENCE_COLUMNS,
+      RUN),
     T("arena_elo", "LMArena ratings", ARENA_SQL, ("leaderboard", "model_key"), "arena",
       ARENA_COLUMNS, RUN),
     T("models", "Model registry", MODELS_SQL, ("model_id",), "registry", MODELS_COLUMNS),

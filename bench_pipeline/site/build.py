@@ -429,6 +429,7 @@ class SiteBuilder:
             "price_history": model.history,
             "arena_elo": model.arena,
             "index_lineage": model.lineage,
+            "openness_evidence": model.openness,
         }
         return dict(
             simulated=[

@@ -27,6 +27,7 @@ MODEL_TABLES = (
     "provider_prices",
     "price_history",
     "index_lineage",
+    "openness_evidence",
 )
 CHANGES_SHOWN = 200
 
@@ -77,6 +78,7 @@ class Model:
     arena: list[Row] = field(default_factory=list)
     lineage: list[Row] = field(default_factory=list)
     aliases: list[Row] = field(default_factory=list)  # "also listed as"
+    openness: list[Row] = field(default_factory=list)  # every input weighed, in order
 
     @property
     def href(self) -> str:
@@ -157,6 +159,7 @@ def collect_models(release: Release) -> dict[str, Model]:
         ("arena_elo", "arena"),
         ("index_lineage", "lineage"),
         ("model_aliases", "aliases"),
+        ("openness_evidence", "openness"),
     ):
         for row in release.rows(table):
             getattr(models[row["model_id"]], attribute).append(row)
