@@ -123,6 +123,7 @@ def names() -> BlindNames:
         ("Gemini 3.1 Pro here; Copilot agrees.", "[redacted] here; [redacted] agrees."),
         ("Made by OPENAI and anthropic.", "Made by [redacted] and [redacted]."),
         ("Claude\u00a0Opus\u00a04.6", "[redacted]"),
+        ("GPT 5.4 \u2014 3 reasons.", "[redacted] \u2014 3 reasons."),
     ],
 )
 def test_each_self_naming_form_is_redacted(names: BlindNames, output: str, blind: str) -> None:
@@ -159,6 +160,7 @@ def test_registry_names_leave_out_ordinary_words() -> None:
         "claude-opus-4.8-fast",
     ]
     assert registry_names("Sonar", "perplexity/sonar") == []
+    assert registry_names("2.5", "lab/2.5") == []  # no letter: a number, not a name
     assert registry_names("Auto Router", "openrouter/auto") == ["Auto Router"]
 
 

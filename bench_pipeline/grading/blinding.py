@@ -15,7 +15,8 @@ Which names: every name a run could be recognised by, not only the candidate's o
 (`BlindNames`, built from the warehouse by `grading.blind_names`): every setup's model id,
 company, record and label, the registry's model names and ids (`registry_names` keeps those
 a reader could not mistake for an ordinary word), and the reviewed lab and product names of
-`sources/aliases.toml` (`[labs]` and `[blind_names]`: ChatGPT, Claude, Gemini, Copilot, ...).
+`sources/aliases.toml` (those of `[labs]` written as names, and `[blind_names]`: ChatGPT,
+Claude, Gemini, Copilot, ...).
 A name is matched anywhere when it has five characters or more; a shorter one ("GPT", "Qwen")
 only as a word of its own, so "philosophy" keeps its letters. A version written after a name
 goes with it: "Claude Opus 4.6", "GPT 5.4 mini" and "Gemini 3.1 Pro" are redacted whole
@@ -51,13 +52,14 @@ _TIERS = (
     "opus", "sonnet", "haiku", "pro", "flash", "mini", "nano", "turbo", "ultra", "lite",
     "preview", "instant", "thinking", "instruct",
 )  # fmt: skip
-_SEP = r"[\s" + re.escape("".join(sorted(SEPARATORS))) + "]*"
+_SEP = r"[\s" + re.escape("".join(sorted(SEPARATORS))) + "]?"
 _VERSION = re.compile(
     rf"(?:{_SEP}(?:v?\d+(?:[.,]\d+)*[a-z]*|(?:{'|'.join(_TIERS)})(?![a-z])))+",
     re.IGNORECASE,
 )
 """What goes with a name after it: versions ("5.4", "4o", "70b", "v3") and tier words
-("Opus", "Pro", "mini"), each after any separators."""
+("Opus", "Pro", "mini"), each after at most one separator (so "GPT 5.4 — 3 reasons" keeps
+its "— 3")."""
 
 
 def is_separator(char: str) -> bool:
@@ -92,7 +94,11 @@ def registry_names(name: str | None, model_id: str | None = None) -> list[str]:
         found.append(_PARENTHETICAL.sub("", name.split(": ", 1)[-1]).strip())
     if model_id:
         found.append(re.split(r"[/:]", model_id)[-1])
-    return [n for n in found if any(c.isdigit() for c in n) or len(n.split()) > 1]
+    return [
+        n
+        for n in found
+        if any(c.isalpha() for c in n) and (any(c.isdigit() for c in n) or len(n.split()) > 1)
+    ]
 
 
 @dataclass(frozen=True)
