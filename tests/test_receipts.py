@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import html
+import io
 import json
 import re
 import shutil
@@ -18,6 +19,7 @@ import polars as pl
 import pytest
 from receipts_stage import SUBMITTED, Stage, build_stage
 
+from bench_pipeline.cli.review import review_session
 from bench_pipeline.core.warehouse import connect
 from bench_pipeline.grading.review_model import Review
 from bench_pipeline.grading.review_store import awaiting_second_look, review_queue, submit_review
@@ -250,6 +252,13 @@ def test_no_second_look_is_offered_while_its_receipt_is_public(
         submit_review(conn, review, bank, now=found + timedelta(minutes=1))
         assert held not in held_receipts(conn)
         assert held in {r["run_id"] for r in assemble(conn, bank)[0]}
+
+    # `bench review` says why the late second look is not offered.
+    screen = io.StringIO()
+    assert review_session(lambda: connect(database), bank, "Bo Reviewer", out=screen) == 0
+    assert screen.getvalue().startswith(
+        "1 second looks are not offered: their runs' receipts were published before"
+    )
 
 
 # --- the privacy search ----------------------------------------------------------------------
