@@ -43,14 +43,15 @@ def _server_answer(sent: bytes) -> Reply:
     model = request["model"]
     if model == JUDGE:
         output = quoted_output(request["messages"][-1]["content"]) or ""
-        mixed = "answer from openai" in output
+        mixed = "answer alpha" in output  # the judge's copy never names the lab
         dimensions = STRONG | {"clarity": 3 if mixed else 4}
         verdict = {"overall": 5 if mixed else 4.5, "dimensions": dimensions, "reason": "r"}
         content = json.dumps(verdict)
     else:
         key = ECHOED[0]
         echoed = base64.b64encode(f"Bearer {key}".encode()).decode()
-        content = f"answer from {model.split('/')[0]}: pop while iterating skips. {key} {echoed}"
+        code = "alpha" if model.startswith("openai/") else "beta"
+        content = f"answer {code}: pop while iterating skips. {key} {echoed}"
     body = {
         "id": "cmpl-1", "model": model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content},

@@ -1,10 +1,13 @@
 """Blinding holds against hidden characters: every known way to slip a model's name past
 `redact` (zero-width characters, terminal escapes, look-alike letters, bidirectional
-overrides, compatibility forms) is redacted, and the blind copy displays nothing hidden."""
+overrides, compatibility forms) is redacted, and the blind copy displays nothing hidden; and
+it knows the names: every way a model names itself or its maker ("As Claude", "I'm ChatGPT",
+"GPT 5.4", a non-breaking hyphen) is redacted, whoever the candidate is."""
 
 from __future__ import annotations
 
 import unicodedata
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +18,16 @@ from bench_pipeline.core.text import (
     skeleton,
     strip_controls,
 )
-from bench_pipeline.grading.blinding import REDACTED, blind_copy, redact
+from bench_pipeline.grading.blind_names import reviewed_names
+from bench_pipeline.grading.blinding import (
+    DASHES,
+    REDACTED,
+    BlindNames,
+    blind_copy,
+    is_separator,
+    redact,
+    registry_names,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -83,3 +95,77 @@ def test_lookalike_names_are_explained_and_escaped() -> None:
     ]
     assert escaped("anthropic/\u0441laude\u200b") == "anthropic/\\u0441laude\\u200b"
     assert skeleton("anthropic/\u0441laude\u200b") == "anthropic/claude"
+
+
+# --- names: every way a model names itself or its maker ----------------------------------
+
+ALIASES = Path(__file__).parent.parent / "sources" / "aliases.toml"
+SETUP_NAMES = ("openai/gpt-5.4", "gpt-5.4", "anthropic/claude-opus-4.6", "claude-opus-4.6")
+
+
+@pytest.fixture(scope="module")
+def names() -> BlindNames:
+    """The reviewed names of the project's alias file and the demo setups' model ids (the
+    candidate here is another model: the names are every model's, not only its own)."""
+    return BlindNames.of([*reviewed_names(ALIASES), *SETUP_NAMES])
+
+
+@pytest.mark.parametrize(
+    ("output", "blind"),
+    [
+        ("As Claude, I would ship on Friday.", "As [redacted], I would ship on Friday."),
+        ("I'm ChatGPT. Ship on Friday.", "I'm [redacted]. Ship on Friday."),
+        ("Written by Claude Opus 4.6 for you.", "Written by [redacted] for you."),
+        ("I am GPT 5.4, and I say ship.", "I am [redacted], and I say ship."),
+        ("I am gpt\u20115.4, and I say ship.", "I am [redacted], and I say ship."),
+        ("I am GPT5.4-mini.", "I am [redacted]."),
+        ("I am gpt\u00a05.4.", "I am [redacted]."),
+        ("Gemini 3.1 Pro here; Copilot agrees.", "[redacted] here; [redacted] agrees."),
+        ("Made by OPENAI and anthropic.", "Made by [redacted] and [redacted]."),
+        ("Claude\u00a0Opus\u00a04.6", "[redacted]"),
+        ("GPT 5.4 \u2014 3 reasons.", "[redacted] \u2014 3 reasons."),
+    ],
+)
+def test_each_self_naming_form_is_redacted(names: BlindNames, output: str, blind: str) -> None:
+    assert names.redact(output) == blind
+    assert blind_copy(output, "z-ai/glm-5", "Z.ai", known=names) == blind
+
+
+@pytest.mark.parametrize("dash", sorted(DASHES | {"\u00a0", " ", "\u2007", "\u202f", "_"}))
+def test_every_dash_and_space_between_a_family_and_its_version(
+    names: BlindNames, dash: str
+) -> None:
+    assert names.redact(f"I am gpt{dash}5.4 here.") == "I am [redacted] here.", hex(ord(dash))
+    assert names.redact(f"Claude{dash}Opus{dash}4.6 here.") == "[redacted] here.", hex(ord(dash))
+
+
+def test_the_dash_list_holds_every_unicode_dash() -> None:
+    dashes = {chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Pd"}
+    assert dashes <= DASHES and {"\u2212", "\u2011"} <= DASHES
+    assert all(is_separator(c) for c in "\u00a0\u2007\u202f\u3000\t\n")
+
+
+def test_short_names_are_words_and_ordinary_words_stay(names: BlindNames) -> None:
+    kept = "Philosophy, a grokking metaphor, and GPTs; the writer will cohere the plan."
+    assert names.redact(kept) == kept
+    assert names.redact("Grok says hi; so does GLM-5 and Qwen3 235B.") == (
+        "[redacted] says hi; so does [redacted] and [redacted]."
+    )
+
+
+def test_registry_names_leave_out_ordinary_words() -> None:
+    assert registry_names("OpenAI: GPT-4o (2024-11-20)", "openai/gpt-4o") == ["GPT-4o", "gpt-4o"]
+    assert registry_names("Claude Opus 4.8 (Fast)", "anthropic:claude-opus-4.8-fast") == [
+        "Claude Opus 4.8",
+        "claude-opus-4.8-fast",
+    ]
+    assert registry_names("Sonar", "perplexity/sonar") == []
+    assert registry_names("2.5", "lab/2.5") == []  # no letter: a number, not a name
+    assert registry_names("Auto Router", "openrouter/auto") == ["Auto Router"]
+
+
+def test_a_broken_alias_table_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "aliases.toml"
+    bad.write_text('[blind_names]\nopenai = "ChatGPT"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"aliases.toml: \[blind_names\] openai must be a list"):
+        reviewed_names(bad)

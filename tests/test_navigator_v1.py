@@ -18,6 +18,8 @@ import pytest
 
 from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import migrate
+from bench_pipeline.grading.blind_names import ALIAS_FILE, reviewed_names
+from bench_pipeline.grading.blinding import BlindNames
 from bench_pipeline.grading.decision import quoted_output
 from bench_pipeline.providers.base import ChatRequest, ChatResponse, Provider, Usage
 from bench_pipeline.runs.rates import load_pricing_file
@@ -252,3 +254,22 @@ def test_the_demo_shows_the_cap_triggering(conn, tmp_path: Path) -> None:
     tier2 = results.filter(pl.col("tier") == 2)
     assert set(tier2["grader"]) == {"google/gemini-2.5-flash-lite"}
     assert frames["navigator_v1_tasks"].height == len(SEED_LIBRARY)
+
+
+def test_the_tier_two_judge_reads_a_blind_copy_and_the_stored_answer_stays() -> None:
+    answer = "As Claude Opus 4.6 by Anthropic: fix the loop bound. ChatGPT\u2011style, I'm sure."
+    blind = "As [redacted] by [redacted]: fix the loop bound. [redacted]\u2010style, I'm sure."
+    dimensions = {"accuracy": 4, "completeness": 4, "instructions": 4, "clarity": 4}
+    provider = Scripted(
+        answers={"z-ai/glm-5": answer},  # a candidate naming other makers' models
+        verdicts={blind: {"overall": 4, "dimensions": dimensions, "reason": "r"}},
+    )
+    config = load_config().model_copy(update={"calls_per_task": 1})
+    names = BlindNames.of(reviewed_names(settings.sources_dir() / ALIAS_FILE))
+    result = asyncio.run(run_comparison(
+        provider, provider, [V1Candidate("glm", "z-ai/glm-5")],
+        [library_task(load_library(), "v1-loop-bug")], config, _rates(), comparison="c-blind",
+        names=names,
+    ))  # fmt: skip
+    (run,) = result.results
+    assert (run.output, run.score.stored_overall) == (answer, 4.0)

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import csv
 import html
+import io
 import json
 import re
+import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -16,7 +19,17 @@ import polars as pl
 import pytest
 from receipts_stage import SUBMITTED, Stage, build_stage
 
-from bench_pipeline.release.receipts import ReceiptLeak, refuse_secrets
+from bench_pipeline.cli.review import review_session
+from bench_pipeline.core.warehouse import connect
+from bench_pipeline.grading.review_model import Review
+from bench_pipeline.grading.review_store import awaiting_second_look, review_queue, submit_review
+from bench_pipeline.release.receipts import (
+    ReceiptLeak,
+    assemble,
+    held_receipts,
+    public_receipt_runs,
+    refuse_secrets,
+)
 from bench_pipeline.site import build_site, disclosures
 from bench_pipeline.site.disclosures import SECTIONS, DisclosuresError, load_disclosures
 from bench_pipeline.site.swap import publish_site
@@ -47,6 +60,11 @@ def _private_cases() -> set[str]:
     return {c.id for c in load_bank() if c.private}
 
 
+def _awaiting(stage: Stage) -> set[str]:
+    """Runs whose second look waits for a person: their receipts are held."""
+    return {run for (run,) in stage.query("SELECT DISTINCT run_id FROM second_look")}
+
+
 # --- item 1: receipts ------------------------------------------------------------------------
 
 
@@ -56,7 +74,8 @@ def test_every_published_pm_run_of_a_public_case_has_one_receipt_and_a_page(stag
     assert private, "the stage must publish runs of a private case, to show they get none"
     public = {run for run, case in published if case not in _private_cases()}
     receipts = _receipts(stage)
-    assert {r for r, row in receipts.items() if row["suite"] == "pm"} == public
+    assert public & _awaiting(stage), "the stage must hold a receipt for a second look"
+    assert {r for r, row in receipts.items() if row["suite"] == "pm"} == public - _awaiting(stage)
     assert not set(private) & set(receipts)
     for run_id in receipts:
         assert (stage.site / "receipts" / f"{run_id}.html").is_file(), run_id
@@ -72,7 +91,7 @@ def test_navigator_receipts_are_the_runs_the_board_scored(stage: Stage) -> None:
         [sorted(_private_cases())],
     )[0]
     assert held_out > 0  # scored on the board, never on a receipt
-    assert len(receipts) + held_out == runs
+    assert len(receipts) + held_out == runs  # a split judge pair is no score: no receipt
     assert not {r["case_id"] for r in receipts} & _private_cases()
     scripted = [r for r in receipts if r["script_versions"]]
     judged = [r for r in receipts if r["judge_models"]]
@@ -183,6 +202,63 @@ def test_board_rows_link_to_their_setups_receipts(stage: Stage) -> None:
             assert f'id="{anchor}"' in index, anchor
     for run_id in _receipts(stage):
         assert f'href="../receipts/{run_id}.html"' in index
+
+
+# --- second looks stay blind ------------------------------------------------------------------
+
+
+def test_no_second_look_is_offered_while_its_receipt_is_public(
+    stage: Stage, tmp_path: Path
+) -> None:
+    database = tmp_path / "bench.duckdb"
+    shutil.copy(stage.database, database)
+    bank = load_bank()
+    with connect(database) as conn:
+        public = public_receipt_runs(conn)
+        awaiting = set(awaiting_second_look(conn))
+        queue = review_queue(
+            conn, bank, "Ada Reviewer", include_simulated=True, public_receipts=public
+        )
+    assert public == set(_receipts(stage))  # the stage's one release
+    looks = {item.run_id for item in queue if item.why != "pm review"}
+    assert looks == awaiting and looks  # every second look is offered, its receipt held ...
+    assert not {item.run_id for item in queue} & public  # ... and no run with a public receipt
+
+    # A second look found after its run's receipt was published (a score gap raised by a
+    # later review) cannot be blind: it is not offered, and the receipt stays published.
+    late = sorted(public)[0]
+    found = datetime.now(UTC) + timedelta(minutes=1)
+    with connect(database) as conn:
+        conn.execute(
+            "INSERT INTO second_look VALUES (?, 'score_gap', 'late', ?)",
+            [late, found.replace(tzinfo=None)],
+        )
+        assert late in awaiting_second_look(conn) and late not in held_receipts(conn)
+        queue = review_queue(
+            conn, bank, "Ada Reviewer", include_simulated=True, public_receipts=public
+        )
+        assert late not in {item.run_id for item in queue}
+
+        # Once a person's review of a held run is stored, its receipt is published again.
+        (held,) = conn.execute(
+            "SELECT min(run_id) FROM pm_runs WHERE published AND list_contains(?, run_id) "
+            "AND NOT list_contains(?, case_id)",
+            [sorted(held_receipts(conn)), sorted(_private_cases())],
+        ).fetchall()[0]
+        assert held is not None
+        assert held not in {r["run_id"] for r in assemble(conn, bank)[0]}
+        review = Review(run_id=held, reviewer="Ada Reviewer", score=3, understood="u",
+                        missed="m", decisive_reason="d")  # fmt: skip
+        submit_review(conn, review, bank, now=found + timedelta(minutes=1))
+        assert held not in held_receipts(conn)
+        assert held in {r["run_id"] for r in assemble(conn, bank)[0]}
+
+    # `bench review` says why the late second look is not offered.
+    screen = io.StringIO()
+    assert review_session(lambda: connect(database), bank, "Bo Reviewer", out=screen) == 0
+    assert screen.getvalue().startswith(
+        "1 second looks are not offered: their runs' receipts were published before"
+    )
 
 
 # --- the privacy search ----------------------------------------------------------------------

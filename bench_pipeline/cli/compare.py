@@ -82,6 +82,7 @@ def compare(
     (then nothing is stored).
     """
     from bench_pipeline.core.warehouse import connect, migrate
+    from bench_pipeline.grading.blind_names import load_blind_names
     from bench_pipeline.providers import OpenAICompatibleProvider, ProviderError
     from bench_pipeline.providers.scrubbing import scrub
     from bench_pipeline.runs.rates import rates_by_api_id, refresh_model_rates
@@ -115,11 +116,19 @@ def compare(
         migrate(conn, settings.migrations_dir())
         refresh_model_rates(conn)  # setups/pricing.toml and every accepted OpenRouter run
         rates = rates_by_api_id(conn)
+        names = load_blind_names(conn)  # what the judge's copy of each answer leaves out
 
     async def run():
         async with OpenAICompatibleProvider(key, base_url=base_url) as provider:
             return await run_comparison(
-                provider, provider, candidates, [task], config, rates, comparison=comparison
+                provider,
+                provider,
+                candidates,
+                [task],
+                config,
+                rates,
+                comparison=comparison,
+                names=names,
             )
 
     print(f"comparison {comparison}: {task.title} ({task.id}, tier {task.tier}), "

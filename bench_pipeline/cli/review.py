@@ -10,6 +10,10 @@ screen reveal whose output it was and what the automated graders said, so those 
 the score. A stored review is final: there is no edit command, and the store refuses a second
 review of the same run by the same person.
 
+No run whose receipt is public is offered: a second look's receipt is held from every release
+until its review is stored (`release.receipts`), and one found after its receipt was
+published is counted, not offered.
+
 The warehouse is opened only to read the queue and to store and reveal each review, never
 while the reviewer reads and thinks, so `bench run`, `bench status`, sensors and schedules
 work during a session. A review of a simulated run is practice (`grading.review_store`).
@@ -26,9 +30,11 @@ from bench_pipeline.grading.review_model import Review
 from bench_pipeline.grading.review_store import (
     QueueItem,
     ReviewRefused,
+    awaiting_second_look,
     review_queue,
     submit_review,
 )
+from bench_pipeline.release.receipts import public_receipt_runs
 from bench_pipeline.runs.batch import Connect
 from bench_pipeline.taskbank import TaskBank
 
@@ -121,7 +127,17 @@ def review_session(
     out = safe(out)
     ask = ask or TerminalPrompter(out=out)
     with connect() as conn:
-        queue = review_queue(conn, bank, reviewer, include_simulated=include_simulated)
+        public = public_receipt_runs(conn)
+        queue = review_queue(
+            conn, bank, reviewer, include_simulated=include_simulated, public_receipts=public
+        )
+        unblind = len(public.intersection(awaiting_second_look(conn)))
+    if unblind:
+        print(
+            f"{unblind} second looks are not offered: their runs' receipts were published before "
+            "the second look was found, so a review could not be blind.",
+            file=out,
+        )
     if not queue:
         print(f"Nothing waits for a review by {reviewer}.", file=out)
         return 0

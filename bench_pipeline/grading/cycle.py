@@ -9,8 +9,9 @@
   by every judge of the cycle through the same requests; a judge that misgrades one has all
   its grades of the cycle held from publication.
 
-Each grade becomes one row of `grades` (never updated). Judges see the output with anything
-naming its model redacted (`blinding`); the stored output is never edited.
+Each grade becomes one row of `grades` (never updated). Judges, the vision model and the
+browser see the output with anything naming a model redacted (`blinding`); scripted checks
+grade the stored output; the stored output is never edited.
 """
 
 from __future__ import annotations
@@ -68,6 +69,13 @@ class RunToGrade:
     """The output with its model, company and setup names redacted."""
     company: str
     """The candidate's company (for judge assignment only; never in a prompt)."""
+    output: str | None = None
+    """The output exactly as stored, which scripted checks grade (None: `blind_output` is
+    the output, for a caller that made no blind copy)."""
+
+    @property
+    def stored_output(self) -> str:
+        return self.blind_output if self.output is None else self.output
 
 
 @dataclass
@@ -238,7 +246,9 @@ async def grade_runs(
             if case.suite == "navigator":
                 spec = next(i.check for i in case.inputs if i.id == item.input_id)
                 if not isinstance(spec, JudgeCheck):
-                    output = item.blind_output
+                    # A script is no judge: it grades the stored output, never the blind copy
+                    # (a correct answer may name its own maker: "Google LLC").
+                    output = item.stored_output
                     checked = (
                         simulated_check(f"{case.key}:{item.input_id}", output)
                         if is_simulated(output)

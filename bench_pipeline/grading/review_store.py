@@ -1,7 +1,9 @@
 """The review queue and the immutable review store.
 
 A PM-suite run waits for a blind review until a person has reviewed it; a run on the
-second-look list waits until someone reviews it after it was put there. The queue is ordered
+second-look list waits until someone reviews it after it was put there, and its receipt is
+held from every release until then, so the second look stays blind. No run whose receipt is
+public is offered at all. The queue is ordered
 by a hash of run and reviewer, so two reviewers see runs in different orders and nobody can
 infer a setup from the order. Reviews are only inserted: a second review of the same run by
 the same person is refused, and nothing here updates or deletes a review.
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +31,7 @@ from pydantic import ValidationError
 from bench_pipeline.core.inbox import read_inbox, unseen
 from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.core.writer import insert_rows
+from bench_pipeline.grading.blind_names import load_blind_names
 from bench_pipeline.grading.blinding import blind_copy
 from bench_pipeline.grading.review_model import Review
 from bench_pipeline.providers.simulated import simulated_quality
@@ -69,8 +72,27 @@ class QueueItem:
     """The run is simulated: a review of it is practice, stored apart."""
 
 
-_QUEUE_SQL = """
-WITH looks AS (SELECT run_id, min(reason) AS reason FROM second_look GROUP BY run_id)
+AWAITING_SECOND_LOOK_SQL = """
+SELECT l.run_id, min(l.reason) AS reason
+FROM second_look l
+WHERE NOT EXISTS (SELECT 1 FROM reviews v WHERE v.run_id = l.run_id AND NOT v.simulated
+                  AND v.submitted_at >= l.found_at)
+  AND NOT EXISTS (SELECT 1 FROM practice_reviews v WHERE v.run_id = l.run_id
+                  AND v.submitted_at >= l.found_at)
+GROUP BY l.run_id
+"""
+"""Runs on the second-look list that no person has reviewed since they were put there (the
+simulated reviewer's reviews resolve nothing), with the first reason."""
+
+
+def awaiting_second_look(conn: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Run id → reason, for every run whose second look waits for a person's review. Their
+    receipts are held from every release until it is stored (`release.receipts`)."""
+    return dict(conn.execute(AWAITING_SECOND_LOOK_SQL).fetchall())
+
+
+_QUEUE_SQL = f"""
+WITH looks AS ({AWAITING_SECOND_LOOK_SQL})
 SELECT r.run_id, r.suite, r.case_id, r.case_version, r.output,
        coalesce(l.reason, 'pm review') AS why, r.simulated,
        s.api_id, s.company, s.model_record, s.harness, s.label
@@ -83,26 +105,39 @@ WHERE (r.suite = 'pm' OR l.run_id IS NOT NULL)
   AND NOT EXISTS (SELECT 1 FROM practice_reviews v WHERE v.run_id = r.run_id AND v.reviewer = ?)
   AND (l.run_id IS NOT NULL
        OR NOT EXISTS (SELECT 1 FROM reviews v WHERE v.run_id = r.run_id AND NOT v.simulated))
+  AND NOT list_contains(?::VARCHAR[], r.run_id)
 ORDER BY md5(r.run_id || ?)
 """
 
 
 def review_queue(
-    conn: duckdb.DuckDBPyConnection, bank: TaskBank, reviewer: str, *, include_simulated: bool
+    conn: duckdb.DuckDBPyConnection,
+    bank: TaskBank,
+    reviewer: str,
+    *,
+    include_simulated: bool,
+    public_receipts: Collection[str],
 ) -> list[QueueItem]:
     """The runs `reviewer` may review now, in their blind order. Runs of a case version no
-    longer in the bank are left out (their brief cannot be shown)."""
-    rows = conn.execute(_QUEUE_SQL, [include_simulated, reviewer, reviewer, reviewer])
+    longer in the bank are left out (their brief cannot be shown), and so is every run in
+    `public_receipts` (`release.receipts.public_receipt_runs`): a review of a run whose
+    receipt shows its setup and grades would not be blind. A second look is held from the
+    receipts until its review is stored, so this leaves out only one found after its run's
+    receipt was published (a score gap raised by a later review)."""
+    rows = conn.execute(
+        _QUEUE_SQL,
+        [include_simulated, reviewer, reviewer, sorted(public_receipts), reviewer],
+    ).fetchall()
+    known = load_blind_names(conn) if rows else None
     items = []
-    for run_id, suite, case_id, version, output, why, simulated, *identity in rows.fetchall():
+    for run_id, suite, case_id, version, output, why, simulated, *identity in rows:
         try:
             case = bank.get(suite, case_id)
         except KeyError:
             continue
         if case.version == version:
-            items.append(
-                QueueItem(run_id, case, blind_copy(output, *identity), why, bool(simulated))
-            )
+            blind = blind_copy(output, *identity, known=known)
+            items.append(QueueItem(run_id, case, blind, why, bool(simulated)))
     return items
 
 

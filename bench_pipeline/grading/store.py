@@ -10,6 +10,7 @@ import duckdb
 
 from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.core.writer import insert_rows
+from bench_pipeline.grading.blind_names import load_blind_names
 from bench_pipeline.grading.blinding import blind_copy
 from bench_pipeline.grading.calibration import PairedGrade, calibrate, track_criteria
 from bench_pipeline.grading.cycle import GRADE_COLUMNS, CycleResult, RunToGrade
@@ -23,7 +24,9 @@ class GradingConflict(RuntimeError):
 
 
 def runs_to_grade(conn: duckdb.DuckDBPyConnection, bank: TaskBank) -> list[RunToGrade]:
-    """Stored runs without any grade yet, of case versions still in the bank, blinded."""
+    """Stored runs without any grade yet, of case versions still in the bank, blinded (every
+    name of `blind_names.load_blind_names` and the run's own redacted); the stored output
+    rides along for the scripted checks."""
     rows = conn.execute(
         """
         SELECT r.run_id, r.suite, r.case_id, r.case_version, r.input_id, r.output,
@@ -34,14 +37,15 @@ def runs_to_grade(conn: duckdb.DuckDBPyConnection, bank: TaskBank) -> list[RunTo
         """
     ).fetchall()
     runs = []
+    known = load_blind_names(conn) if rows else None
     for run_id, suite, case_id, version, input_id, output, api_id, company, *names in rows:
         try:
             case = bank.get(suite, case_id)
         except KeyError:
             continue
         if case.version == version:
-            blind = blind_copy(output, api_id, company, *names)
-            runs.append(RunToGrade(run_id, case, input_id, blind, company))
+            blind = blind_copy(output, api_id, company, *names, known=known)
+            runs.append(RunToGrade(run_id, case, input_id, blind, company, output=output))
     return runs
 
 

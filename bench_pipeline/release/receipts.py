@@ -9,6 +9,11 @@ by whom, and what it cost (seed 002), as two published tables.
 - `receipt_scores`: one row per run, criterion (or check) and grader: the outcome and its
   credit.
 
+A run whose second look waits for a person's review (`review_store.awaiting_second_look`) has
+no receipt until that review is stored: the receipt names the setup and shows the grades, and
+the person must read the output blind. A receipt a release already published stays published
+(`public_receipt_runs`); `bench review` never offers such a run.
+
 A receipt never holds an answer key, a hidden test, a check's details or anything of a
 private case: runs of private cases get no receipt; a scripted or browser check shows only
 its kind, grader and outcome (its reason quotes expected values); a Navigator judge criterion
@@ -24,12 +29,14 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import polars as pl
 
 from bench_pipeline.grading.outcomes import OUTCOME_CREDIT
+from bench_pipeline.grading.review_store import awaiting_second_look
 from bench_pipeline.release.schema import Column, PublishedTable
 from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.load import _input_score
@@ -334,7 +341,8 @@ def _usecase(conn: duckdb.DuckDBPyConnection, bank: TaskBank) -> tuple[list[Row]
 def assemble(
     conn: duckdb.DuckDBPyConnection, bank: TaskBank, setups: SetupCatalog | None = None
 ) -> tuple[list[Row], list[Row]]:
-    """Every receipt and score row, checked for secrets (see the module docstring).
+    """Every receipt and score row but the held ones (`held_receipts`), checked for secrets
+    (see the module docstring).
 
     `setups` gives each executed run its harness's system instructions (a setup id is a hash
     of the harness, instructions included, so the catalog's are the ones the run was sent);
@@ -344,14 +352,33 @@ def assemble(
         ReceiptLeak: A field other than the output holds a secret text of the bank.
     """
     receipts, scores = [], []
+    held = held_receipts(conn)
     for part in (_pm, _navigator, _usecase):
         found, graded = part(conn, bank)
         for receipt in found:
             receipt["system_instructions"] = _instructions(setups, receipt.get("setup_id"))
-        receipts += found
-        scores += graded
+        receipts += [r for r in found if r["run_id"] not in held]
+        scores += [s for s in graded if s["run_id"] not in held]
     refuse_secrets([*receipts, *scores], secret_texts(bank))
     return receipts, scores
+
+
+def public_receipt_runs(conn: duckdb.DuckDBPyConnection) -> set[str]:
+    """Runs whose receipt a stored release published (every release `releases` lists whose
+    folder still holds its `receipts` table)."""
+    runs: set[str] = set()
+    for (path,) in conn.execute("SELECT path FROM releases").fetchall():
+        table = Path(path) / "data" / "receipts.parquet"
+        if table.is_file():
+            runs.update(pl.read_parquet(table, columns=["run_id"])["run_id"].to_list())
+    return runs
+
+
+def held_receipts(conn: duckdb.DuckDBPyConnection) -> set[str]:
+    """Runs whose receipt is held: their second look waits for a person's review, and no
+    release has published their receipt yet."""
+    awaiting = set(awaiting_second_look(conn))
+    return awaiting - public_receipt_runs(conn) if awaiting else awaiting
 
 
 def _instructions(setups: SetupCatalog | None, setup_id: str | None) -> str | None:

@@ -23,6 +23,8 @@ import duckdb
 from bench_pipeline.core.money import exact
 from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.core.writer import insert_rows
+from bench_pipeline.grading.blind_names import load_blind_names
+from bench_pipeline.grading.blinding import BlindNames, blind_copy
 from bench_pipeline.grading.navigator_v1 import V1Display, completeness, display_overall
 from bench_pipeline.grading.v1_judge import SimulatedV1Judge, V1Score, score_tier1, score_tier2
 from bench_pipeline.providers.base import ChatRequest, Message, Provider
@@ -127,8 +129,11 @@ async def run_comparison(
     comparison: str,
     concurrency: int = 4,
     today: date | None = None,
+    names: BlindNames | None = None,
 ) -> V1Comparison:
-    """Answer and score every task on every candidate, `config.calls_per_task` times.
+    """Answer and score every task on every candidate, `config.calls_per_task` times. A
+    tier-1 check grades the output as it came; the tier-2 judge reads its blind copy, with
+    the candidate's id and label and every name of `names` (`grading.blind_names`) redacted.
 
     Raises:
         ProviderError: A call failed for good (nothing of the comparison is stored then).
@@ -148,7 +153,8 @@ async def run_comparison(
             score = score_tier1(task, output)
             judge_cost = None
         else:
-            score = await score_tier2(judge_provider, config, task, output)
+            blind = blind_copy(output, candidate.api_id, "", candidate.label, known=names)
+            score = await score_tier2(judge_provider, config, task, blind)
             usages = [u for u in score.judge_usage if u is not None]
             judge_cost = cost_of_all(usages, judge_rate).cost_usd if usages else None
         cost = (
@@ -254,6 +260,7 @@ def run_library_demo(connect: Connect, *, simulated: bool) -> str | None:
     with connect() as conn:
         candidates = declared_candidates(conn)
         rates = rates_by_api_id(conn, [config.judge_model, *(c.api_id for c in candidates)])
+        names = load_blind_names(conn)
     comparison = comparison_id("demo", library, candidates, config)
     with connect() as conn:
         if conn.execute("SELECT 1 FROM v1_comparisons WHERE comparison_id = ?",
@@ -268,6 +275,7 @@ def run_library_demo(connect: Connect, *, simulated: bool) -> str | None:
             config,
             rates,
             comparison=comparison,
+            names=names,
         )
     )
     with connect() as conn:
