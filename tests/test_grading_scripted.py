@@ -615,6 +615,26 @@ def test_recorded_runs_give_the_same_reasons_as_real_ones(bank):
     )
 
 
+def test_a_grade_hides_the_calls_arguments_and_expected_values_in_every_form():
+    check = UnitTestsCheck(kind="unit_tests", entrypoint="f", calls=(
+        UnitTestCall(args=("line\nbreak", [1, 2, 3]), expect="résumé"),
+        UnitTestCall(args=("tab\there",), expect={"k": ["déjà"]}),
+    ))  # fmt: skip
+    echoed = "f('line\\nbreak', [1, 2, 3]) line\nbreak résumé {'k': ['déjà']}"
+    sandbox = _offline("code", recorded_run(
+        CallRun("returned", value=["line\nbreak", "r\u00e9sum\u00e9"], printed=echoed,
+                printed_chars=len(echoed)),
+        CallRun("raised", error='ValueError: "tab\\there" {"k": ["d\\u00e9j\\u00e0"]}'),
+    ))  # fmt: skip
+    result = run_check(check, "code", sandbox=sandbox)
+    assert (result.outcome, result.reason) == (
+        "fail",
+        '0 of 2 tests passed; test 1 failed: returned ["[hidden]", "[hidden]"], not the expected '
+        'value; test 2 failed: raised ValueError: "[hidden]" [hidden]',
+    )
+    assert result.details["printed"] == "f('[hidden]', [hidden]) [hidden] [hidden] [hidden]"
+
+
 def test_code_the_offline_sandbox_has_not_recorded_is_inconclusive(bank):
     check = bank_check(bank, "nav-coding-small-functions", "slugify")
     result = run_check(check, SLUGIFY, sandbox=OfflineSandbox({}))

@@ -201,10 +201,18 @@ def _with_note(reason: str, note: str | None) -> str:
     return f"{reason} ({note})" if note else reason
 
 
+def _cut_text(text: str) -> str:
+    """`text` cut at `VALUE_CHARS` with `…`."""
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _shown(value: Any) -> str:
     """A JSON value as a reason quotes it, cut at `VALUE_CHARS`."""
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+    return _cut_text(_json_text(value))
 
 
 def _number(value: float) -> str:
@@ -489,8 +497,9 @@ class Scrubber:
         stack: list[Any] = [value for call in calls for value in (*call.args, call.expect)]
         while stack:
             value = stack.pop()
-            if isinstance(value, str):
-                found.add(value)
+            if isinstance(value, str):  # as written, and as JSON and Python quote it
+                found.update((value, json.dumps(value)[1:-1], repr(value)[1:-1]))
+                found.add(json.dumps(value, ensure_ascii=False)[1:-1])
             elif isinstance(value, list | tuple | dict):
                 found.update((json.dumps(value), json.dumps(value, ensure_ascii=False)))
                 found.add(repr(value))
@@ -503,10 +512,6 @@ class Scrubber:
         return text
 
 
-def _cut_text(text: str) -> str:
-    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
-
-
 def _call_failure(call: UnitTestCall, run: CallRun, scrub: Scrubber) -> str | None:
     """Why one call's test failed (never quoting its arguments or expected value), or None
     when it passed."""
@@ -515,14 +520,14 @@ def _call_failure(call: UnitTestCall, run: CallRun, scrub: Scrubber) -> str | No
         if call.compare == "truthy":
             if bool(value) == call.expect:
                 return None
-            return f"returned {_cut_text(scrub(_shown(value)))}, not the expected truth value"
+            return f"returned {_cut_text(scrub(_json_text(value)))}, not the expected truth value"
         if call.compare == "by_value" and json_equal(call.expect, value):
             return None
         if call.compare == "exact" and same_json(call.expect, value):
             return None
         if json_equal(call.expect, value):
             return "returned the expected value as another type (types are compared exactly)"
-        return f"returned {_cut_text(scrub(_shown(value)))}, not the expected value"
+        return f"returned {_cut_text(scrub(_json_text(value)))}, not the expected value"
     if run.status == "raised":
         return f"raised {_cut_text(scrub(run.error))}"
     if run.status == "not_json":
