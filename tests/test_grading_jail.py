@@ -285,6 +285,19 @@ def test_an_infinite_loop_is_killed_with_its_jail(secrets):
     assert _jail_processes() == []
 
 
+def test_the_time_limit_covers_all_the_calls_together(secrets):
+    # Each call alone is within the limit; the second one is not within what is left of it.
+    answer = "import time\n\ndef slow(n):\n    time.sleep(2)\n    return n\n"
+    check = _check("slow", *(_call(n, expect=n) for n in range(3)), timeout=3.5)
+    started = time.monotonic()
+    result = run_check(check, answer, sandbox=JailedSandbox())
+    assert (result.outcome, result.reason) == ("fail", "timed out after 3.5s")
+    assert result.details["stuck_in_test"] == 2
+    assert [t["passed"] for t in result.details["tests"]] == [True, None, None]
+    assert time.monotonic() - started < 8
+    assert _jail_processes() == []
+
+
 @pytest.fixture
 def server() -> Iterator[CountingServer]:
     listening = CountingServer()

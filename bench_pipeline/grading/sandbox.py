@@ -35,8 +35,8 @@ processes, or outlive the grading. It runs under bubblewrap with:
 - the interpreter in isolated mode without `site` (`-I -S`): the standard library only;
 - the child's own limits: address space (`MEMORY_LIMIT_BYTES`), file size, no core dumps,
   the audit hook of `sandbox_child` as a second layer (no sockets, processes, `ctypes`,
-  writes outside home), and the check's timeout (for each call), after which the whole
-  process group and with it the PID namespace is killed;
+  writes outside home), and the check's timeout (all its calls together), after which the
+  whole process group and with it the PID namespace is killed;
 - where the machine allows it, a pids cgroup of its own (`PIDS_LIMIT` processes and threads),
   so even a fork that got past the hook cannot flood the host (RLIMIT_NPROC would not do:
   it does not bind root, and the grader may run as root).
@@ -112,7 +112,8 @@ class SandboxJob:
     entrypoint: str
     calls: tuple[SandboxCall, ...]
     timeout_seconds: float
-    """The limit of each call, starting the jail and loading the code included."""
+    """The limit of all the calls together, starting each jail and loading the code included
+    (as when the tests ran in one process: an answer cannot take it once per call)."""
     kept_chars: int = PRINTED_KEPT_CHARS
     memory_bytes: int = MEMORY_LIMIT_BYTES
     file_size_bytes: int = FILE_SIZE_LIMIT_BYTES
@@ -465,9 +466,12 @@ class JailedSandbox:
         if forbidden:
             raise JailUnavailable(forbidden)
         calls: list[CallRun] = []
+        deadline = time.monotonic() + job.timeout_seconds
         with pids_cgroup() as cgroup:
             for call in job.calls:
-                calls.append(self._run_call(job.payload(call), job.timeout_seconds, cgroup))
+                left = deadline - time.monotonic()
+                ran = self._run_call(job.payload(call), left, cgroup) if left > 0 else None
+                calls.append(ran or CallRun("timed_out"))
                 if calls[-1].status in ENDS_THE_RUN:
                     break
         isolation = "bubblewrap jail" + (f", at most {PIDS_LIMIT} processes" if cgroup else "")

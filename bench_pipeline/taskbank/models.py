@@ -316,7 +316,7 @@ class UnitTestsCheck(_Record):
     """The name the answer must define (function, class or constant)."""
     calls: tuple[UnitTestCall, ...] = Field(min_length=1)
     timeout_seconds: StrictFloat = Field(default=10.0, gt=0, le=300)
-    """The time limit of each call, loading the answer's code included."""
+    """The time limit of all the calls together (each in a fresh jail, loading included)."""
 
     @field_validator("entrypoint")
     @classmethod
