@@ -137,7 +137,9 @@ def test_proc_environ_of_the_parent_shows_no_key(secrets):
     # the shell that put it in its cgroup, which is `/`, never the grader's directory.
     assert result.reason.startswith("1 of 3 tests passed; test 2 failed: returned ")
     assert reply.value["1/environ"] in ("", "PWD=/\x00")
-    assert 'test 3 failed: returned {"[hidden]": "PWD=/home/answer' in result.reason
+    assert reply.value["self/environ"] == "PWD=/home/answer\x00"
+    # The grade quotes what test 3 returned, without test 1's argument and expected value.
+    assert 'test 3 failed: returned {"[hidden]": "[hidden]", "self/cmdline": ' in result.reason
     assert "'1/environ'" in result.details["printed"]
     _assert_nothing_secret(result)
 
