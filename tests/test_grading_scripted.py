@@ -11,7 +11,7 @@ import pytest
 
 from bench_pipeline.grading import scripted
 from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, CheckResult
-from bench_pipeline.grading.sandbox import OfflineSandbox, recorded_run
+from bench_pipeline.grading.sandbox import CallRun, OfflineSandbox, recorded_run
 from bench_pipeline.grading.scripted import (
     extract_json,
     last_number,
@@ -25,6 +25,8 @@ from bench_pipeline.taskbank.models import (
     JudgeCheck,
     NumericCheck,
     RegexCheck,
+    UnitTestCall,
+    UnitTestsCheck,
 )
 
 pytestmark = pytest.mark.unit
@@ -46,7 +48,7 @@ def fenced(code: str, lang: str = "python") -> str:
 
 def graded(check, output: str) -> tuple[str, str]:
     result = run_check(check, output)
-    assert result.grader == f"script:{check.kind}@1"
+    assert result.grader == scripted.grader_name(check.kind)
     return result.outcome, result.reason
 
 
@@ -405,17 +407,18 @@ def test_unit_tests_pass_on_a_correct_answer(bank):
         "pass",
         "3 of 3 tests passed (read from the first fenced code block)",
     )
+    assert result.grader == "script:unit_tests@2"
     assert [t["passed"] for t in result.details["tests"]] == [True, True, True]
     assert result.details["isolation"].startswith("bubblewrap jail")
 
 
-def test_unit_tests_count_each_assert_separately(bank):
+def test_unit_tests_count_each_call_separately(bank):
     check = bank_check(bank, "nav-coding-fix-bug", "last-n")
     assert graded(check, BUGGY_LAST_N) == (
         "partial",
         "1 of 3 tests passed; "
-        "test 1 failed: `assert last_n([1, 2, 3, 4], 2) == [3, 4]` (left side was [2, 3, 4]); "
-        "test 2 failed: `assert last_n([1, 2], 0) == []` (left side was [2])",
+        "test 1 failed: returned [2, 3, 4], not the expected value; "
+        "test 2 failed: returned [2], not the expected value",
     )
     fixed = BUGGY_LAST_N.replace(
         "items[len(items) - n - 1:]", "items[len(items) - n:] if n else []"
@@ -424,27 +427,91 @@ def test_unit_tests_count_each_assert_separately(bank):
         "pass",
         "3 of 3 tests passed (read from the first fenced code block)",
     )
+    tupled = fixed.replace("if n else []", "if n else ()").replace("return ", "return tuple(")
+    assert graded(check, tupled.rstrip() + ")\n")[0] == "pass"  # a tuple arrives as an array
+
+
+def test_unit_tests_compare_exact_types_unless_the_call_says_otherwise():
+    answer = "def f(kind):\n    return {'int': 1, 'float': 1.0, 'bool': True, 'zero': 0}[kind]\n"
+
+    def call(arg, expect, compare="exact"):
+        return UnitTestCall(args=(arg,), expect=expect, compare=compare)
+
+    check = UnitTestsCheck(kind="unit_tests", entrypoint="f", calls=(
+        call("int", 1), call("float", 1), call("bool", 1), call("float", 1.0),
+        call("float", 1, "by_value"), call("bool", 1, "by_value"),
+        call("int", True, "truthy"), call("zero", False, "truthy"), call("zero", True, "truthy"),
+    ))  # fmt: skip
+    result = run_check(check, answer)
+    assert (result.outcome, result.reason) == (
+        "partial",
+        "5 of 9 tests passed; "
+        "test 2 failed: returned the expected value as another type (types are compared "
+        "exactly); "
+        "test 3 failed: returned true, not the expected value; "
+        "test 6 failed: returned true, not the expected value; "
+        "test 9 failed: returned 0, not the expected truth value",
+    )
+
+
+def test_unit_tests_take_back_only_plain_json_data():
+    answer = """
+import collections
+
+def f(number):
+    if number == 7:
+        value = 1
+        for _ in range(200):
+            value = [value]
+        return value
+    return [
+        None, {1}, float("nan"), {1: "a"}, collections.namedtuple("P", "x")(1), 10**5000, b"x",
+    ][number]
+"""
+    # Numbers as arguments: a grade hides every argument text of four characters or more.
+    calls = [UnitTestCall(args=(0,), expect_null=True)]
+    calls += [UnitTestCall(args=(number,), expect=0) for number in range(1, 8)]
+    check = UnitTestsCheck(kind="unit_tests", entrypoint="f", calls=tuple(calls))
+    result = run_check(check, answer)
+    why = "returned something that is not plain JSON data"
+    assert (result.outcome, result.reason) == (
+        "partial",
+        "1 of 8 tests passed; "
+        f"test 2 failed: {why} (type set); "
+        f"test 3 failed: {why} (the float nan); "
+        f"test 4 failed: {why} (an object key of type int); "
+        f"test 5 failed: {why} (type P); "
+        f"test 6 failed: {why} (writing it as JSON raised ValueError: Exceeds the limit (4300 "
+        "digits) for integ…); "
+        f"test 7 failed: {why} (type bytes); "
+        f"test 8 failed: {why} (nesting deeper than 100 levels)",
+    )
 
 
 def test_unit_tests_on_a_constant_entrypoint(bank):
     check = bank_check(bank, "nav-coding-regex", "hex-colour")
     assert graded(check, fenced('PATTERN = r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})"'))[0] == "pass"
     outcome, reason = graded(check, fenced('PATTERN = r"#[0-9a-f]+"'))
-    assert outcome == "partial"
-    assert reason.startswith("3 of 5 tests passed; test 2 failed: ")
-    assert 'test 3 failed: `import re; assert not re.fullmatch(PATTERN, "#ffff")`' in reason
+    assert (outcome, reason) == (
+        "partial",
+        "3 of 5 tests passed; test 2 failed: returned false, not the expected value; "
+        "test 3 failed: returned true, not the expected value "
+        "(read from the first fenced code block)",
+    )
+    value = UnitTestsCheck(kind="unit_tests", entrypoint="LIMIT", calls=(
+        UnitTestCall(via="value", expect=[3, "x"]),
+    ))  # fmt: skip
+    assert graded(value, "LIMIT = (3, 'x')\n") == ("pass", "1 of 1 tests passed")
 
 
 def test_unit_tests_none_passing_is_a_fail(bank):
     check = bank_check(bank, "nav-coding-small-functions", "slugify")
-    assert graded(check, "def slugify(title):\n    raise ValueError('not done')\n") == (
+    assert graded(check, "def slugify(title):\n    raise ValueError('not done: ' + title)\n") == (
         "fail",
         "0 of 3 tests passed; "
-        'test 1 failed: `assert slugify("Hello, World!") == "hello-world"` raised '
-        "ValueError: not done; "
-        'test 2 failed: `assert slugify("  --Already--Slugged--  ") == "already-slugged"` '
-        "raised ValueError: not done; "
-        'test 3 failed: `assert slugify("") == ""` raised ValueError: not done',
+        "test 1 failed: raised ValueError: not done: [hidden]; "
+        "test 2 failed: raised ValueError: not done: [hidden]; "
+        "test 3 failed: raised ValueError: not done: ",
     )
 
 
@@ -470,12 +537,20 @@ def test_code_that_does_not_load_is_a_fail(bank):
     )
 
 
-def test_an_answer_that_ends_the_process_is_a_fail(bank):
+def test_an_answer_that_ends_its_process_fails_what_it_did_not_answer(bank):
     check = bank_check(bank, "nav-coding-small-functions", "slugify")
     answer = "import os\n\ndef slugify(title):\n    os._exit(3)\n"
     assert graded(check, answer) == (
         "fail",
-        "the test process ended early (exit code 3) during test 1",
+        "0 of 3 tests passed; "
+        "test 1 failed: the process ended during the call (exit code 3); "
+        "test 2 failed: the process ended during the call (exit code 3); "
+        "test 3 failed: the process ended during the call (exit code 3)",
+    )
+    only_empty = SLUGIFY.replace("    return", "    if not title:\n        os._exit(3)\n    return")
+    assert graded(check, "import os\n" + only_empty) == (
+        "partial",
+        "2 of 3 tests passed; test 3 failed: the process ended during the call (exit code 3)",
     )
 
 
@@ -486,7 +561,7 @@ def test_an_answer_that_prints_a_lot_is_still_graded(bank):
     )
     result = run_check(check, noisy)
     assert (result.outcome, result.reason) == ("pass", "3 of 3 tests passed")
-    assert result.details["printed_chars"] > 3_000_000  # counted, not kept
+    assert result.details["printed_chars"] > 3 * 3_000_000  # counted, not kept
     assert result.details["printed"] == "x" * scripted.PRINTED_KEPT_CHARS
 
 
@@ -507,25 +582,57 @@ def _offline(code: str, run) -> OfflineSandbox:
 
 def test_recorded_runs_give_the_same_reasons_as_real_ones(bank):
     check = bank_check(bank, "nav-coding-fix-bug", "last-n")
-    failed = ("AssertionError", "", "[2, 3, 4]")
-    sandbox = _offline(BUGGY_LAST_N, recorded_run([failed, True, True]))
+    returned = [CallRun("returned", value=v) for v in ([2, 3, 4], [], [1, 2])]
+    sandbox = _offline(BUGGY_LAST_N, recorded_run(*returned))
     result = run_check(check, BUGGY_LAST_N, sandbox=sandbox)
     assert (result.outcome, result.reason) == (
         "partial",
-        "2 of 3 tests passed; "
-        "test 1 failed: `assert last_n([1, 2, 3, 4], 2) == [3, 4]` (left side was [2, 3, 4])",
+        "2 of 3 tests passed; test 1 failed: returned [2, 3, 4], not the expected value",
     )
     assert result.details["isolation"] == "offline"
-    sandbox = _offline(BUGGY_LAST_N, recorded_run([True, True, True], stuck_in=3))
-    assert run_check(check, BUGGY_LAST_N, sandbox=sandbox).reason == "timed out after 10s"
-    sandbox = _offline(BUGGY_LAST_N, recorded_run([True, True, True], ended_in=2))
+    sandbox = _offline(BUGGY_LAST_N, recorded_run(*returned[:2], CallRun("timed_out")))
+    result = run_check(check, BUGGY_LAST_N, sandbox=sandbox)
+    assert (result.outcome, result.reason) == ("fail", "timed out after 10s")
+    assert result.details["stuck_in_test"] == 3
+    assert [t["passed"] for t in result.details["tests"]] == [False, True, None]
+    sandbox = _offline(BUGGY_LAST_N, recorded_run(CallRun("over_cap")))
     assert run_check(check, BUGGY_LAST_N, sandbox=sandbox).reason == (
-        "the test process ended early (exit code 3) during test 2"
+        "the answer wrote more than 1 MiB to the grader during test 1; its jail was killed"
     )
-    sandbox = _offline(BUGGY_LAST_N, recorded_run(missing_entrypoint=True))
+    sandbox = _offline(BUGGY_LAST_N, recorded_run(CallRun("ended_loading", exit_code=0)))
+    assert run_check(check, BUGGY_LAST_N, sandbox=sandbox).reason == (
+        "the code ended its process while loading (exit code 0)"
+    )
+    sandbox = _offline(BUGGY_LAST_N, recorded_run(CallRun("missing_entrypoint")))
     assert run_check(check, BUGGY_LAST_N, sandbox=sandbox).reason == (
         "the code does not define 'last_n'"
     )
+    unreadable = CallRun("unreadable", error="4 events where the child writes at most 3")
+    sandbox = _offline(BUGGY_LAST_N, recorded_run(unreadable, *returned[1:]))
+    assert run_check(check, BUGGY_LAST_N, sandbox=sandbox).reason == (
+        "2 of 3 tests passed; test 1 failed: its reply could not be read "
+        "(4 events where the child writes at most 3)"
+    )
+
+
+def test_a_grade_hides_the_calls_arguments_and_expected_values_in_every_form():
+    check = UnitTestsCheck(kind="unit_tests", entrypoint="f", calls=(
+        UnitTestCall(args=("line\nbreak", [1, 2, 3]), expect="résumé"),
+        UnitTestCall(args=("tab\there",), expect={"k": ["déjà"]}),
+    ))  # fmt: skip
+    echoed = "f('line\\nbreak', [1, 2, 3]) line\nbreak résumé {'k': ['déjà']}"
+    sandbox = _offline("code", recorded_run(
+        CallRun("returned", value=["line\nbreak", "r\u00e9sum\u00e9"], printed=echoed,
+                printed_chars=len(echoed)),
+        CallRun("raised", error='ValueError: "tab\\there" {"k": ["d\\u00e9j\\u00e0"]}'),
+    ))  # fmt: skip
+    result = run_check(check, "code", sandbox=sandbox)
+    assert (result.outcome, result.reason) == (
+        "fail",
+        '0 of 2 tests passed; test 1 failed: returned ["[hidden]", "[hidden]"], not the expected '
+        'value; test 2 failed: raised ValueError: "[hidden]" [hidden]',
+    )
+    assert result.details["printed"] == "f('[hidden]', [hidden]) [hidden] [hidden] [hidden]"
 
 
 def test_code_the_offline_sandbox_has_not_recorded_is_inconclusive(bank):

@@ -34,7 +34,7 @@ the function and nothing else; use only the standard library.
 [[case.inputs]]
 id = "double"
 text = "`double(x: int) -> int`: twice x."
-check = {{ kind = "unit_tests", entrypoint = "double", tests = ['assert double(2) == 4'] }}
+check = {{ kind = "unit_tests", entrypoint = "double", calls = [{{ args = [2], expect = 4 }}] }}
 '''
 RECORDED = datetime(2026, 6, 1, 9)
 AS_OF = datetime(2026, 6, 2)

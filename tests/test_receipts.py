@@ -33,7 +33,7 @@ from bench_pipeline.release.receipts import (
 from bench_pipeline.site import build_site, disclosures
 from bench_pipeline.site.disclosures import SECTIONS, DisclosuresError, load_disclosures
 from bench_pipeline.site.swap import publish_site
-from bench_pipeline.taskbank import load_bank, private_texts
+from bench_pipeline.taskbank import UnitTestsCheck, canonical_json, load_bank, private_texts
 from bench_pipeline.taskbank.privacy import secret_texts
 from bench_pipeline.taskbank.setups import load_setups
 
@@ -297,7 +297,11 @@ def test_no_receipt_holds_an_answer_key_a_hidden_test_or_a_private_text(stage: S
     secrets = secret_texts(bank)
     # the list is the bank's own secrets: hidden tests, judge rubrics, private case texts
     hidden = [
-        t for c in bank for i in c.inputs if i.check.kind == "unit_tests" for t in i.check.tests
+        canonical_json(call.model_dump(mode="json"))
+        for c in bank
+        for i in c.inputs
+        if isinstance(i.check, UnitTestsCheck)
+        for call in i.check.calls
     ]
     assert hidden and set(hidden) <= set(secrets)
     assert set(private_texts(bank)) <= set(secrets)
@@ -313,7 +317,7 @@ def test_no_receipt_holds_an_answer_key_a_hidden_test_or_a_private_text(stage: S
 
 def test_the_release_refuses_a_receipt_that_would_leak_a_secret() -> None:
     secrets = secret_texts(load_bank())
-    hidden = next(s for s in secrets if s.startswith("assert "))
+    hidden = next(s for s in secrets if s.startswith('{"args":'))  # a hidden test
     refuse_secrets([{"run_id": "r1", "output": f"my answer {hidden}"}], secrets)  # output: fine
     with pytest.raises(ReceiptLeak, match=r"run r1, field judge_reasoning"):
         refuse_secrets([{"run_id": "r1", "judge_reasoning": f"expected {hidden}"}], secrets)

@@ -18,6 +18,8 @@ from bench_pipeline.taskbank import (
     STANDARD_CRITERIA,
     Case,
     TaskBankError,
+    UnitTestsCheck,
+    canonical_json,
     default_root,
     load_bank,
     private_texts,
@@ -281,7 +283,11 @@ def test_private_texts_cover_every_private_brief_context_and_input(bank):
 def test_public_view_never_shows_an_answer_key(bank):
     case = bank.get("navigator", "nav-coding-fix-bug")
     view = json.dumps(public_view(case))
-    assert "is_leap(1900)" not in view and "last_n([1, 2], 5)" not in view
+    for item in case.inputs:  # neither a call's arguments with their expected value ...
+        assert isinstance(item.check, UnitTestsCheck)
+        for call in item.check.calls:
+            assert canonical_json(call.model_dump(mode="json")) not in view
+    assert "[3,4]" not in view and "[3, 4]" not in view  # ... nor an expected value alone
     for item in public_view(case)["inputs"]:
         assert set(item) == {"id", "text", "check_kind", "tier"}
     judged = bank.get("navigator", "nav-writing-apology")
@@ -404,6 +410,53 @@ BAD_FILES = {
         "ok",
     ),
     "suite contradicts folder": ("usecase/bad.toml", GOOD_PM, "suite", "pm-ok"),
+    "unit tests as old test statements": (
+        "navigator/bad.toml",
+        GOOD_NAV.replace(
+            '{ kind = "numeric", expected = 2, tolerance = 0 }',
+            '{ kind = "unit_tests", entrypoint = "f", tests = [\'assert f() == 1\'] }',
+        ),
+        "case[0].inputs[0].check.tests",
+        "ok",
+    ),
+    "a unit-test call without an expected value": (
+        "navigator/bad.toml",
+        GOOD_NAV.replace(
+            '{ kind = "numeric", expected = 2, tolerance = 0 }',
+            '{ kind = "unit_tests", entrypoint = "f", calls = [{ args = [1] }] }',
+        ),
+        "case[0].inputs[0].check.calls[0].expect",
+        "ok",
+    ),
+    "a fullmatch call without a string": (
+        "navigator/bad.toml",
+        GOOD_NAV.replace(
+            '{ kind = "numeric", expected = 2, tolerance = 0 }',
+            '{ kind = "unit_tests", entrypoint = "P", calls = [{ via = "fullmatch", args = [1], '
+            "expect = true }] }",
+        ),
+        "case[0].inputs[0].check.calls[0].args",
+        "ok",
+    ),
+    "a truthy call expecting a string": (
+        "navigator/bad.toml",
+        GOOD_NAV.replace(
+            '{ kind = "numeric", expected = 2, tolerance = 0 }',
+            '{ kind = "unit_tests", entrypoint = "f", calls = [{ expect = "x", '
+            'compare = "truthy" }] }',
+        ),
+        "case[0].inputs[0].check.calls[0].expect",
+        "ok",
+    ),
+    "an entrypoint that is not a name": (
+        "navigator/bad.toml",
+        GOOD_NAV.replace(
+            '{ kind = "numeric", expected = 2, tolerance = 0 }',
+            '{ kind = "unit_tests", entrypoint = "f()", calls = [{ expect = 1 }] }',
+        ),
+        "case[0].inputs[0].check.entrypoint",
+        "ok",
+    ),
 }
 
 

@@ -1,19 +1,26 @@
-"""The program that runs inside the unit-test jail: load an answer's code, run each test.
+"""The program that runs inside the unit-test jail: load an answer's code, make one call.
 
 Started by `grading.sandbox.JailedSandbox` as `python -I -S -B -X utf8 child.py` inside
-bubblewrap, never imported by the pipeline. It reads the job (JSON) from stdin, keeps a
-private copy of stdout for its reports (one JSON event a line), sends the answer's own
-output (Python and C level) nowhere but a counting sink, sets the resource limits, installs
-the audit hook (the second layer behind the jail), and only then loads the answer and runs
-each test in its own copy of the answer's namespace.
+bubblewrap, once per call (a fresh jail and interpreter each time), never imported by the
+pipeline. It reads the job (JSON: the code, the entrypoint, how to call it and the
+arguments; never an expected value) from stdin, keeps a private copy of stdout for its
+reports (one JSON event a line), sends the answer's own output (Python and C level) nowhere
+but a counting sink, sets the resource limits, installs the audit hook (the second layer
+behind the jail), and only then loads the answer and makes the call.
 
-Events, in order: `ready`; then `load_error` or `missing_entrypoint` (and nothing more), or
-for each test `start` and `test`; finally `done` with what was printed.
+Events, in order: `ready`; then `load_error` or `missing_entrypoint`, or `loaded` followed by
+one `reply`: what the call returned as plain JSON data (`returned`), the exception it raised
+(`raised`), or why what it returned is not JSON data (`not_json`), with what was printed.
+
+The answer runs in this process and can write anything on the report channel too: the grader
+reads whatever arrives as this one call's reply (so a forged line can only spoil the answer's
+own result), and the grader alone knows what was expected.
 """
 
-import ast
 import json
+import math
 import os
+import re
 import resource
 import sys
 
@@ -33,6 +40,11 @@ PATH_EVENTS = {
     "shutil.rmtree": 0, "shutil.copyfile": 1,
 }  # fmt: skip
 """Audit events that change a path, with the argument positions holding paths."""
+NESTING = 100
+"""Deepest nesting of lists and objects a result may have (`taskbank.models.CALL_NESTING`:
+this program runs alone in the jail and imports nothing of the pipeline)."""
+MESSAGE_CHARS = 500
+"""Longest exception message or type name sent back (the grader cuts it further)."""
 
 
 class Sink:
@@ -83,16 +95,56 @@ def guard_for(home):
     return guard
 
 
-def left_side(test, scope):
-    """For a failed `assert a <op> b`, what `a` was: the value a reader wants first."""
+class NotJson(Exception):
+    """A result that is not plain JSON data; the message names what is not (`type Foo`)."""
+
+
+def plain(value, depth=0):
+    """`value` as plain JSON data: exactly None, bool, int, finite float, str, list (a tuple
+    becomes one) or dict with str keys, nested at most `NESTING` deep. Types are tested
+    exactly, so no method of the answer's classes (a subclass's `__eq__`, `__iter__`, ...) is
+    ever called here."""
+    kind = type(value)
+    if depth > NESTING:
+        raise NotJson(f"nesting deeper than {NESTING} levels")
+    if value is None or kind in (bool, int, str):
+        return value
+    if kind is float:
+        if not math.isfinite(value):
+            raise NotJson(f"the float {value!r}")
+        return value
+    if kind in (list, tuple):
+        return [plain(item, depth + 1) for item in value]
+    if kind is dict:
+        converted = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise NotJson(f"an object key of type {type(key).__name__[:80]}")
+            converted[key] = plain(item, depth + 1)
+        return converted
+    raise NotJson(f"type {kind.__name__[:80]}")
+
+
+def error_text(exc):
+    """`Type: message` (or `Type`), cut at `MESSAGE_CHARS`; never raises."""
     try:
-        statement = ast.parse(test).body[-1]
-        if not (isinstance(statement, ast.Assert) and isinstance(statement.test, ast.Compare)):
-            return None
-        value = eval(compile(ast.Expression(statement.test.left), "<left side>", "eval"), scope)
-        return repr(value)
+        name = type(exc).__name__
+        message = str(exc)
     except BaseException:
-        return None
+        return "an exception that cannot be shown"
+    text = f"{name}: {message}" if message else name
+    return text[:MESSAGE_CHARS]
+
+
+def make_call(namespace, entrypoint, via, args):
+    """What the call gives: `entrypoint(*args)`, the entrypoint itself, or whether it
+    fully matches `args[0]` as a pattern."""
+    target = namespace[entrypoint]
+    if via == "value":
+        return target
+    if via == "fullmatch":
+        return re.fullmatch(target, args[0]) is not None
+    return target(*args)
 
 
 def main():
@@ -106,7 +158,7 @@ def main():
     sys.stdin = open(os.devnull)
 
     def emit(**event):
-        report.write(json.dumps(event) + "\n")
+        report.write(json.dumps(event, allow_nan=False) + "\n")
         report.flush()
 
     for limit, value in (
@@ -122,31 +174,38 @@ def main():
     sys.addaudithook(guard_for(os.path.realpath(os.getcwd())))
     emit(event="ready")
 
+    entrypoint, via, args = job["entrypoint"], job["via"], job["args"]
+    code = job["code"]
+    del job  # the answer could read this frame: it holds the call, never an expected value
     namespace = {"__name__": "__answer__", "__builtins__": __builtins__}
     try:
-        exec(compile(job["code"], "answer.py", "exec"), namespace)
+        exec(compile(code, "answer.py", "exec"), namespace)
     except BaseException as exc:
-        message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        emit(event="load_error", error=message)
+        emit(event="load_error", error=error_text(exc))
         os._exit(0)
-    if job["entrypoint"] not in namespace:
+    if entrypoint not in namespace:
         emit(event="missing_entrypoint")
         os._exit(0)
+    emit(event="loaded")
 
-    for number, test in enumerate(job["tests"], 1):
-        emit(event="start", test=number)
-        scope = dict(namespace)
+    reply = {}
+    try:
+        result = make_call(namespace, entrypoint, via, args)
+    except BaseException as exc:
+        reply.update(status="raised", error=error_text(exc))
+    else:
         try:
-            exec(compile(test, f"<test {number}>", "exec"), scope)
-        except AssertionError as exc:
-            emit(event="test", test=number, passed=False, error="AssertionError",
-                 message=str(exc), left=left_side(test, scope))  # fmt: skip
-        except BaseException as exc:
-            emit(event="test", test=number, passed=False, error=type(exc).__name__,
-                 message=str(exc), left=None)  # fmt: skip
-        else:
-            emit(event="test", test=number, passed=True)
-    emit(event="done", printed=printed.count, output="".join(printed.kept))
+            reply.update(status="returned", value=plain(result))
+        except NotJson as exc:
+            reply.update(status="not_json", error=str(exc))
+        except BaseException as exc:  # too deep for the interpreter, out of memory, ...
+            reply.update(status="not_json", error=f"reading it raised {error_text(exc)}")
+    output = "".join(printed.kept)
+    try:
+        emit(event="reply", printed=printed.count, output=output, **reply)
+    except BaseException as exc:  # an int too long to write, say
+        emit(event="reply", printed=printed.count, output=output, status="not_json",
+             error=f"writing it as JSON raised {error_text(exc)}")  # fmt: skip
     os._exit(0)  # threads or atexit handlers the answer left behind must not keep it running
 
 

@@ -20,8 +20,8 @@ When an answer earns `partial`:
 - `exact_fields`: some but not all expected fields are equal, or all are but the answer has
   fields the check forbids (`allow_other_fields = false`). None equal is `fail`.
 - `unit_tests`: some but not all tests pass. All is `pass`; none is `fail`, and so is code that
-  does not load, lacks the entrypoint, times out, or ends the test process early (a run that
-  did not finish says nothing reliable about the tests it did not reach).
+  does not load, lacks the entrypoint, ends its process while loading, times out, or writes
+  more than the grader reads (`OUTPUT_CAP_BYTES`): the calls it did not reach are not made.
 - `json_schema`, `regex` and `numeric` are all or nothing: a schema is a contract, a pattern
   matches or not, and a tolerance already says how close is close enough.
 
@@ -31,10 +31,17 @@ cannot be applied (a `$ref` that does not resolve, a pattern Python cannot compi
 check `inconclusive` with the reason: a grader's problem is never the answer's fail.
 
 Unit tests (`unit_tests`) run the answer's code in a `Sandbox` (grading/sandbox.py): the
-bubblewrap jail in production, a recorded stand-in in rule tests. Each test statement runs on
-its own against the loaded code and is counted separately. When the jail cannot run the job,
-the check is `inconclusive` with the reason and goes to a person; the code is never run
-outside the jail instead.
+bubblewrap jail in production, a recorded stand-in in rule tests. Each test is one call
+(`taskbank.models.UnitTestCall`), made in a jail of its own, which hands back only what the
+call returned, as plain JSON data; the expected values never leave this module, and the
+comparison is made here (`same_json`: exact types, so 1 is neither 1.0 nor true, unless the
+call says `by_value` or `truthy`). Each call is counted separately. When the jail cannot run
+the job, the check is `inconclusive` with the reason and goes to a person; the code is never
+run outside the jail instead. A grade of a unit-test check never quotes a call's arguments
+or expected value: everything the answer wrote that is kept (what it printed, a returned
+value, an exception's message) has those texts replaced by `[hidden]` first (`Scrubber`;
+texts of at least `HIDDEN_MIN_CHARS` characters, as written: an answer that encodes them
+could still carry them, into details that receipts never show).
 
 `run_check` never raises on an answer or a check's content: anything a grader cannot handle
 becomes an `inconclusive` result naming what went wrong.
@@ -54,10 +61,14 @@ import jsonschema
 
 from bench_pipeline.grading.outcomes import CheckResult, ResultOutcome
 from bench_pipeline.grading.sandbox import (
+    ENDS_THE_RUN,
+    OUTPUT_CAP_BYTES,
     PRINTED_KEPT_CHARS,
+    CallRun,
     JailedSandbox,
     JailUnavailable,
     Sandbox,
+    SandboxCall,
     SandboxJob,
     network_isolation,
 )
@@ -67,11 +78,15 @@ from bench_pipeline.taskbank.models import (
     JudgeCheck,
     NumericCheck,
     RegexCheck,
+    UnitTestCall,
     UnitTestsCheck,
 )
 
 GRADER_VERSION = 1
 """Bumped whenever a change here could change a result; recorded in every `grader` name."""
+GRADER_VERSIONS = {"unit_tests": 2}
+"""Kinds whose grader changed on its own since: `unit_tests` 2 makes calls and compares
+their JSON results here (1 ran test statements inside the jail)."""
 
 ScriptedCheck = ExactFieldsCheck | JsonSchemaCheck | RegexCheck | NumericCheck | UnitTestsCheck
 
@@ -80,8 +95,8 @@ VALUE_CHARS = 80
 
 
 def grader_name(kind: str) -> str:
-    """`script:<kind>@<version>`, e.g. `script:unit_tests@1`."""
-    return f"script:{kind}@{GRADER_VERSION}"
+    """`script:<kind>@<version>`, e.g. `script:regex@1`, `script:unit_tests@2`."""
+    return f"script:{kind}@{GRADER_VERSIONS.get(kind, GRADER_VERSION)}"
 
 
 __all__ = ["PRINTED_KEPT_CHARS", "network_isolation"]  # re-exported for their old callers
@@ -186,10 +201,18 @@ def _with_note(reason: str, note: str | None) -> str:
     return f"{reason} ({note})" if note else reason
 
 
+def _cut_text(text: str) -> str:
+    """`text` cut at `VALUE_CHARS` with `…`."""
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _shown(value: Any) -> str:
     """A JSON value as a reason quotes it, cut at `VALUE_CHARS`."""
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+    return _cut_text(_json_text(value))
 
 
 def _number(value: float) -> str:
@@ -225,6 +248,20 @@ def json_equal(left: Any, right: Any, *, ignore_case: bool = False) -> bool:
             json_equal(left[k], right[k], ignore_case=ignore_case) for k in left
         )
     return left is None and right is None
+
+
+def same_json(left: Any, right: Any) -> bool:
+    """JSON equality with exact types: numbers only of the same type (`1` is not `1.0`),
+    booleans apart from numbers, objects by keys and values, arrays in order."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, list):
+        return len(left) == len(right) and all(
+            same_json(a, b) for a, b in zip(left, right, strict=True)
+        )
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(same_json(left[k], right[k]) for k in left)
+    return bool(left == right)
 
 
 def _json_type(value: Any) -> str:
@@ -444,72 +481,124 @@ def _numeric(check: NumericCheck, output: str, _sandbox: Sandbox | None) -> Chec
 # unit_tests -----------------------------------------------------------------------------------
 
 
-def _test_failure(test: str, event: dict[str, Any]) -> str:
-    text = f"test {event['test']} failed: `{test}`"
-    if event["error"] != "AssertionError":
+HIDDEN_MIN_CHARS = 4
+"""Shortest argument or expected text a unit-test grade hides; shorter ones (and bare numbers
+and booleans) would blank unrelated output and say nothing on their own."""
+HIDDEN = "[hidden]"
+
+
+class Scrubber:
+    """Replaces a check's hidden texts in what the answer wrote: every string of at least
+    `HIDDEN_MIN_CHARS` characters in the calls' arguments and expected values, and the JSON
+    and Python forms of every array and object among them, longest first."""
+
+    def __init__(self, calls: tuple[UnitTestCall, ...]) -> None:
+        found: set[str] = set()
+        stack: list[Any] = [value for call in calls for value in (*call.args, call.expect)]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, str):  # as written, and as JSON and Python quote it
+                found.update((value, json.dumps(value)[1:-1], repr(value)[1:-1]))
+                found.add(json.dumps(value, ensure_ascii=False)[1:-1])
+            elif isinstance(value, list | tuple | dict):
+                found.update((json.dumps(value), json.dumps(value, ensure_ascii=False)))
+                found.add(repr(value))
+                stack.extend(value.values() if isinstance(value, dict) else value)
+        self.texts = sorted((t for t in found if len(t) >= HIDDEN_MIN_CHARS), key=len)[::-1]
+
+    def __call__(self, text: str) -> str:
+        for hidden in self.texts:
+            text = text.replace(hidden, HIDDEN)
+        return text
+
+
+def _call_failure(call: UnitTestCall, run: CallRun, scrub: Scrubber) -> str | None:
+    """Why one call's test failed (never quoting its arguments or expected value), or None
+    when it passed."""
+    if run.status == "returned":
+        value = run.value
+        if call.compare == "truthy":
+            if bool(value) == call.expect:
+                return None
+            return f"returned {_cut_text(scrub(_json_text(value)))}, not the expected truth value"
+        if call.compare == "by_value" and json_equal(call.expect, value):
+            return None
+        if call.compare == "exact" and same_json(call.expect, value):
+            return None
+        if json_equal(call.expect, value):
+            return "returned the expected value as another type (types are compared exactly)"
+        return f"returned {_cut_text(scrub(_json_text(value)))}, not the expected value"
+    if run.status == "raised":
+        return f"raised {_cut_text(scrub(run.error))}"
+    if run.status == "not_json":
+        return f"returned something that is not plain JSON data ({_cut_text(scrub(run.error))})"
+    if run.status == "no_reply":
+        return f"the process ended during the call (exit code {run.exit_code})"
+    return f"its reply could not be read ({_cut_text(scrub(run.error))})"
+
+
+def _run_ending(check: UnitTestsCheck, run: CallRun, number: int, scrub: Scrubber) -> str:
+    """The reason of a call that `ENDS_THE_RUN` (the whole check fails)."""
+    if run.status == "timed_out":
+        return f"timed out after {check.timeout_seconds:g}s"
+    if run.status == "over_cap":
         return (
-            text
-            + f" raised {event['error']}"
-            + (f": {event['message']}" if event["message"] else "")
+            f"the answer wrote more than {OUTPUT_CAP_BYTES // 1024**2} MiB to the grader during "
+            f"test {number}; its jail was killed"
         )
-    if event["message"]:
-        return text + f": {event['message']}"
-    if event["left"] is not None:
-        left = event["left"]
-        return text + f" (left side was {left if len(left) <= VALUE_CHARS else left[:79] + '…'})"
-    return text
+    if run.status == "load_error":
+        return f"the code does not load: {_cut_text(scrub(run.error))}"
+    if run.status == "missing_entrypoint":
+        return f"the code does not define '{check.entrypoint}'"
+    return f"the code ended its process while loading (exit code {run.exit_code})"
 
 
 def _unit_tests(check: UnitTestsCheck, output: str, sandbox: Sandbox | None) -> CheckResult:
     grader = grader_name(check.kind)
     code = extract_code(output)
-    job = SandboxJob(code.value, check.entrypoint, tuple(check.tests), check.timeout_seconds)
+    calls = tuple(SandboxCall(call.via, call.args) for call in check.calls)
+    job = SandboxJob(code.value, check.entrypoint, calls, check.timeout_seconds)
     try:
         run = (sandbox or JailedSandbox()).run(job)
     except JailUnavailable as exc:
         # Never run unjailed instead: a person decides (see grading/sandbox.py).
         reason = f"not graded: the unit-test jail is unavailable: {exc}"
         return CheckResult("inconclusive", reason, grader, {"note": code.note, "isolation": None})
-    by_kind: dict[str, list[dict[str, Any]]] = {}
-    for event in run.events:
-        by_kind.setdefault(event["event"], []).append(event)
-    results = {e["test"]: e for e in by_kind.get("test", [])}
+    scrub = Scrubber(check.calls)
+    failures: dict[int, str | None] = {
+        number: _call_failure(call, result, scrub)
+        for number, (call, result) in enumerate(zip(check.calls, run.calls, strict=False), 1)
+        if result.status not in ENDS_THE_RUN
+    }
+    printed = scrub("".join(result.printed for result in run.calls))
     details: dict[str, Any] = {
         "note": code.note,
         "isolation": run.isolation,
         "tests": [
-            {"test": t, "passed": results[t]["passed"] if t in results else None}
-            for t in range(1, len(check.tests) + 1)
+            {"test": t, "passed": failures[t] is None if t in failures else None}
+            for t in range(1, len(check.calls) + 1)
         ],
+        "printed_chars": sum(result.printed_chars for result in run.calls),
+        "printed": printed[:PRINTED_KEPT_CHARS],
     }
-    if run.timed_out:
-        started = by_kind.get("start", [])
-        details["stuck_in_test"] = started[-1]["test"] if started else None
-        reason = f"timed out after {check.timeout_seconds:g}s"
+    if run.calls and run.calls[-1].status in ENDS_THE_RUN:
+        number = len(run.calls)
+        if run.calls[-1].status == "timed_out":
+            details["stuck_in_test"] = number
+        reason = _run_ending(check, run.calls[-1], number, scrub)
         return CheckResult("fail", _with_note(reason, code.note), grader, details)
-    if "load_error" in by_kind:
-        reason = f"the code does not load: {by_kind['load_error'][0]['error']}"
-        return CheckResult("fail", _with_note(reason, code.note), grader, details)
-    if "missing_entrypoint" in by_kind:
-        reason = f"the code does not define '{check.entrypoint}'"
-        return CheckResult("fail", _with_note(reason, code.note), grader, details)
-    if "done" not in by_kind:
-        started = by_kind.get("start", [])
-        during = f" during test {started[-1]['test']}" if started else ""
-        reason = f"the test process ended early (exit code {run.returncode}){during}"
-        return CheckResult("fail", _with_note(reason, code.note), grader, details)
-    done = by_kind["done"][0]
-    details.update(printed_chars=done["printed"], printed=done["output"])
-    passed = sum(e["passed"] for e in results.values())
-    total = len(check.tests)
+    passed = sum(failure is None for failure in failures.values())
+    total = len(check.calls)
     reason = f"{passed} of {total} tests passed"
-    failures = [
-        _test_failure(check.tests[number - 1], event)
-        for number, event in sorted(results.items())
-        if not event["passed"]
+    problems = [
+        f"test {number} failed: {failure}"
+        for number, failure in failures.items()
+        if failure is not None
     ]
-    if failures:
-        reason += "; " + "; ".join(failures)
+    if len(run.calls) < total:  # a sandbox that stopped without saying why
+        problems.append(f"tests {len(run.calls) + 1} to {total} were not run")
+    if problems:
+        reason += "; " + "; ".join(problems)
     result: ResultOutcome = "pass" if passed == total else "partial" if passed else "fail"
     return CheckResult(result, _with_note(reason, code.note), grader, details)
 

@@ -248,16 +248,82 @@ class NumericCheck(_Record):
     field: str | None = None
 
 
+CALL_NESTING = 100
+"""Deepest nesting of lists and objects in a call's arguments, expected value or result."""
+
+
+def json_depth(value: Any) -> int:
+    """How deeply `value` nests lists and objects (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(item, list | tuple):
+            stack.extend((child, depth + 1) for child in item)
+        elif isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+    return deepest
+
+
+class UnitTestCall(_Record):
+    """One hidden test of a `unit_tests` check: a call the jail makes, and what it must give.
+
+    Only `via` and `args` go into the jail; `expect` stays with the grader, which compares.
+    """
+
+    args: tuple[JsonValue, ...] = ()
+    """The positional arguments, as JSON values (an array arrives as a list)."""
+    via: Literal["call", "value", "fullmatch"] = "call"
+    """`call`: `entrypoint(*args)`. `value`: the entrypoint itself (a constant; no args).
+    `fullmatch`: whether `re.fullmatch(entrypoint, args[0])` matches, as a boolean (the
+    entrypoint is a pattern; one string argument)."""
+    expect: JsonValue = None
+    """The value the call must give. TOML has no null: write `expect_null = true` instead."""
+    expect_null: StrictBool = False
+    compare: Literal["exact", "by_value", "truthy"] = "exact"
+    """`exact`: equal JSON with equal types (1 is neither 1.0 nor true). `by_value`: numbers
+    by value (1 equals 1.0; booleans still apart). `truthy`: `expect` is a boolean and the
+    result's truth value (Python's: null, false, 0, "", [] and {} are false) must equal it."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> UnitTestCall:
+        given = "expect" in self.model_fields_set
+        if self.expect_null and given:
+            raise rule_error("expect", "give `expect` or `expect_null = true`, not both")
+        if not self.expect_null and not given:
+            raise rule_error("expect", "a call needs `expect` (or `expect_null = true`)")
+        if self.via == "value" and self.args:
+            raise rule_error("args", '`via = "value"` reads a constant: no arguments')
+        if self.via == "fullmatch" and not (len(self.args) == 1 and isinstance(self.args[0], str)):
+            raise rule_error("args", '`via = "fullmatch"` needs exactly one string argument')
+        if self.compare == "truthy" and not isinstance(self.expect, bool):
+            raise rule_error("expect", '`compare = "truthy"` needs a boolean `expect`')
+        for name, value in (("args", list(self.args)), ("expect", self.expect)):
+            if json_depth(value) > CALL_NESTING:
+                raise rule_error(name, f"nested deeper than {CALL_NESTING} levels")
+        return self
+
+
 class UnitTestsCheck(_Record):
     """Hidden unit tests run against the answer's code (a descriptor: the grader runs them in a
-    sandbox). Each test is one Python statement, typically an `assert`."""
+    jail). Each test is one call of the answer's `entrypoint` with JSON arguments; the jail
+    returns what the call gave as JSON and the grader compares it with the expected value,
+    which never enters the jail."""
 
     kind: Literal["unit_tests"]
     language: Literal["python"] = "python"
     entrypoint: Text
     """The name the answer must define (function, class or constant)."""
-    tests: tuple[Text, ...] = Field(min_length=1)
+    calls: tuple[UnitTestCall, ...] = Field(min_length=1)
     timeout_seconds: StrictFloat = Field(default=10.0, gt=0, le=300)
+    """The time limit of all the calls together (each in a fresh jail, loading included)."""
+
+    @field_validator("entrypoint")
+    @classmethod
+    def _identifier(cls, entrypoint: str) -> str:
+        if not entrypoint.isidentifier():
+            raise ValueError("the entrypoint must be a Python name")
+        return entrypoint
 
 
 class JudgeCheck(_Record):

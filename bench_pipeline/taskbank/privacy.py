@@ -84,7 +84,8 @@ def private_texts(bank: TaskBank) -> list[str]:
 
 def _answer_keys(case: Case) -> list[str]:
     """The texts of `case` that grade an answer and are never shown: each input's expected
-    fields and schema (as canonical JSON), pattern, hidden tests and judge rubric, and each
+    fields and schema (as canonical JSON), pattern, hidden tests (each call with its expected
+    value, as canonical JSON) and judge rubric, and each
     browser check's selector, click and expected text. A numeric check's expected number is
     left out: a bare number is too short to search for without matching unrelated text."""
     keys: list[str] = []
@@ -97,7 +98,7 @@ def _answer_keys(case: Case) -> list[str]:
         elif isinstance(check, RegexCheck):
             keys.append(check.pattern)
         elif isinstance(check, UnitTestsCheck):
-            keys.extend(check.tests)
+            keys.extend(canonical_json(call.model_dump(mode="json")) for call in check.calls)
         elif isinstance(check, JudgeCheck):
             for criterion in check.rubric:
                 keys += [
