@@ -121,7 +121,9 @@ def test_status_during_a_run_answers_at_once_from_the_last_completed_run(tmp_pat
     with connect(copy) as conn:  # the last completed run's copy: one accepted arena run
         migrate(conn, settings.migrations_dir())
         conn.execute(
-            "INSERT INTO source_runs VALUES ('arena', 'arena-0123456789ab-1', 'recorded', "
+            "INSERT INTO source_runs (source, run_id, mode, started_at, finished_at, status, "
+            "rows_valid, rows_quarantined, previous_rows, reason, content_sha256) "
+            "VALUES ('arena', 'arena-0123456789ab-1', 'recorded', "
             "now()::TIMESTAMP, now()::TIMESTAMP, 'accepted', 5, 0, NULL, NULL, NULL)"
         )
     with holding(tmp_path) as holder:
