@@ -96,3 +96,28 @@ def live_data(conn: duckdb.DuckDBPyConnection) -> dict[str, LiveData]:
         )
         for source, run_id, as_of, basis, fetched in rows
     }
+
+
+_DAYS = ("Sundays", "Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays")
+
+
+def cadence_words(cron: str) -> str:
+    """A source's schedule in words (`every 6 hours`, `daily at 03:00 UTC`, `weekly, Mondays
+    at 04:00 UTC`); any other cron is named as it is."""
+    fields = cron.split()
+    if len(fields) != 5:
+        return f"on the schedule `{cron}` (UTC)"
+    minute, hour, day, month, weekday = fields
+    if not minute.isdigit() or day != "*" or month != "*":
+        return f"on the schedule `{cron}` (UTC)"
+    if hour.startswith("*/") and hour[2:].isdigit() and weekday == "*":
+        at = f" (at minute {int(minute)})" if int(minute) else ""
+        return f"every {int(hour[2:])} hours{at}"
+    if not hour.isdigit():
+        return f"on the schedule `{cron}` (UTC)"
+    clock = f"{int(hour):02d}:{int(minute):02d} UTC"
+    if weekday == "*":
+        return f"daily at {clock}"
+    if weekday.isdigit() and int(weekday) < 7:
+        return f"weekly, {_DAYS[int(weekday)]} at {clock}"
+    return f"on the schedule `{cron}` (UTC)"

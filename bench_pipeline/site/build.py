@@ -126,6 +126,7 @@ class SiteBuilder:
             capabilities=views.capabilities(release.schema),
             MISSING=markup.MISSING,
             RELEASE_PAGES=RELEASE_PAGES,
+            data_dates=views.data_dates(release, self.sources),
             board_chart=board_views.board_chart,
             simulated_label=lambda table: board_views.simulated_label(
                 table, release.tables, release.large
@@ -358,7 +359,11 @@ class SiteBuilder:
         publishers: dict[str, list[Row]] = defaultdict(list)
         for listed in release.rows("sources"):
             publishers[str(listed.get("publisher"))].append(listed)
-        self.render("attribution.html", "attribution.html", publishers=sorted(publishers.items()))
+        dated = {d["source"]: d for d in self.env.globals["data_dates"]}
+        self.render(
+            "attribution.html", "attribution.html", publishers=sorted(publishers.items()),
+            dated=dated,
+        )  # fmt: skip
         self.render("downloads.html", "downloads.html", tables=tables, older=older)
         self.render(
             "changes.html", "changes.html", diff=views.diff_view(release, models, self.titles),
