@@ -469,7 +469,7 @@ def test_bench_run_builds_the_site_from_the_latest_release(tmp_path: Path) -> No
     history = json.loads((release / "data" / "price_history.json").read_text())
     assert history and {r["observed_at"][:10] for r in history} <= {"2026-08-14", "2026-09-10"}
     arena = (site / "arena.html").read_text()
-    assert "fetched" not in arena and "Data as of: 2026-01-16" in arena
+    assert "fetched 20" not in arena and "Data as of: 2026-01-16" in arena
 
 
 RECORDED_DATA_DATES = {
@@ -525,4 +525,4 @@ def test_no_page_gives_a_fetch_time_for_the_datas_date(built: Built) -> None:
     table = about[about.index('id="data-dates-table"') : about.index('id="source-runs"')]
     assert "2025-06-02" not in table.replace("2025-06-02 06:00", "")  # the release's own time
     arena = built.page("arena.html")
-    assert "Data as of: 2025-05-30 (LMArena" in arena and "fetched" not in arena
+    assert "Data as of: 2025-05-30 (LMArena" in arena and "fetched 20" not in arena
