@@ -60,7 +60,7 @@ def judge(data_as_of: datetime | None, freshness_hours: int, now: datetime) -> F
     allowed = timedelta(hours=freshness_hours)
     if data_as_of is None:
         return Freshness("UNDATED", None, allowed)
-    age = now - data_as_of
+    age = max(now - data_as_of, timedelta(0))  # data dated after `now`: no age, not a negative one
     return Freshness("STALE" if age > allowed else "fresh", age, allowed)
 
 
