@@ -106,8 +106,11 @@ def synthetic_tables(models: int, seed: int = 7) -> dict[str, list[dict[str, Any
                 "rows_quarantined": number,
                 "reason": "fewer rows than 0.5 × the last accepted run" if rejected else None,
                 "content_sha256": hashlib.sha256(name.encode()).hexdigest(),
-                **(DATA_DATES[name] if not rejected else {"data_as_of": None,
-                                                           "data_as_of_basis": None}),
+                **(
+                    DATA_DATES[name]
+                    if not rejected
+                    else {"data_as_of": None, "data_as_of_basis": None}
+                ),
             }
         )
     for i in range(models):
@@ -242,8 +245,17 @@ def write_release(
         "methodology_versions": {"known_good_index": "1.0", "market": "1.0"},
         "case_versions": [],
         "source_runs": [
-            {k: r.get(k) for k in ("source", "run_id", "content_sha256", "finished_at", "status",
-                                   "data_as_of")}
+            {
+                k: r.get(k)
+                for k in (
+                    "source",
+                    "run_id",
+                    "content_sha256",
+                    "finished_at",
+                    "status",
+                    "data_as_of",
+                )
+            }
             for r in runs
         ],
         "tables": entries,

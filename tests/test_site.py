@@ -502,8 +502,12 @@ def test_about_judges_each_source_by_the_age_of_its_data(built: Built) -> None:
     assert "138 days" in rows["Epoch AI Benchmarking Hub"]  # at the release, not at the fetch
     assert "STALE" in rows["Epoch AI Benchmarking Hub"]
     assert "STALE" in rows["models.dev catalogue"]  # 13 days old, fetched minutes before
-    assert "10 h" in rows["OpenRouter model listing"] and "fresh" in rows["OpenRouter model listing"]
-    assert "not stated" in rows["LMArena leaderboards"] and "UNDATED" in rows["LMArena leaderboards"]
+    assert (
+        "10 h" in rows["OpenRouter model listing"] and "fresh" in rows["OpenRouter model listing"]
+    )
+    assert (
+        "not stated" in rows["LMArena leaderboards"] and "UNDATED" in rows["LMArena leaderboards"]
+    )
     assert "no publication date stated in the payload" in rows["LMArena leaderboards"]
     attribution = built.page("attribution.html")
     assert "Refreshed" not in attribution

@@ -290,7 +290,9 @@ def _freshness_check(definition: SourceDefinition) -> dg.AssetChecksDefinition:
                 "verdict": judged.verdict if data else "NO DATA",
                 "data_as_of": str(data.data_as_of) if data and data.data_as_of else "not stated",
                 "data_as_of_basis": (data.basis or "") if data else "",
-                "hours_old": round(judged.age / timedelta(hours=1), 1) if judged.age else -1,
+                "hours_old": (
+                    round(judged.age / timedelta(hours=1), 1) if judged.age is not None else -1
+                ),
                 "allowed_hours": definition.freshness_hours,
                 "last_good_data": str(age[0]) if age else "never",
             },

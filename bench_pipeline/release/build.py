@@ -187,8 +187,7 @@ def _data_as_of(frames: Mapping[str, pl.DataFrame]) -> dict[str, str | None]:
     if sources is None or "data_as_of" not in sources.columns:
         return {}
     return {
-        str(name): _iso(when)
-        for name, when in sources.select("name", "data_as_of").iter_rows()
+        str(name): _iso(when) for name, when in sources.select("name", "data_as_of").iter_rows()
     }
 
 

@@ -304,9 +304,12 @@ SOURCE_RUNS_COLUMNS = (
     c("rows_quarantined", "integer", "Records held in quarantine."),
     c("reason", "string", "Why a rejected run was rejected."),
     c("content_sha256", "string", "SHA-256 over the payload the run read."),
-    c("data_as_of", "timestamp",
-      "The date of the run's data: the newest date its payload states (UTC), not the fetch "
-      "time; null when it states none or the run was not staged."),
+    c(
+        "data_as_of",
+        "timestamp",
+        "The date of the run's data: the newest date its payload states (UTC), not the fetch "
+        "time; null when it states none or the run was not staged.",
+    ),
     c("data_as_of_basis", "string", "How `data_as_of` was derived, or why there is none."),
 )
 LINEAGE_COLUMNS = (
@@ -321,9 +324,12 @@ PRICE_HISTORY_COLUMNS = (
     MODEL_ID,
     c("host", "string", "The host (null: the model's own OpenRouter rate)."),
     c("tag", "string", "The host's endpoint tag; `models.dev:<listing>` for a models.dev host."),
-    c("observed_at", "timestamp",
-      "The date of the rate's data: the newest date the OpenRouter payload it came from "
-      "states (its run's `data_as_of`, UTC), not when it was fetched."),
+    c(
+        "observed_at",
+        "timestamp",
+        "The date of the rate's data: the newest date the OpenRouter payload it came from "
+        "states (its run's `data_as_of`, UTC), not when it was fetched.",
+    ),
     c("input_usd_per_1m", "decimal", f"Input rate, {USD_1M}."),
     c("output_usd_per_1m", "decimal", f"Output rate, {USD_1M}."),
     SOURCE_RUN,
@@ -338,9 +344,12 @@ SOURCES_COLUMNS = (
     c("cadence_cron", "string", "How often it is read (cron, UTC)."),
     c("freshness_hours", "integer", "How old its data may be before it is called stale, hours."),
     c("data_run_id", "string", "The accepted run whose data this release holds."),
-    c("data_as_of", "timestamp",
-      "The date of that data: the newest date its payload states (UTC), not when it was "
-      "fetched; null when the payload states none."),
+    c(
+        "data_as_of",
+        "timestamp",
+        "The date of that data: the newest date its payload states (UTC), not when it was "
+        "fetched; null when the payload states none.",
+    ),
     c("data_as_of_basis", "string", "How `data_as_of` was derived, or why there is none."),
 )
 FAILURE_COLUMNS = (

@@ -106,6 +106,8 @@ class SiteBuilder:
         self.sources = {r["name"]: r for r in release.rows("sources")}
         runs = {r["run_id"]: r for r in release.manifest.get("source_runs", [])}
         self.runs = runs | {r["run_id"]: r for r in release.rows("source_runs")}
+        self.data_dates = views.data_dates(release, self.sources)
+        """Each source's data date and its age when the release was made (every footer)."""
         self.env: jinja2.Environment = PageEnvironment(
             loader=jinja2.FileSystemLoader(TEMPLATES),
             autoescape=True,
@@ -126,7 +128,7 @@ class SiteBuilder:
             capabilities=views.capabilities(release.schema),
             MISSING=markup.MISSING,
             RELEASE_PAGES=RELEASE_PAGES,
-            data_dates=views.data_dates(release, self.sources),
+            data_dates=self.data_dates,
             board_chart=board_views.board_chart,
             simulated_label=lambda table: board_views.simulated_label(
                 table, release.tables, release.large
@@ -359,7 +361,7 @@ class SiteBuilder:
         publishers: dict[str, list[Row]] = defaultdict(list)
         for listed in release.rows("sources"):
             publishers[str(listed.get("publisher"))].append(listed)
-        dated = {d["source"]: d for d in self.env.globals["data_dates"]}
+        dated = {d["source"]: d for d in self.data_dates}
         self.render(
             "attribution.html", "attribution.html", publishers=sorted(publishers.items()),
             dated=dated,

@@ -32,7 +32,12 @@ RECORD = ".page-inputs.json"
 SITE_CODE = Path(__file__).parent
 """This package's modules: a change to any of them renders every model page again."""
 MODEL_GLOBALS = (
-    "kgi_components", "capabilities", "evaluations", "MISSING", "RELEASE_PAGES", "data_dates",
+    "kgi_components",
+    "capabilities",
+    "evaluations",
+    "MISSING",
+    "RELEASE_PAGES",
+    "data_dates",
 )
 """The release-wide values a model page may read (the rest of the globals are not there)."""
 _MARSHAL_VERSION = 2

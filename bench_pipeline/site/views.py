@@ -367,7 +367,9 @@ def data_dates(release: Release, sources: dict[str, Row]) -> list[Row]:
                 "run_id": source.get("data_run_id"),
                 "cadence": freshness.cadence_words(str(source.get("cadence_cron") or "")),
                 "allowed": freshness.days_or_hours(judged.allowed) if judged else None,
-                "age": freshness.days_or_hours(judged.age) if judged and judged.age else None,
+                "age": freshness.days_or_hours(judged.age)
+                if judged and judged.age is not None
+                else None,
                 "verdict": judged.verdict if judged else None,
             }
         )

@@ -9,8 +9,8 @@ Two published shapes: the arena catalogue's `leaderboard-<arena>.json` ({categor
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import polars as pl

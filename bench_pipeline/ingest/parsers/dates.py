@@ -39,7 +39,9 @@ def text_date(value: Any) -> datetime | None:
     match = _TEXT_DATE.match(value)
     if match is None:
         return None
-    year, month, day, hour, minute, second = (int(part) if part else None for part in match.groups())
+    year, month, day, hour, minute, second = (
+        int(part) if part else None for part in match.groups()
+    )
     try:
         return datetime(year or 0, month or 0, day or 1, hour or 0, minute or 0, second or 0)
     except ValueError:
@@ -56,9 +58,7 @@ def unix_date(value: Any) -> datetime | None:
         return None
 
 
-def newest(
-    candidates: Iterable[tuple[datetime | None, str]], what: str, now: datetime
-) -> DataDate:
+def newest(candidates: Iterable[tuple[datetime | None, str]], what: str, now: datetime) -> DataDate:
     """The newest of `candidates` ((date, where it is stated) pairs; None dates skipped) that
     is not after `now` plus `FUTURE_SLACK`, described as the newest `what`."""
     latest = now + FUTURE_SLACK

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from functools import partial
 from itertools import repeat
 from typing import Any

@@ -176,9 +176,12 @@ def _created(files: Sequence[RawFile]) -> list[tuple[datetime | None, str]]:
     for raw in files:
         document = load_json(raw)
         data = document.get("data") if isinstance(document, dict) else None
-        for model in data if isinstance(data, list) else [data]:
-            if isinstance(model, dict):
-                found.append((unix_date(model.get("created")), f"{model.get('id')} in {raw.name}"))
+        models = data if isinstance(data, list) else [data]
+        found.extend(
+            (unix_date(model.get("created")), f"{model.get('id')} in {raw.name}")
+            for model in models
+            if isinstance(model, dict)
+        )
     return found
 
 

@@ -12,8 +12,8 @@ Numbers are read as decimals, so costs keep the publisher's digits exactly.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from collections.abc import Sequence
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
