@@ -474,7 +474,8 @@ def test_bench_run_builds_the_site_from_the_latest_release(tmp_path: Path) -> No
 
 RECORDED_DATA_DATES = {
     "OpenRouter model listing": "2026-08-14",
-    "models.dev model catalogue": "2026-06-12",
+    "models.dev catalogue": "2026-06-12",
+    "OpenRouter per-provider endpoints": "2026-09-10",
     "Epoch AI Benchmarking Hub": "2026-04-15",
     "LMArena leaderboards": "2026-01-16",
     "SWE-bench leaderboards": "2025-12-09",

@@ -71,9 +71,13 @@ METHODOLOGY_ORDER = (
     "model-matching",
     "releases",
 )
-RELEASE_PAGES = frozenset({"index.html", "downloads.html", "about.html", "changes.html"})
+RELEASE_PAGES = frozenset(
+    {"index.html", "downloads.html", "about.html", "attribution.html", "changes.html"}
+)
 """Pages whose footer names the release; the others point to Downloads, so that a page
-whose figures did not change keeps its bytes from one release to the next."""
+whose figures did not change keeps its bytes from one release to the next. About and
+Attribution state how old each source's data was when the release was made, so they are
+the release's own."""
 GENERATED_DIRS = ("models", "methodology", "releases", "static", "item-boards", "receipts")
 
 
@@ -128,7 +132,9 @@ class SiteBuilder:
             capabilities=views.capabilities(release.schema),
             MISSING=markup.MISSING,
             RELEASE_PAGES=RELEASE_PAGES,
-            data_dates=self.data_dates,
+            # what the footer shows, no more: a model page's reuse key holds it (ages at each
+            # release would render every model page again for a footer that reads the same)
+            data_dates=[views.footer_date(d) for d in self.data_dates],
             board_chart=board_views.board_chart,
             simulated_label=lambda table: board_views.simulated_label(
                 table, release.tables, release.large
@@ -356,6 +362,7 @@ class SiteBuilder:
         self.render(
             "about.html", "about.html", ("source_runs",),
             runs=views.last_runs(release, self.sources),
+            dates=self.data_dates,
             failures=release.rows("pipeline_failures"),
         )  # fmt: skip
         publishers: dict[str, list[Row]] = defaultdict(list)

@@ -376,6 +376,11 @@ def data_dates(release: Release, sources: dict[str, Row]) -> list[Row]:
     return out
 
 
+def footer_date(dated: Row) -> Row:
+    """What every page's footer shows of a source's `data_dates` row."""
+    return {key: dated[key] for key in ("source", "title", "as_of", "verdict")}
+
+
 def _naive(value: Any) -> datetime | None:
     """An ISO timestamp (with or without offset) as naive UTC, or None."""
     if markup.missing(value):
