@@ -53,6 +53,10 @@ def test_each_sources_run_records_the_date_its_payload_states(warehouse, source)
     assert row["data_as_of_basis"].startswith("newest ")
     # the fetch time is months later: the date is not the fetch's
     assert row["finished_at"] - row["data_as_of"] > timedelta(days=30)
+    # the analyst copy (a copy of this file) has it beside the fetch time
+    assert warehouse.query(
+        "SELECT run_id, data_as_of, fetched_at FROM source_data_as_of WHERE source = ?", [source]
+    ) == [(run.run_id, expected, row["finished_at"])]
 
 
 def test_the_dates_come_from_the_payload_not_the_fetch() -> None:
