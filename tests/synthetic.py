@@ -51,6 +51,22 @@ SOURCES = (
 )  # fmt: skip
 
 
+DATA_DATES = {  # the release is made 2025-06-02 06:00 UTC; each source may be 48 h old
+    "openrouter_models": {"data_as_of": "2025-06-01T20:00:00",
+                          "data_as_of_basis": "newest model `created` among 9 stated: m"},
+    "openrouter_endpoints": {"data_as_of": "2025-06-01T08:00:00",
+                             "data_as_of_basis": "newest model `created` among 2 stated: m"},
+    "models_dev": {"data_as_of": "2025-05-20T00:00:00",
+                   "data_as_of_basis": "newest `last_updated` among 5 stated: p/m"},
+    "arena": {"data_as_of": None,
+              "data_as_of_basis": "no publication date stated in the payload"},
+    "epoch": {"data_as_of": "2025-01-15T10:30:00",
+              "data_as_of_basis": "newest run date among 40 stated: Started at of m"},
+}  # fmt: skip
+"""Fresh (openrouter_models: 10 h old; openrouter_endpoints: 22 h), STALE (models.dev, Epoch),
+UNDATED (LMArena)."""
+
+
 def _run_id(source: str, number: int) -> str:
     return f"{source}-{hashlib.sha256(source.encode()).hexdigest()[:12]}-{number}"
 
@@ -71,7 +87,10 @@ def synthetic_tables(models: int, seed: int = 7) -> dict[str, list[dict[str, Any
     runs = {name: _run_id(name, 2) for name, *_ in SOURCES}
     tables: dict[str, list[dict[str, Any]]] = {name: [] for name in COLUMNS}
     tables["sources"] = [
-        dict(zip(COLUMNS["sources"][:-1], row, strict=True)) | {"cadence_cron": "0 4 * * *"}
+        dict(zip(COLUMNS["sources"][:6], row, strict=True))
+        | {"cadence_cron": "0 4 * * *", "freshness_hours": 48}
+        | {"data_run_id": _run_id(row[0], 1 if row[0] == "models_dev" else 2)}
+        | DATA_DATES[row[0]]
         for row in SOURCES
     ]
     for number, (name, *_) in enumerate(SOURCES):
@@ -87,6 +106,11 @@ def synthetic_tables(models: int, seed: int = 7) -> dict[str, list[dict[str, Any
                 "rows_quarantined": number,
                 "reason": "fewer rows than 0.5 × the last accepted run" if rejected else None,
                 "content_sha256": hashlib.sha256(name.encode()).hexdigest(),
+                **(
+                    DATA_DATES[name]
+                    if not rejected
+                    else {"data_as_of": None, "data_as_of_basis": None}
+                ),
             }
         )
     for i in range(models):
@@ -221,7 +245,17 @@ def write_release(
         "methodology_versions": {"known_good_index": "1.0", "market": "1.0"},
         "case_versions": [],
         "source_runs": [
-            {k: r[k] for k in ("source", "run_id", "content_sha256", "finished_at", "status")}
+            {
+                k: r.get(k)
+                for k in (
+                    "source",
+                    "run_id",
+                    "content_sha256",
+                    "finished_at",
+                    "status",
+                    "data_as_of",
+                )
+            }
             for r in runs
         ],
         "tables": entries,

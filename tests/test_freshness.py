@@ -4,7 +4,7 @@ freshness daemon and shown by the UI's GraphQL; the `fresh` check dates the last
 run, so a source whose runs keep being rejected is flagged too."""
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -32,6 +32,8 @@ from bench_pipeline.ingest.catalog import source_definitions
 pytestmark = pytest.mark.assets
 
 SOURCE = "openrouter_models"  # every 6 hours; warns after 7 hours, fails after 24
+DATA_DATE = datetime(2026, 8, 14, 15, 55, 10)
+"""The newest `created` of the recorded listing: the date of its data."""
 FRESH_CHECK = dg.AssetCheckKey(live_key(SOURCE), "fresh")
 UI_QUERY = """
 query ($path: [String!]!) {
@@ -167,8 +169,9 @@ def _fresh_check(instance: dg.DagsterInstance) -> dg.AssetCheckEvaluation:
 def test_a_source_whose_runs_are_rejected_is_flagged_with_its_last_good_data(
     instance: dg.DagsterInstance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The warehouse's clock, set by the test: the last accepted run finished 20 hours ago.
-    now = engine.now_utc()
+    # The warehouse's clock, set by the test: the last accepted run finished 20 hours ago, the
+    # moment its data is dated (so the fetch time and the data's age agree until the end).
+    now = DATA_DATE + timedelta(hours=20)
     clock = {"now": now - timedelta(hours=20)}
     monkeypatch.setattr(engine, "now_utc", lambda: clock["now"])
     _refresh(instance)
@@ -190,8 +193,8 @@ def test_a_source_whose_runs_are_rejected_is_flagged_with_its_last_good_data(
     # its materialisation says which data the live tables still hold.
     assert rejected["last_good_data"] == accepted["last_good_data"]
 
-    # The `fresh` check dates the last *accepted* run, not the rejected one of just now: 23
-    # hours old, it passes ...
+    # The `fresh` check dates the data of the last *accepted* run, not the rejected one of
+    # just now: 23 hours old, it passes ...
     clock["now"] = now + timedelta(hours=3)
     assert _fresh_check(instance).passed
     # ... 25 hours old, past `freshness_hours`, it flags the source with its last good data.
@@ -202,6 +205,27 @@ def test_a_source_whose_runs_are_rejected_is_flagged_with_its_last_good_data(
     assert overdue.metadata["last_good_data"].value == accepted["last_good_data"]
     assert overdue.metadata["hours_old"].value == 25
     assert overdue.metadata["allowed_hours"].value == 24
+    assert overdue.metadata["data_as_of"].value == str(DATA_DATE)
+    assert overdue.metadata["verdict"].value == "STALE"
     # Dagster records the failed check on the instance, where the UI shows it on the asset.
     record = instance.event_log_storage.get_latest_asset_check_execution_by_key([FRESH_CHECK])
     assert record[FRESH_CHECK].evaluation.passed is False
+
+
+def test_a_capture_months_old_is_stale_however_recently_fetched(
+    instance: dg.DagsterInstance,
+) -> None:
+    """The recorded listing, fetched a moment ago, holds data from 2026-08-14: the check warns
+    (STALE, a warning: nothing downstream is blocked) and says how old the data is."""
+    result = _refresh(instance)
+    assert result.success
+    metadata = _live_metadata(instance)
+    assert metadata["status"] == "accepted"
+    assert metadata["data_as_of"] == str(DATA_DATE)
+    assert "newest model `created`" in metadata["data_as_of_basis"]
+    stale = _fresh_check(instance)
+    assert not stale.passed and stale.severity == dg.AssetCheckSeverity.WARN
+    assert stale.metadata["verdict"].value == "STALE"
+    age = (engine.now_utc() - DATA_DATE) / timedelta(hours=1)
+    assert abs(stale.metadata["hours_old"].value - age) < 1
+    assert stale.description is not None and stale.description.startswith(f"{SOURCE}: STALE (data ")

@@ -209,7 +209,9 @@ def test_freshness_reads_the_last_accepted_run_not_the_last_run(seeded) -> None:
             "SELECT max(finished_at) FROM source_runs WHERE status = 'accepted'"
         ).fetchall()[0][0]
         conn.execute(
-            "INSERT INTO source_runs VALUES ('openrouter_models', 'later-rejected', 'recorded', "
+            "INSERT INTO source_runs (source, run_id, mode, started_at, finished_at, status, "
+            "rows_valid, rows_quarantined, previous_rows, reason, content_sha256) "
+            "VALUES ('openrouter_models', 'later-rejected', 'recorded', "
             "?, ?, 'rejected', 0, 0, 50, 'no valid rows', NULL)",
             [accepted + timedelta(hours=30), accepted + timedelta(hours=30)],
         )

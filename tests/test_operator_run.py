@@ -137,7 +137,9 @@ def test_a_practice_review_leaves_the_next_run_green(first_run: tuple[Path, str]
     assert f"Site: {home / 'build' / 'site'} (built " in status.stdout
     for source in source_definitions():
         assert re.search(
-            rf"  {source} +last run accepted .*: fresh; \d+ quarantined", status.stdout
+            rf"  {source} +last run accepted .*: "
+            r"STALE \(data \d+ days old, allowed [^)]*\)(, refresh due)?; \d+ quarantined",
+            status.stdout,
         )
 
 

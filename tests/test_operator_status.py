@@ -3,6 +3,7 @@ nothing; after a run that failed before its checks it still answers, naming each
 with its reason; it reports the release, the site and every source against its cadence; while a
 `bench run` holds the warehouse it answers at once from the last completed run."""
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -121,7 +122,9 @@ def test_status_during_a_run_answers_at_once_from_the_last_completed_run(tmp_pat
     with connect(copy) as conn:  # the last completed run's copy: one accepted arena run
         migrate(conn, settings.migrations_dir())
         conn.execute(
-            "INSERT INTO source_runs VALUES ('arena', 'arena-0123456789ab-1', 'recorded', "
+            "INSERT INTO source_runs (source, run_id, mode, started_at, finished_at, status, "
+            "rows_valid, rows_quarantined, previous_rows, reason, content_sha256) "
+            "VALUES ('arena', 'arena-0123456789ab-1', 'recorded', "
             "now()::TIMESTAMP, now()::TIMESTAMP, 'accepted', 5, 0, NULL, NULL, NULL)"
         )
     with holding(tmp_path) as holder:
@@ -152,3 +155,32 @@ def test_status_during_a_run_says_so_when_the_analyst_copy_is_unreadable(tmp_pat
     assert result.returncode == 3, result.stdout + result.stderr
     assert f"The analyst copy {copy} could not be read (" in result.stdout
     assert "Traceback" not in result.stderr
+
+
+def test_status_judges_the_date_of_the_data_not_of_the_fetch(warehouse) -> None:
+    """The recorded captures, fetched a moment ago, hold data months old: each source is STALE
+    with the date its payload states; a payload stating no date is UNDATED, with the reason.
+    STALE is a warning: `bench status` still exits 0."""
+    for source in ("epoch", "swebench"):
+        assert warehouse.ingest(source).status == "accepted"
+    catalogue = {
+        p.name: p.read_bytes()
+        for p in (settings.REPO_ROOT / "sources" / "snapshots" / "arena").iterdir()
+        if p.suffix == ".json"
+    }
+    assert warehouse.ingest("arena", files=catalogue).status == "accepted"
+    home = warehouse.path.parent.parent
+    result = bench_status(home)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    epoch = re.search(r"  epoch +last run accepted [^\n]*", out)
+    assert epoch, out
+    assert re.search(
+        r"data as of 2026-04-15, read \d+ min ago, every 24 h: "
+        r"STALE \(data \d+ days old, allowed 3 days\); 32 quarantined",
+        epoch.group(0),
+    ), epoch.group(0)
+    assert re.search(r"  swebench +last run accepted .*data as of 2025-12-09, .*: STALE \(", out)
+    assert re.search(r"  arena +last run accepted .*data as of not stated, .*: UNDATED \(", out)
+    assert "data date: no publication date stated in the payload" in out
+    assert ": fresh" not in out

@@ -451,3 +451,83 @@ def test_bench_run_builds_the_site_from_the_latest_release(tmp_path: Path) -> No
     ranked = [r for r in ranked if r["known_good_index"] is not None]
     kgi = (site / "known-good-index.html").read_text()
     assert len(re.findall(r"based on \d of 6 evaluations", kgi)) == len(ranked) > 0
+    # Every figure is dated by its data, hand-checked in the recorded snapshots: each capture is
+    # months older than its cadence allows, so the about page calls every source STALE.
+    about = (site / "about.html").read_text()
+    table = about[about.index('id="data-dates-table"') : about.index('id="source-runs"')]
+    for title, as_of in RECORDED_DATA_DATES.items():
+        row = re.search(rf"<tr><td>{re.escape(title)}</td><td>([^<]*)</td>.*?</tr>", table)
+        assert row, title
+        assert row.group(1) == as_of, title
+        assert '<span class="status stale">STALE</span>' in row.group(0), row.group(0)
+    sources = {r["name"]: r for r in json.loads((release / "data" / "sources.json").read_text())}
+    assert sources["epoch"]["data_as_of"].startswith("2026-04-15T14:17:38")
+    package = json.loads((release / "datapackage.json").read_text())
+    assert package["data_as_of"]["swebench"].startswith("2025-12-09")
+    assert all(r.get("data_as_of") == package["data_as_of"] for r in package["resources"]
+               if r["profile"] == "tabular-data-resource")  # fmt: skip
+    history = json.loads((release / "data" / "price_history.json").read_text())
+    assert history and {r["observed_at"][:10] for r in history} <= {"2026-08-14", "2026-09-10"}
+    arena = (site / "arena.html").read_text()
+    assert "fetched 20" not in arena and "Data as of: 2026-01-16" in arena
+
+
+RECORDED_DATA_DATES = {
+    "OpenRouter model listing": "2026-08-14",
+    "models.dev catalogue": "2026-06-12",
+    "OpenRouter per-provider endpoints": "2026-09-10",
+    "Epoch AI Benchmarking Hub": "2026-04-15",
+    "LMArena leaderboards": "2026-01-16",
+    "SWE-bench leaderboards": "2025-12-09",
+}
+
+
+def test_every_page_says_when_each_sources_data_is_from(built: Built) -> None:
+    """The footer of every page, model pages included, dates each source by its data (the
+    synthetic release: made 2025-06-02 06:00, each source's data allowed 48 h)."""
+    pages = sorted(built.site.rglob("*.html"))
+    assert len(pages) > 20
+    for page in pages:
+        html = page.read_text("utf-8")
+        footer = html[html.index('<p class="data-dates">') :]
+        assert "OpenRouter endpoints 2025-06-01; OpenRouter model listing 2025-06-01." in footer
+        assert 'Epoch AI Benchmarking Hub 2025-01-15 <span class="status stale">STALE' in footer
+        assert 'LMArena leaderboards not stated <span class="status stale">UNDATED' in footer
+
+
+def test_about_judges_each_source_by_the_age_of_its_data(built: Built) -> None:
+    html = built.page("about.html")
+    table = html[html.index('id="data-dates-table"') : html.index('id="source-runs"')]
+    rows = dict(re.findall(r"<tr><td>([^<]+)</td>(.*?)</tr>", table))
+    assert "<td>2025-01-15</td>" in rows["Epoch AI Benchmarking Hub"]
+    assert "138 days" in rows["Epoch AI Benchmarking Hub"]  # at the release, not at the fetch
+    assert "STALE" in rows["Epoch AI Benchmarking Hub"]
+    assert "STALE" in rows["models.dev catalogue"]  # 13 days old, fetched minutes before
+    assert (
+        "10 h" in rows["OpenRouter model listing"] and "fresh" in rows["OpenRouter model listing"]
+    )
+    assert (
+        "not stated" in rows["LMArena leaderboards"] and "UNDATED" in rows["LMArena leaderboards"]
+    )
+    assert "no publication date stated in the payload" in rows["LMArena leaderboards"]
+    attribution = built.page("attribution.html")
+    assert "Refreshed" not in attribution
+    assert "daily at 04:00 UTC when the pipeline reads the source live" in attribution
+    assert "as of 2025-01-15 (newest run date" in attribution and "138 days old" in attribution
+
+
+def test_no_page_gives_a_fetch_time_for_the_datas_date(built: Built) -> None:
+    """The runs were fetched on 2025-06-02 05:0x: that time never stands where a page means the
+    data's date, and no page speaks of an observation or a fetch as the data's date."""
+    fetched = [r["finished_at"][:10] for r in built.table("source_runs")]
+    assert set(fetched) == {"2025-06-02"}
+    for page in sorted(built.site.rglob("*.html")):
+        html = page.read_text("utf-8")
+        assert ">Observed<" not in html and "fetched 20" not in html, page
+        footer = html[html.index('<p class="data-dates">') :].split("</p>")[0]
+        assert "2025-06-02" not in footer, page
+    about = built.page("about.html")
+    table = about[about.index('id="data-dates-table"') : about.index('id="source-runs"')]
+    assert "2025-06-02" not in table.replace("2025-06-02 06:00", "")  # the release's own time
+    arena = built.page("arena.html")
+    assert "Data as of: 2025-05-30 (LMArena" in arena and "fetched 20" not in arena

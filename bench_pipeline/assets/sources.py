@@ -19,7 +19,7 @@ from bench_pipeline.assets.metadata import (
 from bench_pipeline.assets.versions import versioned_output
 from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import fetch_frame
-from bench_pipeline.ingest import engine, prestage
+from bench_pipeline.ingest import engine, freshness, prestage
 from bench_pipeline.ingest.catalog import SourceDefinition
 from bench_pipeline.ingest.sources import PARSERS
 from bench_pipeline.ingest.tables import TABLES
@@ -81,9 +81,11 @@ def freshness_policy(definition: SourceDefinition) -> dg.FreshnessPolicy:
 
     Dagster's freshness daemon judges it by the asset's last materialisation, and a rejected run
     materialises `live` too (what depends on it must still run, on the last good data). So the
-    policy catches a source that stopped refreshing (schedule off, runs failing); the `fresh`
-    check, which dates the last *accepted* run, is what catches a source that keeps refreshing
-    but whose data is rejected.
+    policy catches a source that stopped refreshing (schedule off, runs failing); it cannot see
+    the date of the data (Dagster times materialisations only). The `fresh` check is what
+    judges the data: the date the last *accepted* payload states (`ingest.freshness`), so a
+    capture months old is flagged however recently it was fetched, and so is a source that
+    keeps refreshing but whose data is rejected.
     """
     fail = timedelta(hours=definition.freshness_hours)
     warn = warn_window(definition)
@@ -216,7 +218,7 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
         description=(
             f"{definition.title}: live tables {', '.join(definition.tables)}, replaced in one "
             f"transaction only when the run passes the sanity check; its data version is the "
-            f"accepted run the tables hold. The `fresh` check dates the last accepted run. "
+            f"accepted run the tables hold. The `fresh` check judges the date of its data. "
             f"{definition.attribution}"
         ),
     )
@@ -225,8 +227,11 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
         with context.resources.warehouse.connection() as conn:
             published = engine.publish(conn, run, definition)
             good = last_good_data(conn, name, engine.now_utc())
+            data = freshness.live_data(conn).get(name)
             metadata = _run_metadata(published) | {
-                "last_good_data": str(good[0]) if good else "never"
+                "last_good_data": str(good[0]) if good else "never",
+                "data_as_of": str(data.data_as_of) if data and data.data_as_of else "not stated",
+                "data_as_of_basis": (data.basis or "") if data else "",
             }
             for table in definition.tables:
                 metadata |= table_metadata(conn, table)
@@ -254,8 +259,10 @@ def live_table_checks(definition: SourceDefinition) -> list[dg.AssetChecksDefini
 
 
 def _freshness_check(definition: SourceDefinition) -> dg.AssetChecksDefinition:
-    """Warn when the last *accepted* run is older than the source's cadence allows: a rejected
-    run refreshes the asset but not the data, so the asset's own timestamp would mislead."""
+    """Warn when the data the live tables hold is older than the source's cadence allows,
+    judged by the date its payload states (`ingest.freshness`), not by when it was fetched: a
+    rejected run refreshes the asset but not the data, and a capture fetched a minute ago may
+    be months old. A warning only: the pipeline goes on, saying how old the data is."""
 
     @dg.asset_check(
         asset=live_key(definition.name),
@@ -263,21 +270,31 @@ def _freshness_check(definition: SourceDefinition) -> dg.AssetChecksDefinition:
         blocking=False,
         required_resource_keys={"warehouse"},
         description=(
-            f"The last accepted run of {definition.title} is at most "
-            f"{definition.freshness_hours} hours old."
+            f"The data of {definition.title} (the date its last accepted payload states) is at "
+            f"most {definition.freshness_hours} hours old."
         ),
     )
     def fresh(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+        now = engine.now_utc()
         with context.resources.warehouse.connection() as conn:
-            age = last_good_data(conn, definition.name, engine.now_utc())
-        overdue = age is None or age[1] > definition.freshness_hours
+            age = last_good_data(conn, definition.name, now)
+            data = freshness.live_data(conn).get(definition.name)
+        judged = freshness.judge(data.data_as_of if data else None, definition.freshness_hours, now)
         return dg.AssetCheckResult(
-            passed=not overdue,
+            passed=data is not None and judged.verdict == "fresh",
             severity=dg.AssetCheckSeverity.WARN,
+            description=(
+                f"{definition.name}: {judged.describe()}" if data else "no accepted data yet"
+            ),
             metadata={
-                "last_good_data": str(age[0]) if age else "never",
-                "hours_old": round(age[1], 1) if age else -1,
+                "verdict": judged.verdict if data else "NO DATA",
+                "data_as_of": str(data.data_as_of) if data and data.data_as_of else "not stated",
+                "data_as_of_basis": (data.basis or "") if data else "",
+                "hours_old": (
+                    round(judged.age / timedelta(hours=1), 1) if judged.age is not None else -1
+                ),
                 "allowed_hours": definition.freshness_hours,
+                "last_good_data": str(age[0]) if age else "never",
             },
         )
 
@@ -286,7 +303,8 @@ def _freshness_check(definition: SourceDefinition) -> dg.AssetChecksDefinition:
 
 def last_good_data(conn, source: str, now) -> tuple[object, float] | None:
     """(when the last accepted run finished, or a later fetch found its payload unchanged;
-    its age in hours), or None if never accepted."""
+    its age in hours), or None if never accepted. This is when the data was last *read*;
+    how old the data is comes from its own date (`ingest.freshness`)."""
     row = conn.execute(
         "SELECT greatest(max(r.finished_at), max(c.checked_at)) FROM source_runs r "
         "LEFT JOIN source_checks c ON c.live_run_id = r.run_id "

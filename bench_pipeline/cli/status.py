@@ -20,6 +20,7 @@ import duckdb
 from bench_pipeline.cli.instance import default_dagster_home
 from bench_pipeline.core import settings
 from bench_pipeline.grading.split_decisions import open_splits
+from bench_pipeline.ingest import freshness
 from bench_pipeline.ingest.catalog import SourceDefinition
 
 
@@ -95,9 +96,12 @@ def source_lines(
     cadence: dict[str, tuple[timedelta, timedelta]],
     now: datetime,
 ) -> list[str]:
-    """One line per source: its last run, the age of its last accepted data against the
-    cadence (`fresh`; `due` past the warn window, one interval plus grace; `STALE` past
-    `freshness_hours`), and its quarantine. `cadence`: source -> (interval, warn window)."""
+    """One line per source: its last run, the date of the data its live tables hold (the
+    newest date that payload states, not when it was fetched) judged against the cadence
+    (`fresh`, or `STALE` past `freshness_hours`, `UNDATED` when the payload states no date:
+    see `ingest.freshness`), `refresh due` when no fetch has read it within the warn window
+    (one interval plus grace), and its quarantine. `cadence`: source -> (interval, warn
+    window)."""
     last = {
         row[0]: row[1:]
         for row in conn.execute(
@@ -106,33 +110,31 @@ def source_lines(
             "QUALIFY row_number() OVER (PARTITION BY source ORDER BY finished_at DESC) = 1"
         ).fetchall()
     }
-    accepted = dict(
-        conn.execute(
-            "SELECT source, max(finished_at) FROM source_runs WHERE status = 'accepted' GROUP BY 1"
-        ).fetchall()
-    )
+    live = freshness.live_data(conn)
+    naive_now = now.astimezone(UTC).replace(tzinfo=None) if now.tzinfo else now
     lines = []
     for name, definition in sorted(definitions.items()):
         if name not in last:
             lines.append(f"  {name:<21} never run")
             continue
         status, finished, quarantined, reason = last[name]
-        good = accepted.get(name)
-        if good is None:
+        data = live.get(name)
+        if data is None:
+            held = "no accepted data yet"
             verdict = "STALE (no accepted data yet)"
         else:
-            age = now - good.replace(tzinfo=UTC)
-            if age > timedelta(hours=definition.freshness_hours):
-                verdict = f"STALE (allowed {definition.freshness_hours} h)"
-            elif age > cadence[name][1]:
-                verdict = "due"
-            else:
-                verdict = "fresh"
+            judged = freshness.judge(data.data_as_of, definition.freshness_hours, naive_now)
+            stated = f"{data.data_as_of:%Y-%m-%d}" if data.data_as_of else "not stated"
+            held = f"data as of {stated}, read {_ago(data.fetched_at, now)}"
+            verdict = judged.describe()
+            if naive_now - data.fetched_at > cadence[name][1]:
+                verdict += ", refresh due"
         line = (
-            f"  {name:<21} last run {status} {_ago(finished, now)}; data from "
-            f"{_ago(good, now)}, every {_hours(cadence[name][0])}: {verdict}; "
-            f"{quarantined or 0} quarantined"
+            f"  {name:<21} last run {status} {_ago(finished, now)}; {held}, "
+            f"every {_hours(cadence[name][0])}: {verdict}; {quarantined or 0} quarantined"
         )
+        if data is not None and data.data_as_of is None and data.basis:
+            line += f"\n  {'':<21} data date: {data.basis}"
         if status != "accepted" and reason:
             line += f"\n  {'':<21} why: {reason}"
         lines.append(line)
@@ -223,7 +225,10 @@ def print_status(
     now = now or datetime.now(UTC)
     for line in release_lines(conn, now):
         print(line, file=out)
-    print("\nSources (last run; age of the last accepted data against the cadence):", file=out)
+    print(
+        "\nSources (last run; the date the live data states, judged against the cadence):",
+        file=out,
+    )
     for line in source_lines(conn, definitions, cadence, now):
         print(line, file=out)
     print("", file=out)

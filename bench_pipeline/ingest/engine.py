@@ -36,6 +36,8 @@ from bench_pipeline.core.writer import insert_rows, registered
 from bench_pipeline.ingest import contract as contracts
 from bench_pipeline.ingest import contract_screen
 from bench_pipeline.ingest.catalog import SourceDefinition
+from bench_pipeline.ingest.dating import data_date
+from bench_pipeline.ingest.parsers.dates import DataDate
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
@@ -95,6 +97,10 @@ class SourceRun:
     """(group kind, group) → valid rows: per table, and per value of each `group_by` column."""
     scales: dict[str, tuple[float | None, int]] = field(default_factory=dict)
     """`table.column` → (median, values) over the valid rows, for each contract `scales`."""
+    data_as_of: datetime | None = None
+    """The newest date the payload states (`ingest.dating`), never the fetch time."""
+    data_as_of_basis: str | None = None
+    """How `data_as_of` was derived, or why there is none."""
 
     def rejected(self, reason: str) -> SourceRun:
         return replace(self, status="rejected", reason=reason)
@@ -279,12 +285,20 @@ class Staged:
     rejection: str | None = None
     rows_staged: dict[str, int] = field(default_factory=dict)
     fields: dict[str, tuple[int, int]] = field(default_factory=dict)
+    data_date: DataDate | None = None
 
     def applied(self, run: SourceRun) -> SourceRun:
         """The run as this staging leaves it."""
         if self.rejection is not None:
             return run.rejected(self.rejection)
-        return replace(run, rows_staged=dict(self.rows_staged), fields=dict(self.fields))
+        dated = self.data_date
+        return replace(
+            run,
+            rows_staged=dict(self.rows_staged),
+            fields=dict(self.fields),
+            data_as_of=dated.as_of if dated else None,
+            data_as_of_basis=dated.basis if dated else None,
+        )
 
 
 def stage(
@@ -350,13 +364,16 @@ def _staged(
     unexpected = set(frames) - set(definition.tables)
     if unexpected:
         return Staged(f"parser produced undeclared tables {sorted(unexpected)}")
+    dated = data_date(definition.name, files, now_utc())
     problems = _problem_frame(report, definition)
     staged = {
         target(table): _with_problems(frame, problems.get(table)) for table, frame in frames.items()
     }
     write_work_freeing(staged, files)
     return Staged(
-        rows_staged={table: frame.height for table, frame in frames.items()}, fields=report.fields
+        rows_staged={table: frame.height for table, frame in frames.items()},
+        fields=report.fields,
+        data_date=dated,
     )
 
 
@@ -690,7 +707,9 @@ def _record_run(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
         [run.run_id],
     )
     conn.execute(
-        "INSERT INTO source_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO source_runs (source, run_id, mode, started_at, finished_at, status, "
+        "rows_valid, rows_quarantined, previous_rows, reason, content_sha256, data_as_of, "
+        "data_as_of_basis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             run.source,
             run.run_id,
@@ -703,6 +722,8 @@ def _record_run(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> None:
             run.previous_rows,
             run.reason,
             run.content_sha256,
+            run.data_as_of,
+            run.data_as_of_basis,
         ],
     )
 

@@ -169,15 +169,26 @@ def _source_runs(
                 cited.update(v for v in frames[table.name][column].unique().to_list() if v)
     with conn.cursor() as cursor:
         rows = cursor.execute(
-            "SELECT source, run_id, content_sha256, finished_at, status FROM source_runs "
+            "SELECT source, run_id, content_sha256, finished_at, status, data_as_of "
+            "FROM source_runs "
             "WHERE list_contains(?::VARCHAR[], run_id) OR run_id IN (SELECT run_id FROM "
             "source_runs QUALIFY row_number() OVER (PARTITION BY source "
             "ORDER BY finished_at DESC, run_id DESC) = 1) "
             "ORDER BY source, finished_at, run_id",
             [sorted(cited)],
         ).fetchall()
-    names = ("source", "run_id", "content_sha256", "finished_at", "status")
+    names = ("source", "run_id", "content_sha256", "finished_at", "status", "data_as_of")
     return [dict(zip(names, map(_iso, row), strict=True)) for row in rows]
+
+
+def _data_as_of(frames: Mapping[str, pl.DataFrame]) -> dict[str, str | None]:
+    """Per source, the date of the data this release holds, from its `sources` table."""
+    sources = frames.get("sources")
+    if sources is None or "data_as_of" not in sources.columns:
+        return {}
+    return {
+        str(name): _iso(when) for name, when in sources.select("name", "data_as_of").iter_rows()
+    }
 
 
 def _file_entries(ledger: Ledger, rows: Mapping[str, int | None]) -> list[dict[str, Any]]:
@@ -341,7 +352,7 @@ def build_release(
     _write_manifest(partial, manifest)  # the diff reads the new release's manifest
     diff = diff_releases(releases_root / latest if latest else None, partial)
     ledger.write(DIFF, (json.dumps(diff, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
-    package = datapackage(partial, rid, created_at, tables, ledger)
+    package = datapackage(partial, rid, created_at, tables, ledger, _data_as_of(frames))
     ledger.write(
         DATAPACKAGE, (json.dumps(package, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
     )

@@ -7,11 +7,15 @@ The explicit types are what a reader should use: a tool that guesses a column's 
 first rows guesses wrong where those rows are empty (`read_csv(..., columns=…)` in DuckDB,
 `schema_overrides` in polars). `manifest.json` is listed without a digest (it is written
 after this file and lists this file's).
+
+Each table resource, and the package, carries `data_as_of`: per source, the date of the data
+this release holds (the newest date its accepted payload states, never the fetch time; null
+where the payload states none), as in the `sources` table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +88,7 @@ def datapackage(
     created_at: str,
     tables: Sequence[PublishedTable],
     ledger: Ledger | None = None,
+    data_as_of: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """The descriptor of the release being written in `folder`.
 
@@ -94,7 +99,9 @@ def datapackage(
         created_at: When it was made (ISO 8601 with its offset).
         tables: The published tables, in release order.
         ledger: The digests of the files written so far (default: each file is read).
+        data_as_of: Per source, the date of its data in this release (ISO 8601) or None.
     """
+    dated = dict(sorted((data_as_of or {}).items()))
     ledger = ledger or Ledger(folder)
     resources: list[dict[str, Any]] = []
     for table in tables:
@@ -110,6 +117,7 @@ def datapackage(
                     "mediatype": mediatype,
                     **({"encoding": "utf-8"} if fmt != "parquet" else {}),
                     **_file(ledger, path),
+                    "data_as_of": dated,
                     "schema": table_schema(table),
                 }
             )
@@ -160,7 +168,9 @@ def datapackage(
         "title": f"bench-pipeline release {release_id}",
         "description": "LLM benchmark data: indices, market data, Arena ratings and the "
         "pipeline's own boards. Each source's publisher, licence and attribution are in the "
-        "`sources` table.",
+        "`sources` table, with the date of each source's data (`data_as_of`: the newest date "
+        "its payload states, not when it was fetched).",
         "created": created_at,
+        "data_as_of": dated,
         "resources": resources,
     }

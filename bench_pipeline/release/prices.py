@@ -1,10 +1,14 @@
 """Price history: the dated OpenRouter rates of every accepted ingestion, kept in the warehouse.
 
 The live tables hold only the last accepted run of each source, so before they are replaced
-again the rates they carry are appended to `price_history`, dated by the run's finish time:
+again the rates they carry are appended to `price_history`, dated by their data (below):
 only the rates that differ from the last one recorded for the same model, host and tag (or
 are the first), so a run that changes no price adds no row. A run already looked at is never
 recorded twice.
+
+A rate is dated by its data, not by the fetch: `observed_at` is the run's `data_as_of`, the
+newest date its payload states. A payload stating no date adds nothing to the history (its
+rates stay on the market pages): it cannot be placed in time.
 """
 
 from __future__ import annotations
@@ -16,12 +20,13 @@ from bench_pipeline.core.warehouse import transaction
 # The canonical rate: the model's own OpenRouter listing (as `market` reads it); host NULL.
 CANONICAL_SQL = """
 INSERT INTO price_history
-SELECT r.finished_at, o.source_run_id, a.model_id, NULL, NULL,
+SELECT r.data_as_of, o.source_run_id, a.model_id, NULL, NULL,
        CASE WHEN o.variable_pricing THEN NULL ELSE o.prompt_usd_per_m END,
        CASE WHEN o.variable_pricing THEN NULL ELSE o.completion_usd_per_m END
 FROM model_aliases a
 JOIN openrouter_models o ON o.model_id = a.source_key
 JOIN source_runs r ON r.run_id = o.source_run_id AND r.status = 'accepted'
+  AND r.data_as_of IS NOT NULL
 WHERE a.source = 'openrouter_models' AND a.source_key = a.model_id
   AND o.source_run_id NOT IN (SELECT source_run_id FROM price_history)
 """
@@ -29,12 +34,13 @@ WHERE a.source = 'openrouter_models' AND a.source_key = a.model_id
 # Each host's rate, matched to registry models as `provider_prices` matches them.
 HOSTS_SQL = """
 INSERT INTO price_history
-SELECT DISTINCT r.finished_at, e.source_run_id, a.model_id, e.provider_name, e.tag,
+SELECT DISTINCT r.data_as_of, e.source_run_id, a.model_id, e.provider_name, e.tag,
        e.prompt_usd_per_m, e.completion_usd_per_m
 FROM openrouter_endpoints e
 JOIN openrouter_models o ON e.model_id IN (o.model_id, o.canonical_slug)
 JOIN model_aliases a ON a.source = 'openrouter_models' AND a.source_key = o.model_id
 JOIN source_runs r ON r.run_id = e.source_run_id AND r.status = 'accepted'
+  AND r.data_as_of IS NOT NULL
 WHERE e.source_run_id NOT IN (SELECT source_run_id FROM price_history)
 """
 

@@ -25,6 +25,7 @@ from bench_pipeline.indices.rules import (
     KNOWN_GOOD_COMPONENTS,
     KNOWN_GOOD_REQUIREMENTS,
 )
+from bench_pipeline.ingest import freshness
 from bench_pipeline.ingest.catalog import evaluations, source_definitions
 from bench_pipeline.release.pm_checks_tables import PM_CHECKS_PUBLISHED
 from bench_pipeline.release.receipts import RECEIPT_TABLES
@@ -127,7 +128,7 @@ ORDER BY model_id, source, source_key
 # The last run of every source, accepted or not: a rejected run is news to a reader too.
 SOURCE_RUNS_SQL = """
 SELECT source, run_id, status, started_at, finished_at, rows_valid, rows_quarantined, reason,
-       content_sha256
+       content_sha256, data_as_of, data_as_of_basis
 FROM source_runs
 QUALIFY row_number() OVER (PARTITION BY source ORDER BY finished_at DESC, run_id DESC) = 1
 ORDER BY source
@@ -161,17 +162,26 @@ ORDER BY model_id, host NULLS FIRST, tag NULLS FIRST, observed_at, source_run_id
 
 
 def sources_frame(conn: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Who publishes each source, under which licence, and how often it is read."""
+    """Who publishes each source, under which licence, how often it is read and how old its
+    data may be, and the date of the data this release holds (the date its last accepted
+    payload states: `ingest.freshness`)."""
     definitions = sorted(source_definitions().values(), key=lambda d: d.name)
+    live = freshness.live_data(conn)
     names = [column.name for column in SOURCES_COLUMNS]
-    return pl.DataFrame(
-        [{c: getattr(d, c) for c in names} for d in definitions],
-        schema=dict.fromkeys(names, pl.Utf8),
-        orient="row",
-    )
-
-
-# ------------------------------------------------------------------------------ columns
+    rows = []
+    for d in definitions:
+        data = live.get(d.name)
+        rows.append(
+            {c: getattr(d, c) for c in names[: names.index("freshness_hours") + 1]}
+            | {
+                "data_run_id": data.run_id if data else None,
+                "data_as_of": data.data_as_of if data else None,
+                "data_as_of_basis": data.basis if data else "no accepted run yet",
+            }
+        )
+    schema: dict[str, Any] = dict.fromkeys(names, pl.Utf8)
+    schema |= {"freshness_hours": pl.Int64, "data_as_of": pl.Datetime("us")}
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def evaluation_titles() -> dict[str, str]:
@@ -341,6 +351,13 @@ SOURCE_RUNS_COLUMNS = (
     c("rows_quarantined", "integer", "Records held in quarantine."),
     c("reason", "string", "Why a rejected run was rejected."),
     c("content_sha256", "string", "SHA-256 over the payload the run read."),
+    c(
+        "data_as_of",
+        "timestamp",
+        "The date of the run's data: the newest date its payload states (UTC), not the fetch "
+        "time; null when it states none or the run was not staged.",
+    ),
+    c("data_as_of_basis", "string", "How `data_as_of` was derived, or why there is none."),
 )
 LINEAGE_COLUMNS = (
     MODEL_ID,
@@ -354,7 +371,12 @@ PRICE_HISTORY_COLUMNS = (
     MODEL_ID,
     c("host", "string", "The host (null: the model's own OpenRouter rate)."),
     c("tag", "string", "The host's endpoint tag; `models.dev:<listing>` for a models.dev host."),
-    c("observed_at", "timestamp", "When the rate was observed (the run's end, UTC)."),
+    c(
+        "observed_at",
+        "timestamp",
+        "The date of the rate's data: the newest date the OpenRouter payload it came from "
+        "states (its run's `data_as_of`, UTC), not when it was fetched.",
+    ),
     c("input_usd_per_1m", "decimal", f"Input rate, {USD_1M}."),
     c("output_usd_per_1m", "decimal", f"Output rate, {USD_1M}."),
     SOURCE_RUN,
@@ -366,7 +388,16 @@ SOURCES_COLUMNS = (
     c("homepage", "string", "Where it is published."),
     c("licence", "string", "Its licence."),
     c("attribution", "string", "The attribution its licence asks for."),
-    c("cadence_cron", "string", "How often it is read (cron)."),
+    c("cadence_cron", "string", "How often it is read (cron, UTC)."),
+    c("freshness_hours", "integer", "How old its data may be before it is called stale, hours."),
+    c("data_run_id", "string", "The accepted run whose data this release holds."),
+    c(
+        "data_as_of",
+        "timestamp",
+        "The date of that data: the newest date its payload states (UTC), not when it was "
+        "fetched; null when the payload states none.",
+    ),
+    c("data_as_of_basis", "string", "How `data_as_of` was derived, or why there is none."),
 )
 FAILURE_COLUMNS = (
     c("failed_at", "timestamp", "When the pipeline run failed (UTC)."),

@@ -194,10 +194,6 @@ def arena_boards(
             entries.append({"row": row, "model": models[row["model_id"]], "rank": row.get("rank"),
                             "best": best, "worst": worst})  # fmt: skip
         dates = Counter(str(r["published_on"]) for r in board_rows if r.get("published_on"))
-        fetched = {
-            str(runs.get(str(r.get("source_run_id")), {}).get("finished_at") or "")[:10]
-            for r in board_rows
-        } - {""}
         title = arena_name(board)
         chart = intervals_chart(
             [
@@ -210,8 +206,7 @@ def arena_boards(
         )  # fmt: skip
         boards.append(
             {"id": board, "title": title, "entries": entries, "ranks_published": published,
-             "published_on": max(dates) if dates else None,
-             "fetched_on": max(fetched) if fetched else None, "chart": chart,
+             "published_on": max(dates) if dates else None, "chart": chart,
              "charted": min(len(entries), ARENA_CHART_ROWS)}
         )  # fmt: skip
     return boards

@@ -71,9 +71,13 @@ METHODOLOGY_ORDER = (
     "model-matching",
     "releases",
 )
-RELEASE_PAGES = frozenset({"index.html", "downloads.html", "about.html", "changes.html"})
+RELEASE_PAGES = frozenset(
+    {"index.html", "downloads.html", "about.html", "attribution.html", "changes.html"}
+)
 """Pages whose footer names the release; the others point to Downloads, so that a page
-whose figures did not change keeps its bytes from one release to the next."""
+whose figures did not change keeps its bytes from one release to the next. About and
+Attribution state how old each source's data was when the release was made, so they are
+the release's own."""
 GENERATED_DIRS = ("models", "methodology", "releases", "static", "item-boards", "receipts")
 
 
@@ -106,6 +110,8 @@ class SiteBuilder:
         self.sources = {r["name"]: r for r in release.rows("sources")}
         runs = {r["run_id"]: r for r in release.manifest.get("source_runs", [])}
         self.runs = runs | {r["run_id"]: r for r in release.rows("source_runs")}
+        self.data_dates = views.data_dates(release, self.sources)
+        """Each source's data date and its age when the release was made (every footer)."""
         self.env: jinja2.Environment = PageEnvironment(
             loader=jinja2.FileSystemLoader(TEMPLATES),
             autoescape=True,
@@ -126,6 +132,9 @@ class SiteBuilder:
             capabilities=views.capabilities(release.schema),
             MISSING=markup.MISSING,
             RELEASE_PAGES=RELEASE_PAGES,
+            # what the footer shows, no more: a model page's reuse key holds it (ages at each
+            # release would render every model page again for a footer that reads the same)
+            data_dates=[views.footer_date(d) for d in self.data_dates],
             board_chart=board_views.board_chart,
             simulated_label=lambda table: board_views.simulated_label(
                 table, release.tables, release.large
@@ -353,12 +362,17 @@ class SiteBuilder:
         self.render(
             "about.html", "about.html", ("source_runs",),
             runs=views.last_runs(release, self.sources),
+            dates=self.data_dates,
             failures=release.rows("pipeline_failures"),
         )  # fmt: skip
         publishers: dict[str, list[Row]] = defaultdict(list)
         for listed in release.rows("sources"):
             publishers[str(listed.get("publisher"))].append(listed)
-        self.render("attribution.html", "attribution.html", publishers=sorted(publishers.items()))
+        dated = {d["source"]: d for d in self.data_dates}
+        self.render(
+            "attribution.html", "attribution.html", publishers=sorted(publishers.items()),
+            dated=dated,
+        )  # fmt: skip
         self.render("downloads.html", "downloads.html", tables=tables, older=older)
         self.render(
             "changes.html", "changes.html", diff=views.diff_view(release, models, self.titles),

@@ -31,7 +31,14 @@ from bench_pipeline.site.paging import write_if_changed
 RECORD = ".page-inputs.json"
 SITE_CODE = Path(__file__).parent
 """This package's modules: a change to any of them renders every model page again."""
-MODEL_GLOBALS = ("kgi_components", "capabilities", "evaluations", "MISSING", "RELEASE_PAGES")
+MODEL_GLOBALS = (
+    "kgi_components",
+    "capabilities",
+    "evaluations",
+    "MISSING",
+    "RELEASE_PAGES",
+    "data_dates",
+)
 """The release-wide values a model page may read (the rest of the globals are not there)."""
 _MARSHAL_VERSION = 2
 """The newest `marshal` format whose bytes are a function of the values alone: from version

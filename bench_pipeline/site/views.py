@@ -11,9 +11,11 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench_pipeline.ingest import freshness
 from bench_pipeline.site import markup
 from bench_pipeline.site.large_tables import LargeTable, open_large
 from bench_pipeline.site.layout import Row, Schema, complete, decode_json, load_schema, read_json
@@ -276,6 +278,7 @@ def provenance(model: Model, runs: dict[str, Row], sources: dict[str, Row]) -> l
                 "publisher": sources.get(source or "", {}).get("publisher"),
                 "status": run.get("status"),
                 "finished_at": run.get("finished_at"),
+                "data_as_of": run.get("data_as_of"),
                 "uses": ", ".join(sorted(uses[run_id])),
             }
         )
@@ -339,6 +342,57 @@ def diff_view(release: Release, models: dict[str, Model], titles: dict[str, str]
         "removed": [reference(i, models) for i in diff.get("models_removed") or []],
         "tables": tables,
     }
+
+
+def data_dates(release: Release, sources: dict[str, Row]) -> list[Row]:
+    """Per source, the date of the data this release holds (the newest date its payload
+    states, from the `sources` table), how it was derived, and its age when the release was
+    made judged against the source's cadence (`ingest.freshness`): the same rule as
+    `bench status` and the `fresh` check, at the release's own time, so a page says the same
+    on every build of the release."""
+    made = _naive(release.manifest.get("created_at"))
+    out = []
+    for name in sorted(sources):
+        source = sources[name]
+        as_of = _naive(source.get("data_as_of"))
+        hours = source.get("freshness_hours")
+        judged = (
+            freshness.judge(as_of, int(hours), made)
+            if made is not None and isinstance(hours, int)
+            else None
+        )
+        out.append(
+            {
+                "source": name,
+                "title": source.get("title") or name,
+                "as_of": f"{as_of:%Y-%m-%d}" if as_of else None,
+                "basis": source.get("data_as_of_basis"),
+                "run_id": source.get("data_run_id"),
+                "cadence": freshness.cadence_words(str(source.get("cadence_cron") or "")),
+                "allowed": freshness.days_or_hours(judged.allowed) if judged else None,
+                "age": freshness.days_or_hours(judged.age)
+                if judged and judged.age is not None
+                else None,
+                "verdict": judged.verdict if judged else None,
+            }
+        )
+    return out
+
+
+def footer_date(dated: Row) -> Row:
+    """What every page's footer shows of a source's `data_dates` row."""
+    return {key: dated[key] for key in ("source", "title", "as_of", "verdict")}
+
+
+def _naive(value: Any) -> datetime | None:
+    """An ISO timestamp (with or without offset) as naive UTC, or None."""
+    if markup.missing(value):
+        return None
+    try:
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed.astimezone(UTC).replace(tzinfo=None) if parsed.tzinfo else parsed
 
 
 def last_runs(release: Release, sources: dict[str, Row]) -> list[Row]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 import polars as pl
 
 from bench_pipeline.ingest.catalog import EvaluationSpec
+from bench_pipeline.ingest.parsers.dates import DataDate, newest, text_date
 from bench_pipeline.ingest.payload import PayloadError, RawFile, read_csv, staged_frame
 from bench_pipeline.ingest.tables import EPOCH_MODELS, EVALUATION_ROWS
 
@@ -86,3 +88,26 @@ def parse(
         EVALUATION_ROWS.name: staged_frame(list(EVALUATION_ROWS.columns), rows),
         EPOCH_MODELS.name: staged_frame(list(EPOCH_MODELS.columns), models),
     }
+
+
+RUN_DATE_COLUMNS = ("Started at", "Run date")
+"""Where Epoch's files date a run: its own evaluations' `Started at`, external ones' `Run date`
+(a model's `Release date` is when the lab released it, not when it was measured)."""
+
+
+def data_date(files: Sequence[RawFile], now: datetime) -> DataDate:
+    """The newest run date of any evaluation file."""
+    found: list[tuple[datetime | None, str]] = []
+    for raw in files:
+        if not raw.name.endswith(".csv"):
+            continue
+        try:
+            records = read_csv(raw, ())
+        except PayloadError:
+            continue
+        for record in records:
+            for column in RUN_DATE_COLUMNS:
+                stated = text_date(record.get(column))
+                if stated is not None:
+                    found.append((stated, f"{column} of {record.get(MODEL_VERSION)} in {raw.name}"))
+    return newest(found, "run date", now)

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 import msgspec
 import polars as pl
 
+from bench_pipeline.ingest.parsers.dates import DataDate, newest, text_date
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
@@ -190,3 +192,20 @@ def parse_by_record(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
         SWEBENCH_ENTRIES.name: staged_frame(list(SWEBENCH_ENTRIES.columns), entries),
         SWEBENCH_ITEM_RESULTS.name: staged_frame(list(SWEBENCH_ITEM_RESULTS.columns), items),
     }
+
+
+def data_date(files: Sequence[RawFile], now: datetime) -> DataDate:
+    """The newest `date` of any entry of any leaderboard."""
+    found: list[tuple[datetime | None, str]] = []
+    for raw in files:
+        if raw.name != FILE:
+            continue
+        document = _document(raw)
+        boards = document.get("leaderboards") if isinstance(document, dict) else None
+        for board in boards if isinstance(boards, list) else ():
+            results = board.get("results") if isinstance(board, dict) else None
+            for entry in results if isinstance(results, list) else ():
+                if isinstance(entry, dict):
+                    where = f"{entry.get('name')} on {board.get('name')}"
+                    found.append((text_date(entry.get("date")), where))
+    return newest(found, "entry `date`", now)

@@ -1,0 +1,121 @@
+"""Every source run records the date of its data: the newest date its payload states, with how
+it was derived; never the fetch time. The expected dates were read by hand from the recorded
+snapshots (and agree with `sources/snapshots/PROVENANCE.md`)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+
+import pytest
+
+from bench_pipeline.ingest import freshness
+from bench_pipeline.ingest.dating import data_date
+from bench_pipeline.ingest.parsers.dates import newest, text_date, unix_date
+from bench_pipeline.ingest.payload import RawFile
+from tests.conftest import REPO_SNAPSHOTS
+
+pytestmark = pytest.mark.store
+
+# source -> (the data date, the record that states it), checked by hand in the snapshots
+EXPECTED = {
+    # `created` 1786722910 of qwen/qwen3.8-27b, the newest of the 414 listings
+    "openrouter_models": (datetime(2026, 8, 14, 15, 55, 10), "qwen/qwen3.8-27b in models.json"),
+    # `data.created` 1789021285 of the DeepSeek V4.1 Flash endpoint listing
+    "openrouter_endpoints": (datetime(2026, 9, 10, 6, 21, 25), "deepseek/deepseek-v4.1-flash"),
+    # `last_updated` "2026-06-12" (several providers' kimi-k2.7-code); none is later
+    "models_dev": (datetime(2026, 6, 12), "kimi-k2.7-code"),
+    # the public table's file name: LMArena published it on 2026-01-16 (the catalogue files
+    # carry no date of their own)
+    "arena": (datetime(2026, 1, 16), "chatbot_arena_elo_scores_2026_01_16.csv"),
+    # `Started at` 2026-04-15T14:17:38.000Z, OTIS Mock AIME, gpt-5.4-mini-2026-03-17_high: the
+    # newest run date (a model's `Release date` of 2026-04-16 is not a run date)
+    "epoch": (datetime(2026, 4, 15, 14, 17, 38), "otis_mock_aime_2024_2025.csv"),
+    # `date` "2025-12-09" of "Devstral small (2512)" on bash-only, the newest of 322 entries
+    "swebench": (datetime(2025, 12, 9), "Devstral small (2512) on bash-only"),
+}
+
+
+def _files(source: str) -> list[RawFile]:
+    folder = REPO_SNAPSHOTS / source
+    return [RawFile(p.name, p.read_bytes()) for p in sorted(folder.iterdir()) if p.is_file()]
+
+
+@pytest.mark.parametrize("source", sorted(EXPECTED))
+def test_each_sources_run_records_the_date_its_payload_states(warehouse, source) -> None:
+    run = warehouse.ingest(source)
+    assert run.status == "accepted", run.reason
+    expected, where = EXPECTED[source]
+    row = warehouse.run_row(run.run_id)
+    assert row is not None
+    assert row["data_as_of"] == expected
+    assert where in row["data_as_of_basis"], row["data_as_of_basis"]
+    assert row["data_as_of_basis"].startswith("newest ")
+    # the fetch time is months later: the date is not the fetch's
+    assert row["finished_at"] - row["data_as_of"] > timedelta(days=30)
+    # the analyst copy (a copy of this file) has it beside the fetch time
+    assert warehouse.query(
+        "SELECT run_id, data_as_of, fetched_at FROM source_data_as_of WHERE source = ?", [source]
+    ) == [(run.run_id, expected, row["finished_at"])]
+
+
+def test_the_dates_come_from_the_payload_not_the_fetch() -> None:
+    """Edit the one record that states the newest date and the data date follows it."""
+    listing = json.loads((REPO_SNAPSHOTS / "openrouter_models" / "models.json").read_bytes())
+    newest_model = max(listing["data"], key=lambda m: m["created"])
+    newest_model["created"] = int(datetime(2026, 8, 20, 12).timestamp())
+    files = [RawFile("models.json", json.dumps(listing).encode())]
+    dated = data_date("openrouter_models", files, datetime(2026, 12, 6))
+    assert dated.as_of == datetime(2026, 8, 20, 12)
+    # with the date removed, the second newest model dates the listing
+    del newest_model["created"]
+    files = [RawFile("models.json", json.dumps(listing).encode())]
+    dated = data_date("openrouter_models", files, datetime(2026, 12, 6))
+    assert dated.as_of is not None and dated.as_of < datetime(2026, 8, 14, 15, 55, 10)
+
+
+def test_a_payload_stating_no_date_has_none_and_says_so(warehouse) -> None:
+    # the arena catalogue without the public table: no file states a publication date
+    catalogue = {f.name: f.content for f in _files("arena") if not f.name.endswith(".csv")}
+    run = warehouse.ingest("arena", files=catalogue)
+    assert run.status == "accepted", run.reason
+    row = warehouse.run_row(run.run_id)
+    assert row is not None and row["data_as_of"] is None
+    assert row["data_as_of_basis"] == "no publication date stated in the payload"
+    with warehouse.connect() as conn:
+        live = freshness.live_data(conn)["arena"]
+    judged = freshness.judge(live.data_as_of, 336, row["finished_at"])
+    assert judged.verdict == "UNDATED"  # not "fresh" because it was fetched just now
+
+
+def test_a_date_after_the_run_is_not_believed() -> None:
+    now = datetime(2026, 12, 6, 12)
+    found = [(datetime(2099, 1, 1), "a typo"), (datetime(2026, 11, 30), "the real one")]
+    dated = newest(found, "entry `date`", now)
+    assert dated.as_of == datetime(2026, 11, 30)
+    assert "1 date(s) after the run ignored" in dated.basis
+    assert newest([(datetime(2099, 1, 1), "x")], "entry `date`", now).as_of is None
+
+
+def test_hostile_date_values_are_skipped_not_raised() -> None:
+    assert text_date("2026-06") == datetime(2026, 6, 1)
+    assert text_date("2026-04-15T14:17:38.000Z") == datetime(2026, 4, 15, 14, 17, 38)
+    for value in ("2026-13-40", "yesterday", 20260101, None, "", "9999-99"):
+        assert text_date(value) is None
+    for value in (True, 10**30, "1789021285", -(10**20)):
+        assert unix_date(value) is None
+    # a broken payload gives no date, with the reason, and never raises
+    dated = data_date("swebench", [RawFile("leaderboards.json", b"<html>")], datetime(2026, 1, 1))
+    assert dated.as_of is None and dated.basis.startswith("no data date: ")
+    assert data_date("unknown", [], datetime(2026, 1, 1)).as_of is None
+
+
+def test_a_recorded_capture_older_than_its_cadence_is_stale() -> None:
+    fetched_now = datetime(2026, 12, 6, 12)
+    for source, (when, _) in EXPECTED.items():
+        judged = freshness.judge(when, 336, fetched_now)
+        assert judged.verdict == "STALE", source
+    assert freshness.judge(datetime(2026, 12, 6), 24, fetched_now).verdict == "fresh"
+    assert freshness.judge(datetime(2026, 12, 5), 24, fetched_now).describe() == (
+        "STALE (data 36 h old, allowed 24 h)"
+    )
