@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from bench_pipeline.taskbank.models import Slug
 
@@ -33,6 +33,14 @@ class Review(BaseModel):
     """The one reason that decided the score."""
     critical_failure: Slug | None = None
     """The id of a critical failure of the case the output commits, if any."""
+
+    @field_validator("schema_version", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: Any) -> Any:
+        """`true` equals 1 in Python, but it is not the number the schema asks for."""
+        if isinstance(value, bool):
+            raise ValueError("is the number 1, not a boolean")
+        return value
 
     @property
     def review_id(self) -> str:
