@@ -51,7 +51,7 @@ from bench_pipeline.grading.outcomes import Outcome, RunOutcome
 from bench_pipeline.providers.base import Usage
 from bench_pipeline.taskbank.bank import TaskBank
 from bench_pipeline.taskbank.errors import rule_error, validation_problems
-from bench_pipeline.taskbank.models import Slug
+from bench_pipeline.taskbank.models import FileVersion1, Slug
 
 SCHEMA_VERSION = 1
 MAX_TOKENS = 10**12
@@ -173,7 +173,7 @@ class Submission(_Strict):
 
     model_config = ConfigDict(title="Submitted use-case run")
 
-    schema_version: Literal[1]
+    schema_version: FileVersion1
     use_case: Slug
     """The use case's id."""
     use_case_version: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16}$")]
@@ -229,14 +229,6 @@ class Submission(_Strict):
     pair."""
     submitter: str | None = None
     notes: str | None = None
-
-    @field_validator("schema_version", mode="before")
-    @classmethod
-    def _not_a_boolean(cls, value: Any) -> Any:
-        """`true` equals 1 in Python, but it is not the number the schema asks for."""
-        if isinstance(value, bool):
-            raise ValueError("is the number 1, not a boolean")
-        return value
 
     @field_validator("started_at")
     @classmethod
