@@ -12,6 +12,7 @@ clean file dropped in afterwards is taken by the next run.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -172,9 +173,13 @@ def test_after_every_hostile_value_the_next_run_takes_a_clean_file(
 ) -> None:
     home = fresh_home(built, tmp_path)
     dropped = drop_files(home, list(VALUES))
+    for kind in ("submissions", "reviews"):  # a name that is not UTF-8, on a file not JSON
+        (home / "inbox" / kind / os.fsdecode(b"bad-\xff.json")).write_bytes(b"{")
     assert_run_and_release_complete(home)
     recorded = fates(home, "submission_files")
-    assert len(recorded) == len(set(dropped["submissions"]))  # each file once, nothing lost
+    assert len(recorded) == len(dropped["submissions"]) + 1  # each file once, nothing lost
+    assert recorded["bad-\\udcff.json"][0] == "rejected"
+    assert fates(home, "review_files")["bad-\\udcff.json"][0] == "rejected"
     assert {s for s, _f, _r in recorded.values()} == {"accepted", "rejected"}
     clean = for_bank(load_bank(), valid(started_at="2026-11-21T10:00:00+00:00"))
     (home / "inbox" / "submissions" / "clean.json").write_text(json.dumps(clean))
