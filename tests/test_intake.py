@@ -103,6 +103,14 @@ MALFORMED = {
         "model.settings",
     ),
     "bad-autonomy.json": (valid(autonomy="fully"), "autonomy"),
+    # Bounded on both sides: before 2020, and a start UTC cannot hold (it stopped every run).
+    "before-2020.json": (valid(started_at="2019-12-31T23:59:59+00:00"), "started_at"),
+    "year-one.json": (valid(started_at="0001-01-01T00:00:00+14:00"), "started_at"),
+    "last-instant.json": (valid(started_at="9999-12-31T23:59:59-14:00"), "started_at"),
+    "boolean-version.json": (valid(schema_version=True), "schema_version"),
+    "million-turns.json": (valid(turns=1_000_001), "turns"),
+    # Checked by no rule; no column holds it, so storing it rejects the file alone.
+    "cost-no-column-holds.json": (valid(claimed_cost_usd="1" + "0" * 25), "claimed_cost_usd"),
 }
 KEEP_VERSION = {"old-version.json"}
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from bench_pipeline.taskbank.models import Slug
+from bench_pipeline.taskbank.models import FileVersion1, Slug
 
 RunId = Annotated[str, StringConstraints(pattern=r"^r[0-9a-f]{16}$")]
 Reviewer = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=r"^\S.*\S$|^\S$")]
@@ -19,7 +19,7 @@ class Review(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, title="Blind review")
 
-    schema_version: Literal[1] = 1
+    schema_version: FileVersion1 = 1
     run_id: RunId
     """The run reviewed (`bench review` fills it in; files must name it)."""
     reviewer: Reviewer

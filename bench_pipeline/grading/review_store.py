@@ -28,7 +28,15 @@ from typing import Any, NamedTuple
 import duckdb
 from pydantic import ValidationError
 
-from bench_pipeline.core.inbox import read_inbox, unseen
+from bench_pipeline.core.inbox import InboxFile, read_inbox, unseen
+from bench_pipeline.core.isolation import (
+    MAX_STORED_REASON,
+    RECORD_ERRORS,
+    error_column,
+    error_reason,
+    storable,
+    take_each,
+)
 from bench_pipeline.core.warehouse import transaction
 from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.grading.blind_names import load_blind_names
@@ -252,18 +260,29 @@ class ReadReview(NamedTuple):
     result: Review | ReviewRefused
 
 
+def _parsed(entry: InboxFile) -> Review | ReviewRefused:
+    if entry.data is None:
+        return ReviewRefused("file", entry.refusal or "not read")
+    try:
+        return parse_review_file(entry.data)
+    except RECORD_ERRORS as error:  # the parse never raises on bad input; a value may still
+        return ReviewRefused("file", f"cannot be read: {error_reason(error)}")
+
+
 def read_review_files(inbox: Path) -> list[ReadReview]:
     """Every file of the inbox read (`core.inbox`) and parsed, with no warehouse open."""
-    return [
-        ReadReview(
-            entry.path,
-            entry.sha256,
-            ReviewRefused("file", entry.refusal or "not read")
-            if entry.data is None
-            else parse_review_file(entry.data),
-        )
-        for entry in read_inbox(inbox)
-    ]
+    return [ReadReview(entry.path, entry.sha256, _parsed(entry)) for entry in read_inbox(inbox)]
+
+
+def _file_row(
+    entry: ReadReview, stamp: datetime, outcome: ReviewRefused | str, note: str | None = None
+) -> list[Any]:
+    """The `review_files` row of a file: rejected, or accepted as review id `outcome`."""
+    name = storable(entry.path.name)
+    if isinstance(outcome, ReviewRefused):
+        reason = storable(str(outcome), MAX_STORED_REASON)
+        return [entry.sha256, name, "rejected", storable(outcome.field), reason, None, stamp]
+    return [entry.sha256, name, "accepted", None, note, outcome, stamp]
 
 
 def store_review_files(
@@ -273,31 +292,43 @@ def store_review_files(
     now: datetime,
 ) -> ReviewIntake:
     """Record the files read whose hash `review_files` does not hold yet, each review checked
-    against the warehouse (`check_review`, which sees the ones stored before it), in one
-    transaction."""
+    against the warehouse (`check_review`, which sees the ones stored before it), each file
+    in a transaction of its own (`core.isolation.take_each`): a value that cannot be stored
+    rejects its own file, with the field and the reason, and never the others."""
     stamp = now.replace(tzinfo=None)
-    with transaction(conn):
-        recorded = {s for (s,) in conn.execute("SELECT sha256 FROM review_files").fetchall()}
-        new, seen_before = unseen(read, recorded)
-        report = ReviewIntake([], [], seen_before)
-        for path, sha256, parsed in new:
-            result = parsed
-            practice = False
-            if isinstance(result, Review):
-                try:
-                    practice = check_review(conn, result, bank)
-                except ReviewRefused as refused:
-                    result = refused
-            if isinstance(result, ReviewRefused):
-                reason = str(result)
-                report.rejected.append((path.name, result.field, reason))
-                row = [sha256, path.name, "rejected", result.field, reason, None, stamp]
-            else:
-                _store(conn, result, f"inbox:{path.name}", practice, now)
-                report.accepted.append(result.review_id)
-                note = "practice: a review of a simulated run, kept apart" if practice else None
-                row = [sha256, path.name, "accepted", None, note, result.review_id, stamp]
-            insert_rows(conn, "review_files", REVIEW_FILE_COLUMNS, [row])
+    recorded = {s for (s,) in conn.execute("SELECT sha256 FROM review_files").fetchall()}
+    new, seen_before = unseen(read, recorded)
+    report = ReviewIntake([], [], seen_before)
+
+    def reject(conn: duckdb.DuckDBPyConnection, entry: ReadReview, refused: ReviewRefused):
+        row = _file_row(entry, stamp, refused)
+        insert_rows(conn, "review_files", REVIEW_FILE_COLUMNS, [row])
+        report.rejected.append((row[1], row[3], row[4]))
+
+    def take(conn: duckdb.DuckDBPyConnection, entry: ReadReview) -> None:
+        review = entry.result
+        try:
+            if isinstance(review, ReviewRefused):
+                raise review
+            practice = check_review(conn, review, bank)
+        except ReviewRefused as refused:
+            reject(conn, entry, refused)
+            return
+        _store(conn, review, f"inbox:{storable(entry.path.name)}", practice, now)
+        note = "practice: a review of a simulated run, kept apart" if practice else None
+        row = _file_row(entry, stamp, review.review_id, note)
+        insert_rows(conn, "review_files", REVIEW_FILE_COLUMNS, [row])
+        report.accepted.append(review.review_id)
+
+    def refuse(conn: duckdb.DuckDBPyConnection, entry: ReadReview, error: BaseException):
+        column = error_column(error, "reviews", REVIEW_COLUMNS) or error_column(
+            error, "practice_reviews", PRACTICE_COLUMNS
+        )
+        reject(
+            conn, entry, ReviewRefused(column or "file", f"cannot be stored: {error_reason(error)}")
+        )
+
+    take_each(conn, new, take, refuse)
     return report
 
 

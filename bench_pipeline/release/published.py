@@ -32,12 +32,11 @@ from bench_pipeline.release.receipts import RECEIPT_TABLES
 from bench_pipeline.release.schema import (
     SCHEMA_VERSION,
     Column,
-    Eligible,
     PublishedTable,
     RankRule,
 )
 from bench_pipeline.release.tasks import TASKS_TABLE
-from bench_pipeline.scores import usecase
+from bench_pipeline.scores import pm, usecase
 from bench_pipeline.taskbank import NAVIGATOR_CATEGORIES
 
 # The version of each methodology a release was computed with. Bump a version when its rules
@@ -51,7 +50,8 @@ METHODOLOGY_VERSIONS: dict[str, str] = {
     "registry": "2",  # 2: one canonical model per lab's model, hosts folded in, impostors held
     "provenance": "1",
     "pm_suite": "1",
-    "usecase_rank": "2",  # 2: signed submitters, near copies, own evidence, implausible cost
+    "usecase_rank": "2",  # 2: signed submitters, near copies, own evidence, implausible
+    # cost; real and simulated groups ranked apart, as the page shows them
     "navigator_index": "2",  # 2: a person's decision on a judge split enters the score
     "item_boards": "1",
     "navigator_v1": "1",  # classic v1: its own library, the pinned judge, the display rule
@@ -534,7 +534,11 @@ USECASE_GROUPS_COLUMNS = (
     c("bt_pairs", "integer", "Head-to-head rerun pairs."),
     c("bt_win_probability", "number", "Mean Bradley-Terry win probability."),
     c("blended", "boolean", "Score blends in the win probability (enough pairs)."),
-    c("rank", "integer", f"{RANK_RULE_TEXT} by score within the use case."),
+    c(
+        "rank",
+        "integer",
+        f"{RANK_RULE_TEXT} by score within the use case, real and simulated groups apart.",
+    ),
     c("trend", "string", "Rank against the board 7 days before: up, down, same, new."),
     USECASE_SIMULATED,
 )
@@ -647,12 +651,8 @@ ITEM_BOARD_PAIRS_COLUMNS = (
 
 KNOWN_GOOD_RANK = RankRule("rank", "known_good_index")
 CAPABILITY_RANKS = tuple(RankRule(f"{d.name}_rank", d.name) for d in CAPABILITY_INDICES)
-PM_RANK = RankRule("rank", "overall", eligible=Eligible("status", "ranked"),
-                   computed_by_release=False)  # fmt: skip
-USECASE_RANK = RankRule(
-    "rank", "score", ("use_case",), Eligible("runs", usecase.MIN_RUNS_FOR_RANK, at_least=True),
-    computed_by_release=False,
-)  # fmt: skip
+PM_RANK = pm.SETUP_RANK
+USECASE_RANK = usecase.GROUP_RANK
 USECASE_PARAMETERS: dict[str, Any] = {
     "weights": asdict(usecase.DEFAULT_WEIGHTS),
     "blend_score_share": usecase.BLEND_SCORE_SHARE,
@@ -723,7 +723,7 @@ PUBLISHED: tuple[PublishedTable, ...] = (
       "SELECT * FROM usecase_runs ORDER BY use_case, run_id", ("run_id",), "usecase_rank",
       USECASE_RUNS_COLUMNS, ("published_at",), parameters=USECASE_PARAMETERS),
     T("usecase_groups", "UseCaseRank leaderboard per use case",
-      "SELECT * FROM usecase_groups ORDER BY use_case, rank NULLS LAST, \"group\"",
+      "SELECT * FROM usecase_groups ORDER BY use_case, simulated, rank NULLS LAST, \"group\"",
       ("use_case", "group"), "usecase_rank", USECASE_GROUPS_COLUMNS, ranks=(USECASE_RANK,),
       parameters=USECASE_PARAMETERS),
     T("navigator_models", "Navigator Index v2",

@@ -11,7 +11,7 @@ float), `decimal` (an exact decimal, published as text), `boolean`, `date`, `tim
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,7 @@ import duckdb
 import polars as pl
 
 from bench_pipeline.core.warehouse import fetch_frame
-from bench_pipeline.scores.ranking import rank_rows
+from bench_pipeline.scores.ranking import Eligible, RankRule
 
 SCHEMA = "schema.json"
 SCHEMA_VERSION = 1
@@ -36,6 +36,8 @@ _DTYPES: dict[str, tuple[type[pl.DataType], ...]] = {
     "date": (pl.Date,),
     "timestamp": (pl.Datetime,),
 }  # fmt: skip
+
+__all__ = ["Column", "Eligible", "PublishedTable", "RankRule", "rules_from_document"]
 
 Row = Mapping[str, Any]
 Frames = Mapping[str, pl.DataFrame]
@@ -69,82 +71,6 @@ class Column:
         return {"name": self.name, "type": self.type, "description": self.description} | (
             {"title": self.title} if self.title else {}
         )
-
-
-@dataclass(frozen=True)
-class Eligible:
-    """Which rows a board ranks: those whose `column` holds `value` (`at_least`: ≥ value)."""
-
-    column: str
-    value: Any
-    at_least: bool = False
-
-    def __call__(self, row: Row) -> bool:
-        """Whether `row` takes part in the ranking."""
-        held = row.get(self.column)
-        if self.at_least:
-            return held is not None and held >= self.value
-        return bool(held == self.value)
-
-    def document(self) -> dict[str, Any]:
-        """The condition as `schema.json` states it."""
-        return {"column": self.column, "op": ">=" if self.at_least else "==", "value": self.value}
-
-    def expr(self) -> pl.Expr:
-        """The same condition over a whole frame (a missing value is not eligible)."""
-        held = pl.col(self.column)
-        test = held >= self.value if self.at_least else held == self.value
-        return test.fill_null(False)
-
-
-@dataclass(frozen=True)
-class RankRule:
-    """A board's rank column: competition ranking (1, 1, 3) of `by`, higher first.
-
-    Attributes:
-        column: The published rank column.
-        by: The column ranked.
-        within: Columns splitting the table into separate boards (ranks restart in each).
-        eligible: Which rows are ranked (None: every row with a value).
-        computed_by_release: True when the release adds the column; False when the board's
-            own module computes it (it needs the rank itself, e.g. for trends), and the
-            release only checks it against this rule.
-    """
-
-    column: str
-    by: str
-    within: tuple[str, ...] = ()
-    eligible: Eligible | None = None
-    computed_by_release: bool = True
-
-    def ranks(self, rows: Sequence[Row]) -> list[int | None]:
-        """The rank this rule gives each row (None: not ranked)."""
-        return rank_rows(rows, self.by, self.within, self.eligible)
-
-    def rank_series(self, frame: pl.DataFrame) -> pl.Series:
-        """`ranks` for a whole frame: a numeric column is ranked in one vectorised pass
-        (competition ranking is polars' `min` rank, higher first); any other (decimal text)
-        goes row by row through `rank_rows`, which compares exact decimals."""
-        dtype = frame.schema[self.by]
-        if not dtype.is_numeric():
-            return pl.Series(self.column, self.ranks(frame.to_dicts()), dtype=pl.Int64)
-        value = pl.col(self.by) + 0.0 if dtype.is_float() else pl.col(self.by)  # -0.0 is 0.0
-        ranked = value.is_not_null() & (self.eligible.expr() if self.eligible else True)
-        rank = pl.when(ranked).then(value).rank("min", descending=True)
-        if self.within:
-            rank = rank.over(self.within)
-        return frame.select(rank.cast(pl.Int64).alias(self.column)).to_series()
-
-    def document(self) -> dict[str, Any]:
-        """The rule as `schema.json` states it."""
-        return {
-            "column": self.column,
-            "by": self.by,
-            "order": "descending",
-            "method": "competition",
-            "within": list(self.within),
-            "eligible": self.eligible.document() if self.eligible else None,
-        }
 
 
 @dataclass(frozen=True)
@@ -236,11 +162,11 @@ class PublishedTable:
             frame = frame.sort(self.sort, nulls_last=True, maintain_order=True)
         ranked = frame
         for rule in self.ranks:
-            ranks = rule.rank_series(ranked)
             if rule.computed_by_release:
-                frame = frame.with_columns(ranks)
-            elif rule.column in frame.columns:
-                self._check_rank(rule, frame[rule.column], ranks)
+                frame = frame.with_columns(rule.rank_series(ranked))
+            elif rule.column in frame.columns:  # checked by the function the board ranks with
+                expected = pl.Series(rule.column, rule.ranks(ranked.to_dicts()), pl.Int64)
+                self._check_rank(rule, frame[rule.column], expected)
         missing = [c for c in self.column_names if c not in frame.columns]
         extra = [c for c in frame.columns if c not in self.column_names]
         if missing or extra:

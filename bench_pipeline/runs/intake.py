@@ -5,7 +5,9 @@ Files are known by content (SHA-256): a file already recorded, accepted or rejec
 recorded again, so the sensor and the asset can look at the whole inbox every time. A
 rejected file fixed and dropped in again is a new file. Every file is read and checked before
 the warehouse is opened (`read_submissions`), and the warehouse is then held only to learn
-which hashes are recorded and to store the rest in one transaction (`store_submissions`).
+which hashes are recorded and to store the rest, each file in a transaction of its own
+(`store_submissions`): whatever one file holds, it is rejected alone with the field and the
+reason, and the others are taken (`core.isolation`).
 
 A run's id is `sub-` + 16 hex digits of its file's hash, which is what `reproduces` and
 `rerun_of` in other submissions refer to.
@@ -29,7 +31,14 @@ import duckdb
 
 from bench_pipeline.core import settings
 from bench_pipeline.core.inbox import read_inbox, unseen
-from bench_pipeline.core.warehouse import transaction
+from bench_pipeline.core.isolation import (
+    MAX_STORED_REASON,
+    RECORD_ERRORS,
+    error_column,
+    error_reason,
+    storable,
+    take_each,
+)
 from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.providers.base import Usage
 from bench_pipeline.runs.batch import Connect
@@ -68,15 +77,18 @@ class ReadSubmission(NamedTuple):
 def read_submissions(
     inbox: Path, bank: TaskBank, now: datetime, submitters: Submitters
 ) -> list[ReadSubmission]:
-    """Every file of the inbox read (`core.inbox`) and checked, with no warehouse open."""
-    return [
-        ReadSubmission(
-            entry.path,
-            entry.sha256,
-            check_submission(entry, bank=bank, now=now, submitters=submitters),
-        )
-        for entry in read_inbox(inbox)
-    ]
+    """Every file of the inbox read (`core.inbox`) and checked, with no warehouse open; a
+    check that raises on a file's values rejects that file (`core.isolation`)."""
+    read = []
+    for entry in read_inbox(inbox):
+        try:
+            result: Submission | Rejection = check_submission(
+                entry, bank=bank, now=now, submitters=submitters
+            )
+        except RECORD_ERRORS as error:
+            result = _refused(entry.path, entry.sha256, error)
+        read.append(ReadSubmission(entry.path, entry.sha256, result))
+    return read
 
 
 @dataclass
@@ -106,7 +118,7 @@ def submitted_row(
     cost = cost_of_all(usages, in_effect)
     return {
         "run_id": submission_run_id(sha256),
-        "file_name": path.name,
+        "file_name": storable(path.name),
         "use_case": submission.use_case,
         "use_case_version": submission.use_case_version,
         "model_name": submission.model.name,
@@ -145,41 +157,94 @@ def submitted_row(
     }
 
 
+COLUMN_FIELDS = {
+    "file_name": None, "model_name": "model.name", "model_settings": "model.settings",
+    "run_group": "model", "harness": "harness.name", "harness_version": "harness.version",
+    "run_date": "started_at", "prompt_tokens": "tokens", "completion_tokens": "tokens",
+    "cached_tokens": "tokens", "cache_write_tokens": "tokens", "reasoning_tokens": "tokens",
+    "requests_known": "tokens", "cost_usd": "tokens", "cost_warnings": "tokens",
+    "outcome": "criteria", "evidence_matches": "evidence_sha256", "received_at": None,
+}  # fmt: skip
+"""The submission field a `submitted_runs` column comes from, where the names differ."""
+
+
+def _refused(path: Path, sha256: str, error: BaseException) -> Rejection:
+    """The rejection of a file whose values raised while it was checked or stored."""
+    column = error_column(error, "submitted_runs", SUBMITTED_COLUMNS)
+    field = COLUMN_FIELDS.get(column, column) if column else None
+    reason = f"cannot be stored: {error_reason(error)}"
+    return Rejection(
+        reason=f"{field}: {reason}" if field else reason,
+        field=field,
+        problems=((field, reason),),
+        source=str(path),
+        sha256=sha256,
+    )
+
+
+def _file_row(
+    entry: ReadSubmission, stamp: datetime, rejection: Rejection | None, run_id: str | None
+) -> list[Any]:
+    """The `submission_files` row of a file: accepted as `run_id`, or rejected."""
+    status, field, reason = "accepted", None, None
+    if rejection is not None:
+        status, field, reason = "rejected", rejection.field, rejection.reason
+    return [
+        entry.sha256, storable(entry.path.name), status, field and storable(field),
+        reason and storable(reason, MAX_STORED_REASON), run_id, stamp,
+    ]  # fmt: skip
+
+
 def store_submissions(
     conn: duckdb.DuckDBPyConnection,
     read: Sequence[ReadSubmission],
     rates: Mapping[str, Sequence[Rates]],
     now: datetime,
 ) -> IntakeReport:
-    """Record the files read whose hash `submission_files` does not hold yet: valid runs into
-    `submitted_runs`, every file's fate into `submission_files`, in one transaction."""
+    """Record the files read whose hash `submission_files` does not hold yet: a valid run
+    into `submitted_runs` and each file's fate into `submission_files`, each file in a
+    transaction of its own (`core.isolation.take_each`): a value that cannot be stored
+    rejects its own file, with the field and the reason, and never the others."""
     report = IntakeReport()
-    files: list[list[Any]] = []
-    runs: list[dict[str, Any]] = []
     stamp = now.replace(tzinfo=None)
-    with transaction(conn):
-        recorded = {s for (s,) in conn.execute("SELECT sha256 FROM submission_files").fetchall()}
-        new, report.seen_before = unseen(read, recorded)
-        for path, sha256, result in new:
-            if isinstance(result, Rejection) and not result.final:
-                report.waiting.append(result)
-                continue
-            if isinstance(result, Rejection):
-                report.rejected.append(result)
-                files.append(
-                    [sha256, path.name, "rejected", result.field, result.reason, None, stamp]
-                )
-                continue
-            # Read with a usable submitters file: the signature was checked.
-            row = submitted_row(result, path, sha256, rates, now, submitter_verified=True)
-            runs.append(row)
-            report.accepted.append(row["run_id"])
-            files.append([sha256, path.name, "accepted", None, None, row["run_id"], stamp])
-        insert_rows(conn, "submission_files", FILE_COLUMNS, files)
+    recorded = {s for (s,) in conn.execute("SELECT sha256 FROM submission_files").fetchall()}
+    new, report.seen_before = unseen(read, recorded)
+    # A file waiting for a usable submitters file is not recorded: the next run reads it again.
+    report.waiting = [
+        e.result for e in new if isinstance(e.result, Rejection) and not e.result.final
+    ]
+    new = [e for e in new if not (isinstance(e.result, Rejection) and not e.result.final)]
+
+    def take(conn: duckdb.DuckDBPyConnection, entry: ReadSubmission) -> None:
+        if isinstance(entry.result, Rejection):
+            insert_rows(
+                conn,
+                "submission_files",
+                FILE_COLUMNS,
+                [_file_row(entry, stamp, entry.result, None)],
+            )
+            report.rejected.append(entry.result)
+            return
+        # Read with a usable submitters file: the signature was checked.
+        row = submitted_row(
+            entry.result, entry.path, entry.sha256, rates, now, submitter_verified=True
+        )
         insert_rows(
-            conn, "submitted_runs", SUBMITTED_COLUMNS,
-            [[row[c] for c in SUBMITTED_COLUMNS] for row in runs],
-        )  # fmt: skip
+            conn, "submitted_runs", SUBMITTED_COLUMNS, [[row[c] for c in SUBMITTED_COLUMNS]]
+        )
+        insert_rows(
+            conn, "submission_files", FILE_COLUMNS, [_file_row(entry, stamp, None, row["run_id"])]
+        )
+        report.accepted.append(row["run_id"])
+
+    def refuse(conn: duckdb.DuckDBPyConnection, entry: ReadSubmission, error: BaseException):
+        rejection = _refused(entry.path, entry.sha256, error)
+        insert_rows(
+            conn, "submission_files", FILE_COLUMNS, [_file_row(entry, stamp, rejection, None)]
+        )
+        report.rejected.append(rejection)
+
+    take_each(conn, new, take, refuse)
     return report
 
 

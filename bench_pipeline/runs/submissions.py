@@ -29,7 +29,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -54,7 +54,7 @@ from bench_pipeline.providers.base import Usage
 from bench_pipeline.runs.submitters import SUBMITTER_FIELD, Submitters, check_signature
 from bench_pipeline.taskbank.bank import TaskBank
 from bench_pipeline.taskbank.errors import rule_error, validation_problems
-from bench_pipeline.taskbank.models import Slug
+from bench_pipeline.taskbank.models import FileVersion1, Slug
 
 SCHEMA_VERSION = 1
 MAX_TOKENS = 10**12
@@ -67,6 +67,21 @@ Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 RunId = Annotated[str, StringConstraints(pattern=r"^sub-[0-9a-f]{16}$")]
 """A submitted run's id: `sub-` + the first 16 hex digits of its file's SHA-256."""
 TokenCount = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+MAX_COUNT = 1_000_000
+"""Any step-in, turn or retry count above this is refused as nonsense (no column holds a
+400-digit number, and no run has a million turns)."""
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+ShortText = Annotated[str, StringConstraints(max_length=200)]
+"""Text shown in a group's or harness's name on every board: a setting, a version."""
+SettingValue = (
+    ShortText
+    | Annotated[int, Field(ge=-MAX_TOKENS, le=MAX_TOKENS)]
+    | Annotated[float, Field(allow_inf_nan=False)]
+    | bool
+)
+EARLIEST_START = datetime(2020, 1, 1, tzinfo=UTC)
+"""No run starts before this (the first of 2020, UTC: before any model or agent harness this
+benchmark covers). The latest start is the intake's own clock (`check_not_future`)."""
 
 
 class _Strict(BaseModel):
@@ -143,7 +158,7 @@ class ModelUsed(_Strict):
 
     name: Name
     """The model's name or API id, e.g. `anthropic/claude-opus-4.6`."""
-    settings: dict[Name, str | int | float | bool] = Field(default_factory=dict)
+    settings: dict[Name, SettingValue] = Field(default_factory=dict)
     """Settings that make it a different group, e.g. `{"thinking": "off"}`."""
 
 
@@ -151,7 +166,7 @@ class HarnessUsed(_Strict):
     """What the model ran in: the agent product or framework, its version, skills, tools."""
 
     name: Name
-    version: str | None = None
+    version: ShortText | None = None
     skills: tuple[Name, ...] = ()
     tools: tuple[Name, ...] = ()
 
@@ -161,13 +176,16 @@ class Submission(_Strict):
 
     model_config = ConfigDict(title="Submitted use-case run")
 
-    schema_version: Literal[1]
+    schema_version: FileVersion1
     use_case: Slug
     """The use case's id."""
     use_case_version: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16}$")]
     """The version of the use case that was run (shown on its page)."""
-    started_at: AwareDatetime
-    """When the run started, with its UTC offset; its date picks the price row."""
+    started_at: AwareDatetime = Field(
+        json_schema_extra={"formatMinimum": f"{EARLIEST_START:%Y-%m-%dT%H:%M:%SZ}"}
+    )
+    """When the run started, with its UTC offset; its date picks the price row. Not before
+    `EARLIEST_START`, not after the intake's clock (plus `CLOCK_SKEW`)."""
     model: ModelUsed
     harness: HarnessUsed
     tokens: Tokens
@@ -186,11 +204,11 @@ class Submission(_Strict):
     """The cost in USD the submitter computed or was billed: a number, or a decimal string
     such as `"0.0312"` to keep every digit."""
     wall_time_seconds: float = Field(gt=0, allow_inf_nan=False)
-    step_ins: int = Field(ge=0)
+    step_ins: Count
     """Messages after the first prompt that corrected, clarified, approved or nudged the
     agent, scripted `continue` messages included."""
-    turns: int = Field(ge=1)
-    retries: int = Field(ge=0)
+    turns: Annotated[int, Field(ge=1, le=MAX_COUNT)]
+    retries: Count
     first_try: bool
     autonomy: Literal["autonomous", "lightly_guided", "heavily_guided"] | None = None
     """Claimed autonomy (checked against `step_ins` by the intake)."""
@@ -219,6 +237,19 @@ class Submission(_Strict):
     """HMAC-SHA256 (hex) of the file's canonical bytes under the submitter's secret
     (`runs.submitters.canonical_bytes`; `bench sign FILE --submitter NAME` writes it)."""
     notes: str | None = None
+
+    @field_validator("started_at")
+    @classmethod
+    def _a_real_start(cls, value: datetime) -> datetime:
+        """Not before `EARLIEST_START`, and a moment UTC can hold (`0001-01-01T00:00+14:00`
+        is a day before the first date Python has)."""
+        if value < EARLIEST_START:
+            raise ValueError(f"is before {EARLIEST_START:%Y-%m-%d}, the earliest start taken")
+        try:
+            value.astimezone(UTC)
+        except OverflowError as error:
+            raise ValueError("is outside the range of dates") from error
+        return value
 
     @field_validator("claimed_cost_usd", mode="before")
     @classmethod

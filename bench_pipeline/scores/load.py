@@ -317,7 +317,7 @@ def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str
         """,
         [_naive(as_of)],
     ).fetchall()
-    runs: dict[bool, list[UseCaseRun]] = {False: [], True: []}
+    runs: list[UseCaseRun] = []
     for (run_id, use_case, model, settings, outcome, first_try, retries, step_ins, turns,
          autonomy, wall, output_tokens, cost, claimed, log, sha, warnings, started, received,
          rerun_of, reproduces, submitter, version, input_tokens, cached, cache_write,
@@ -330,7 +330,7 @@ def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str
             model=model, settings=chosen, use_case=use_case, use_case_version=version,
             tokens=tokens, criteria=json.loads(criteria), evidence_log=log,
         )  # fmt: skip
-        runs[bool(simulated)].append(UseCaseRun(
+        runs.append(UseCaseRun(
             run_id=run_id, use_case=use_case, model=model, settings=shown, outcome=outcome,
             first_try=first_try, retries=retries, step_ins=step_ins, turns=turns,
             claimed_autonomy=autonomy, wall_time_s=wall, output_tokens=output_tokens,
@@ -339,6 +339,7 @@ def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str
             published_at=received, rerun_of=rerun_of, reproduces=reproduces,
             submitter=submitter, use_case_version=version, content_key=key,
             submitter_verified=bool(verified), token_counts=tuple(tokens.values()),
+            simulated=bool(simulated),
         ))  # fmt: skip
     clearances = [
         Clearance(run_id, flag, cleared_at, cleared_by)
@@ -347,15 +348,10 @@ def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str
             [_naive(as_of)],
         ).fetchall()
     ]
-    # The offline demo's simulated runs are a board of their own: never a reference (the
-    # cheapest, the fastest) for a real run, never in a real group.
-    frames: dict[str, list[pl.DataFrame]] = {"usecase_runs": [], "usecase_groups": []}
-    for simulated, chosen in runs.items():
-        board = usecase_board(chosen, clearances, as_of=_naive(as_of))
-        for name, frame in (("usecase_runs", board.usecase_runs),
-                            ("usecase_groups", board.usecase_groups)):  # fmt: skip
-            frames[name].append(frame.with_columns(pl.lit(simulated).alias("simulated")))
-    return {name: pl.concat(parts) for name, parts in frames.items()}
+    # The offline demo's simulated runs are scored and ranked apart from real ones
+    # (`scores.usecase.GROUP_RANK`): never a reference for a real run, never in a real group.
+    board = usecase_board(runs, clearances, as_of=_naive(as_of))
+    return {"usecase_runs": board.usecase_runs, "usecase_groups": board.usecase_groups}
 
 
 def all_frames(

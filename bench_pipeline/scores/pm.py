@@ -40,7 +40,7 @@ from bench_pipeline.grading.outcomes import (
     dm_score,
     grade_to_100,
 )
-from bench_pipeline.scores.ranking import competition_ranks
+from bench_pipeline.scores.ranking import Eligible, RankRule
 from bench_pipeline.taskbank import CRITICAL_FAILURES_CRITERION
 
 EvaluationStatus = Literal["complete", "pending", "failed"]
@@ -53,6 +53,11 @@ REVIEW_WEIGHT = 0.35
 CRITICAL_FAILURE_CAP = 40.0
 """The most a run with a critical failure can score, however good the rest is."""
 MIN_RUNS_FOR_MARGIN = 5
+SETUP_RANK = RankRule(
+    "rank", "overall", eligible=Eligible("status", "ranked"), computed_by_release=False
+)
+"""How the board ranks setups: by overall, ranked (not provisional) ones only. The release
+checks the published ranks with this rule."""
 
 SWITCH: Verdict = "switch"
 NO_CLEAR_DIFFERENCE: Verdict = "no clear difference"
@@ -323,10 +328,11 @@ def setup_scores(
                 categories={c: _mean(v) for c, v in sorted(by_category.items())},
             )
         )
-    ranks = competition_ranks({s.setup_id: s.overall for s in partial if s.status == "ranked"})
-    ranked = [replace(s, rank=ranks[s.setup_id]) for s in partial if s.setup_id in ranks]
-    provisional = [s for s in partial if s.setup_id not in ranks]
-    ranked.sort(key=lambda s: (s.rank, s.setup_id))
+    ranks = SETUP_RANK.ranks([s.__dict__ for s in partial])
+    with_rank = [replace(s, rank=rank) for s, rank in zip(partial, ranks, strict=True)]
+    ranked = [s for s in with_rank if s.rank is not None]
+    provisional = [s for s in with_rank if s.rank is None]
+    ranked.sort(key=lambda s: (s.rank or 0, s.setup_id))
     provisional.sort(key=lambda s: (-s.overall, s.setup_id))
     return ranked + provisional
 

@@ -79,7 +79,7 @@ from bench_pipeline.grading.outcomes import RUN_OUTCOME_CREDIT, RunOutcome
 from bench_pipeline.ingest.tables import MAX_USD_PER_M
 from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.bradley_terry import bradley_terry, mean_win_probability
-from bench_pipeline.scores.ranking import competition_ranks
+from bench_pipeline.scores.ranking import Eligible, RankRule
 
 Autonomy = Literal["autonomous", "lightly_guided", "heavily_guided"]
 Trend = Literal["up", "down", "same", "new"]
@@ -122,6 +122,13 @@ MIN_RUNS_FOR_RANK = 5
 MIN_PAIRS_FOR_BLEND = 20
 BLEND_SCORE_SHARE = 0.7
 TREND_LOOKBACK = timedelta(days=7)
+GROUP_RANK = RankRule(
+    "rank", "score", ("use_case", "simulated"),
+    Eligible("runs", MIN_RUNS_FOR_RANK, at_least=True), computed_by_release=False,
+)  # fmt: skip
+"""How a board ranks its groups: by score, within each use case, real submissions and the
+offline demo's simulated runs apart (the page shows them as two boards), groups with
+`MIN_RUNS_FOR_RANK` counted runs. The release checks the published ranks with this rule."""
 
 _OUTCOMES = frozenset(get_args(RunOutcome))
 _AUTONOMY = frozenset(get_args(Autonomy))
@@ -214,6 +221,9 @@ class UseCaseRun:
     content_key: str | None = None
     submitter_verified: bool = False
     token_counts: tuple[int, ...] | None = None
+    simulated: bool = False
+    """One of the offline demo's made-up runs: scored, grouped and ranked apart from real
+    submissions, never a reference (the cheapest, the fastest) for one."""
 
     def __post_init__(self) -> None:
         if self.outcome not in _OUTCOMES:
@@ -574,6 +584,7 @@ class UseCaseRunScore:
     reproduction_reason: str | None
     model_name_problem: str | None
     """Why the model name is a look-alike, when it is."""
+    simulated: bool
 
 
 @dataclass(frozen=True)
@@ -602,6 +613,7 @@ class UseCaseGroupScore:
     blended: bool
     rank: int | None
     trend: Trend | None
+    simulated: bool
 
 
 @dataclass(frozen=True)
@@ -660,6 +672,7 @@ _RUN_SCHEMA: dict[str, pl.DataType | DataTypeClass] = {
     "reproduction_counts": pl.Boolean,
     "reproduction_reason": pl.String,
     "model_name_problem": pl.String,
+    "simulated": pl.Boolean,
 }
 _GROUP_SCHEMA = {
     "use_case": pl.String,
@@ -682,6 +695,7 @@ _GROUP_SCHEMA = {
     "blended": pl.Boolean,
     "rank": pl.Int64,
     "trend": pl.String,
+    "simulated": pl.Boolean,
 }
 
 
@@ -782,6 +796,7 @@ def _score_runs(
                 reproduction_counts=None if claim is None else claim.counts,
                 reproduction_reason=None if claim is None else claim.reason,
                 model_name_problem="; ".join(problems) or None,
+                simulated=run.simulated,
             )
         )
     rows.sort(key=lambda r: (r.use_case, r.group, r.run_id))
@@ -807,7 +822,7 @@ def _head_to_head(rows: Sequence[UseCaseRunScore]) -> list[tuple[str, str, float
 
 
 def _groups(rows: Sequence[UseCaseRunScore]) -> list[UseCaseGroupScore]:
-    """The group rows of one use case (trend left None)."""
+    """The group rows of one use case, real or simulated (rank and trend left None)."""
     by_group: dict[str, list[UseCaseRunScore]] = defaultdict(list)
     for row in rows:
         by_group[row.group].append(row)
@@ -859,12 +874,10 @@ def _groups(rows: Sequence[UseCaseRunScore]) -> list[UseCaseGroupScore]:
                 blended=blended,
                 rank=None,
                 trend=None,
+                simulated=members[0].simulated,
             )
         )
-    ranks = competition_ranks(
-        {g.group: g.score for g in groups if g.score is not None and g.runs >= MIN_RUNS_FOR_RANK}
-    )
-    return [replace(g, rank=ranks.get(g.group)) for g in groups]
+    return groups
 
 
 def _board_at(
@@ -873,12 +886,21 @@ def _board_at(
     as_of: datetime,
     weights: MetricWeights,
 ) -> tuple[list[UseCaseRunScore], list[UseCaseGroupScore]]:
-    rows = _score_runs([r for r in runs if _live(r, as_of)], clearances, as_of, weights)
-    by_use_case: dict[str, list[UseCaseRunScore]] = defaultdict(list)
-    for row in rows:
-        by_use_case[row.use_case].append(row)
-    groups = [g for use_case in sorted(by_use_case) for g in _groups(by_use_case[use_case])]
-    return rows, groups
+    """Every live run scored and every group ranked (`GROUP_RANK`), as of `as_of`. Real runs
+    and simulated ones are scored apart: neither is a reference, a duplicate or a
+    reproduction for the other."""
+    rows: list[UseCaseRunScore] = []
+    groups: list[UseCaseGroupScore] = []
+    for simulated in (False, True):
+        live = [r for r in runs if r.simulated == simulated and _live(r, as_of)]
+        scored = _score_runs(live, clearances, as_of, weights)
+        by_use_case: dict[str, list[UseCaseRunScore]] = defaultdict(list)
+        for row in scored:
+            by_use_case[row.use_case].append(row)
+        rows += scored
+        groups += [g for use_case in sorted(by_use_case) for g in _groups(by_use_case[use_case])]
+    ranks = GROUP_RANK.ranks([g.__dict__ for g in groups])
+    return rows, [replace(g, rank=rank) for g, rank in zip(groups, ranks, strict=True)]
 
 
 def trend(rank_now: int | None, rank_then: int | None, ranked_then: bool) -> Trend | None:
@@ -932,18 +954,24 @@ def usecase_board(
     clearance_list = list(clearances)
     rows, groups = _board_at(run_list, clearance_list, as_of, weights)
     _, past = _board_at(run_list, clearance_list, as_of - TREND_LOOKBACK, weights)
-    past_rank = {(g.use_case, g.group): g.rank for g in past}
-    ranked_then = {g.use_case for g in past if g.rank is not None}
+    past_rank = {(g.use_case, g.simulated, g.group): g.rank for g in past}
+    ranked_then = {(g.use_case, g.simulated) for g in past if g.rank is not None}
     with_trend = [
         replace(
             g,
-            trend=trend(g.rank, past_rank.get((g.use_case, g.group)), g.use_case in ranked_then),
+            trend=trend(
+                g.rank,
+                past_rank.get((g.use_case, g.simulated, g.group)),
+                (g.use_case, g.simulated) in ranked_then,
+            ),
         )
         for g in groups
     ]
     with_trend.sort(
-        key=lambda g: (g.use_case, g.rank is None, g.rank or 0, -(g.score or 0.0), g.group)
-    )
+        key=lambda g: (
+            g.use_case, g.simulated, g.rank is None, g.rank or 0, -(g.score or 0.0), g.group
+        )
+    )  # fmt: skip
     return UseCaseBoard(as_of=as_of, runs=tuple(rows), groups=tuple(with_trend))
 
 

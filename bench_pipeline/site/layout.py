@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from bench_pipeline.release.published import schema_document
-from bench_pipeline.release.schema import SCHEMA
+from bench_pipeline.release.schema import SCHEMA, RankRule, rules_from_document
 
 Row = dict[str, Any]
 
@@ -67,6 +67,11 @@ class Schema:
     def parameters(self, table: str) -> Mapping[str, Any]:
         """The methodology figures published with the table."""
         return self.tables.get(table, {}).get("parameters", {})
+
+    def rank_rules(self, table: str) -> tuple[RankRule, ...]:
+        """The table's rank rules as the release states them (what is ranked, within
+        which columns, which rows take part)."""
+        return rules_from_document(self.tables.get(table, {}))
 
     def rank_column(self, table: str, by: str) -> str | None:
         """The rank column of the board ranked by `by`, if the table has one."""

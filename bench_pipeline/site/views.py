@@ -440,19 +440,38 @@ def navigator_view(release: Release) -> dict[str, Any]:
     }
 
 
+def _board_order(row: Row) -> tuple[str, bool]:
+    return str(row["use_case"]), bool(row.get("simulated"))
+
+
 def usecase_view(release: Release) -> dict[str, Any]:
     """The UseCaseRank page: its boards as published, and what its script needs to
-    recompute them with a reader's weights (the runs, and the board's published rules)."""
-    groups: dict[str, list[Row]] = defaultdict(list)
+    recompute them with a reader's weights (the runs, and the board's published rules).
+
+    A board is one use case's groups within one value of every column but `use_case` the
+    published rank rule ranks within (`simulated`): real submissions first, then the
+    offline demo's simulated groups as a board of their own, so each table's ranks are the
+    published ones and the script ranks each table apart, as the rule does."""
+    rule = release.schema.rank_rules("usecase_groups")
+    within = rule[0].within if rule else ("use_case",)
+    groups: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
     for row in release.rows("usecase_groups"):
-        groups[str(row["use_case"])].append(row)
+        groups[tuple(row.get(c) for c in within)].append(row)
+    boards = [
+        {
+            "use_case": str(rows[0]["use_case"]),
+            "simulated": bool(rows[0].get("simulated")),
+            "rows": rows,
+        }
+        for _key, rows in sorted(groups.items(), key=lambda item: _board_order(item[1][0]))
+    ]
     runs = release.rows("usecase_runs")
     weights = usecase_weights(release.schema)
     metrics = [name for name, _label, _value in weights]
     metric_columns = [f"metric_{name}" for name in metrics]
     parameters = release.schema.parameters("usecase_groups")
     return {
-        "groups": sorted(groups.items()),
+        "boards": boards,
         "weights": weights,
         "review": [r for r in runs if r.get("under_review")],
         "runs_json": markup.script_json(

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
@@ -63,6 +64,16 @@ VERSION_HEX = 16
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
 """Identifiers: lowercase letters, digits, `.`, `-` and `_`."""
 Text = Annotated[str, StringConstraints(min_length=1)]
+
+
+def _not_a_boolean(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("is the number 1, not a boolean")
+    return value
+
+
+FileVersion1 = Annotated[Literal[1], BeforeValidator(_not_a_boolean)]
+"""A file's `schema_version` 1: the number (`true` equals 1 in Python, and is refused)."""
 
 
 def _lf(value: str) -> str:

@@ -7,7 +7,9 @@
 // published Bradley-Terry win probability) where the release blended it; groups with
 // min_runs_for_rank counted runs are ranked, ties sharing the best rank (1, 1, 3). The win
 // probabilities stay as published: they come from rerun pairs scored at the published
-// weights. Plain JavaScript over the page's own data; nothing is fetched.
+// weights. Each table is one board of the published rank rule (a use case's real groups, or
+// its simulated ones) and is ranked on its own, as the rule ranks it. Plain JavaScript over
+// the page's own data; nothing is fetched.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("usecase-runs").textContent);
