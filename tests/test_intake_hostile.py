@@ -22,6 +22,7 @@ import duckdb
 import pytest
 from stages import database_of, materialize_in, materialize_recorded, simulated_runs
 from test_hostile_values import HOSTILE_JSON, MARK
+from signing import SECRETS, SUBMITTER, register, signed_json
 from test_submissions import for_bank, valid
 
 from bench_pipeline.assets.grading import reviews
@@ -29,6 +30,7 @@ from bench_pipeline.assets.release import release_dataset
 from bench_pipeline.assets.runs import submitted_runs
 from bench_pipeline.assets.scores import usecase_board_asset
 from bench_pipeline.core import settings
+from bench_pipeline.runs.submitters import signature
 from bench_pipeline.release.verify import verify_latest
 from bench_pipeline.taskbank import load_bank
 
@@ -57,6 +59,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def fresh_home(built: Path, tmp_path: Path) -> Path:
     home = tmp_path / "home"
     shutil.copytree(built / "warehouse", home / "warehouse")
+    register(home)
     return home
 
 
@@ -82,6 +85,17 @@ def with_value(document: dict[str, Any], path: str, raw: str) -> bytes:
     return json.dumps(copy).replace(json.dumps(MARK), raw, 1).encode("utf-8", "surrogatepass")
 
 
+def signed_bytes(data: bytes) -> bytes:
+    """A submission file's bytes with the test submitter's signature added, computed over the
+    document as the intake will read it (a file that does not parse stays as it is)."""
+    try:
+        document = json.loads(data.decode("utf-8-sig"))
+        proof = signature(document, SECRETS[SUBMITTER].encode())
+    except ValueError:
+        return data
+    return data.replace(b"{", b'{"signature": "' + proof.encode() + b'", ', 1)
+
+
 def review_document(run_id: str, number: int) -> dict[str, Any]:
     return {
         "schema_version": 1,
@@ -99,7 +113,7 @@ def drop_files(home: Path, labels: list[str]) -> dict[str, dict[str, str]]:
     """Every value of `labels` in every field of a submission and of a review, one file
     each; returns {inbox: {file name: field}}."""
     bank = load_bank()
-    submission = for_bank(bank, valid())
+    submission = {**for_bank(bank, valid()), "submitter": SUBMITTER}
     with duckdb.connect(str(database_of(home)), read_only=True) as conn:
         run_id = conn.execute(
             "SELECT min(run_id) FROM model_runs WHERE suite = 'pm' AND simulated"
@@ -114,7 +128,8 @@ def drop_files(home: Path, labels: list[str]) -> dict[str, dict[str, str]]:
                 number += 1
                 chosen = document or review_document(run_id, number)
                 name = f"{number:04d}.json"
-                (inbox / name).write_bytes(with_value(chosen, path, VALUES[label]))
+                data = with_value(chosen, path, VALUES[label])
+                (inbox / name).write_bytes(signed_bytes(data) if document else data)
                 dropped[kind][name] = path
     return dropped
 
@@ -182,6 +197,6 @@ def test_after_every_hostile_value_the_next_run_takes_a_clean_file(
     assert fates(home, "review_files")["bad-\\udcff.json"][0] == "rejected"
     assert {s for s, _f, _r in recorded.values()} == {"accepted", "rejected"}
     clean = for_bank(load_bank(), valid(started_at="2026-11-21T10:00:00+00:00"))
-    (home / "inbox" / "submissions" / "clean.json").write_text(json.dumps(clean))
+    (home / "inbox" / "submissions" / "clean.json").write_text(signed_json(clean))
     assert_run_and_release_complete(home)
     assert fates(home, "submission_files")["clean.json"][0] == "accepted"

@@ -17,6 +17,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from signing import register, signed_json
 from stages import bench_home, materialize_in, materialize_recorded
 from test_submissions import EVIDENCE, for_bank, valid
 
@@ -65,10 +66,11 @@ def real_runs(count: int) -> list[dict]:
 def published(tmp_path_factory: pytest.TempPathFactory) -> dict:
     home = tmp_path_factory.mktemp("ranks") / "home"
     materialize_recorded(home)
+    register(home)
     inbox = home / "inbox" / "submissions"
     inbox.mkdir(parents=True)
     for n, run in enumerate(real_runs(MIN_RUNS_FOR_RANK)):
-        (inbox / f"real-{n}.json").write_text(json.dumps(run))
+        (inbox / f"real-{n}.json").write_text(signed_json(run))
     result = materialize_in(home, [submitted_runs, usecase_board_asset, release_dataset])
     with bench_home(home):
         releases = settings.releases_dir()
