@@ -377,8 +377,9 @@ def check_contract(
         csv = spec.records == "csv"
         document = read_csv(raw, ()) if csv else load_json(raw)
         finite = not csv and raw.numbers_finite
+        repeats = not csv and raw.repeats_keys
         contract_screen.check_document(
-            contract, raw.name, document, raw.content, report, finite=finite
+            contract, raw.name, document, raw.content, report, finite=finite, repeats=repeats
         )
     return report
 
