@@ -147,6 +147,8 @@ class ContractReport:
     problems: list[RecordProblem] = field(default_factory=list)
     fields: dict[str, tuple[int, int]] = field(default_factory=dict)
     """`<file pattern>:<path>` → (records, records where the field is null or absent)."""
+    records: int = 0
+    """Records read from every file (for the source's `limits.max_records`)."""
 
 
 _ABSENT = object()
@@ -374,6 +376,7 @@ def check_document(contract: Contract, name: str, document: Any, report: Contrac
         csv = spec.records == "csv"
         records = document if csv else list(walk(document, spec.records))
         held = {} if csv else repeats_on_path(document, spec.records)
+        report.records += len(records)
         for number, record in enumerate(records, start=1):
             problem = held.get(number - 1) or check_record(record, spec)
             if problem is not None:

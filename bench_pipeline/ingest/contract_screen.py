@@ -300,6 +300,7 @@ def check_document(
         csv = spec.records == "csv"
         records = document if csv else list(walk(document, spec.records))
         held = {} if csv or not repeats else repeats_on_path(document, spec.records)
+        report.records += len(records)
         clean = not (repeats and not csv) and whole_file_clean(content, csv, finite=finite)
         check_records(spec, name, records, clean, report, held)
         return

@@ -342,6 +342,12 @@ def _staged(
         report = check_contract(definition.contract, files)
         if report.missing:
             return Staged(f"contract: {'; '.join(report.missing)}")
+        cap = definition.caps.max_records
+        if report.records > cap:
+            return Staged(
+                f"the payload holds {report.records:,} records, past the cap of {cap:,} "
+                f"(limits.max_records of sources/definitions/{definition.name}.toml)"
+            )
         frames = parse(files)
     except PayloadError as error:
         return Staged(f"unreadable payload: {error}")
