@@ -412,9 +412,20 @@ def status(out: TextIO = sys.stdout) -> int:
     }
     running = running_run(settings.bench_home())
     if running is None:
-        with connect(settings.warehouse_path()) as conn:
-            migrate(conn, settings.migrations_dir())
-            print_status(conn, failing, out, definitions=definitions, cadence=cadence)
+        from bench_pipeline.cli.status import unreadable_warehouse
+        from bench_pipeline.core.warehouse import WarehouseBusyError
+
+        report = io.StringIO()
+        try:
+            with connect(settings.warehouse_path()) as conn:
+                migrate(conn, settings.migrations_dir())
+                print_status(conn, failing, report, definitions=definitions, cadence=cadence)
+        except WarehouseBusyError:
+            raise  # held by a run in the UI: `main` says so
+        except Exception as error:  # a damaged file (truncated, overwritten): one line
+            print(unreadable_warehouse(settings.warehouse_path(), error), file=out)
+            return 3
+        out.write(report.getvalue())
         return 0
     # the run holds the warehouse until it ends: report its last completed state at once
     copy = settings.analyst_copy_path()

@@ -182,6 +182,6 @@ def print_stopped(error: BaseException, out: TextIO) -> None:
     print(f"\nFAILED: {stopped_because(error)}", file=out)
     print(
         "The run stopped there; nothing after it was run, and what was published before "
-        "stays as it was. `bench status` reports what the warehouse holds.",
+        "stays as it was. `bench status` says whether the warehouse can be read and what it holds.",
         file=out,
     )
