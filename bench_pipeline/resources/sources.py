@@ -13,7 +13,7 @@ import zipfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 import dagster as dg
 import httpx
@@ -48,7 +48,7 @@ class Budget:
             "reading stopped there"
         )
 
-    def read(self, stream: BinaryIO, what: str) -> bytes:
+    def read(self, stream: IO[bytes], what: str) -> bytes:
         """The stream's bytes, read a chunk at a time while the payload stays in its cap."""
         try:
             content = read_bounded(_chunks(stream), self.left, what)
@@ -65,7 +65,7 @@ class Budget:
         return content
 
 
-def _chunks(stream: BinaryIO) -> Iterator[bytes]:
+def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
     while chunk := stream.read(CHUNK):
         yield chunk
 
