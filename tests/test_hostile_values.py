@@ -282,3 +282,20 @@ def test_a_rating_outside_its_own_interval_is_quarantined(warehouse) -> None:
     assert [(q["record_number"], q["field"]) for q in held] == [(2, "rating")]
     assert held[0]["reason"].startswith("1600.0 outside its own interval [1506.27")
     assert _published_rating(warehouse, "chinese", "gemini-2.5-pro") == []
+
+
+def test_a_column_named_twice_in_a_csv_header_rejects_the_run(warehouse) -> None:
+    """A CSV reader keeps the last of two cells under one name silently, in every row: the
+    payload is ambiguous as a whole, so the run is rejected naming the file and the column."""
+    first = warehouse.ingest("epoch")
+    assert first.status == "accepted", first.reason
+    files = _files("epoch")
+    lines = files["gpqa_diamond.csv"].decode().splitlines()
+    lines = [lines[0] + ",Model version"] + [line + ",impostor/model" for line in lines[1:]]
+    files["gpqa_diamond.csv"] = "\n".join(lines).encode()
+    run = warehouse.ingest("epoch", files=files)
+    assert run.status == "rejected"
+    assert "gpqa_diamond.csv: column(s) 'Model version' appear more than once" in run.reason
+    assert warehouse.query("SELECT DISTINCT source_run_id FROM evaluation_rows") == [
+        (first.run_id,)
+    ]
