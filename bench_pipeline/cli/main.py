@@ -295,8 +295,8 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
             many = f"{len(unchanged)} {other}assets"
             shown = next(iter(unchanged)).to_user_string() if len(unchanged) == 1 else many
             print(f"  ({name}: {shown}, nothing changed)", file=out)
-    print_summary(started, failure, out)
-    return 0 if success else 1
+    summarised = print_summary(started, failure, out)
+    return 0 if success and summarised else 1
 
 
 def _last_step(seen: set[str]) -> str:

@@ -113,10 +113,10 @@ def release_lines(
     return lines
 
 
-def print_summary(started: datetime, failure: Failure | None, out: TextIO) -> None:
-    """The end of `bench run`: what changed, where to look, and what failed. A warehouse
-    that cannot be read (a full disk, a damaged file) is said in one line, and the failure
-    is still reported."""
+def print_summary(started: datetime, failure: Failure | None, out: TextIO) -> bool:
+    """The end of `bench run`: what changed, where to look, and what failed; False when
+    something failed. A warehouse that cannot be read (a full disk, a damaged file) is said
+    in one line, and counts as a failure."""
     from bench_pipeline.core.warehouse import connect
 
     try:
@@ -138,10 +138,11 @@ def print_summary(started: datetime, failure: Failure | None, out: TextIO) -> No
         print(line, file=out)
     if failure is None:
         print("\nOK", file=out)
-    else:
-        print(f"\nFAILED at step {failure.step}: {failure.error}", file=out)
-        print(f"  (job {failure.job}, Dagster run {failure.run_id})", file=out)
-        print("Steps after it were not run; `bench status` shows the failing checks.", file=out)
+        return True
+    print(f"\nFAILED at step {failure.step}: {failure.error}", file=out)
+    print(f"  (job {failure.job}, Dagster run {failure.run_id})", file=out)
+    print("Steps after it were not run; `bench status` shows the failing checks.", file=out)
+    return False
 
 
 DISK_NEARLY_FULL = 16 * 1024 * 1024
