@@ -97,12 +97,23 @@ CSV_NUMBERS = {"mean_score", "Accuracy", "Accuracy mean", "Global average", "Sco
 def _arena_leaderboard(document: dict, copies: int, rng: random.Random) -> dict:
     return {
         category: {
-            renamed(key, copy): {k: jittered(v, rng, copy) for k, v in entry.items()}
+            renamed(key, copy): _moved_together(entry, rng, copy)
             for copy in range(copies)
             for key, entry in models.items()
         }
         for category, models in document.items()
     }
+
+
+def _moved_together(entry: dict, rng: random.Random, copy: int) -> dict:
+    """Every number of one rating moved by the same factor, so the rating stays inside its
+    own interval (validation quarantines a rating outside it)."""
+    state = rng.getstate()
+    moved = {}
+    for key, value in entry.items():
+        rng.setstate(state)  # the same draw for each field
+        moved[key] = jittered(value, rng, copy)
+    return moved
 
 
 def _arena_models(document: list, copies: int, rng: random.Random) -> list:

@@ -83,9 +83,13 @@ class Usage:
     minor_faults: int
 
 
-def _bench(home: Path, snapshots: Path, profile: Path | None) -> tuple[float, float, Usage]:
-    """`bench run` in a child process; its wall seconds, peak RSS in MB and CPU use."""
+def _bench(
+    home: Path, snapshots: Path, profile: Path | None, multiplier: int = 1
+) -> tuple[float, float, Usage]:
+    """`bench run` in a child process; its wall seconds, peak RSS in MB and CPU use. The
+    sources' caps are raised by `multiplier`, as the enlarged snapshots hold that much more."""
     env = os.environ | {"BENCH_HOME": str(home), "BENCH_SNAPSHOTS": str(snapshots)}
+    env["BENCH_SOURCE_LIMITS_FACTOR"] = str(multiplier)
     env.pop("DAGSTER_HOME", None)
     prefix = [sys.executable, "-m", "cProfile", "-o", str(profile)] if profile else [sys.executable]
     command = [*prefix, "-m", "bench_pipeline.cli", "run"]
@@ -122,7 +126,7 @@ def measure(multiplier: int, root: Path, profile: Path | None = None, attempt: i
         written = _enlarged[snapshots] = _enlarge_elsewhere(snapshots, multiplier)
     home = root / f"home-{multiplier}x-{attempt}{'-profiled' if profile else ''}"
     home.mkdir()
-    seconds, peak, usage = _bench(home, snapshots, profile)
+    seconds, peak, usage = _bench(home, snapshots, profile, multiplier)
     return Run(multiplier, seconds, peak, sum(written.values()) / 1e6, _step_times(home), usage)
 
 

@@ -193,3 +193,50 @@ def test_a_failed_bench_run_reaches_the_run_failure_log(tmp_path: Path) -> None:
     assert (run_id, job) == (failed_run, "prepare_inputs")
     assert broken.name in message, message
     count_faults(1)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 20 MB tmpfs (root only; cleaned up): the demo needs far more, so it fills."""
+    mount = tmp_path / "small-disk"
+    mount.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.mark.timeout(1500)
+def test_a_full_disk_ends_in_the_failure_summary_not_tracebacks(small_disk: Path) -> None:
+    """BENCH_HOME on a disk that fills during the run: `bench run` ends in its usual
+    summary, the failure saying the disk is full, and prints no traceback; once there is room
+    the next run completes."""
+    done = subprocess.run(
+        COMMAND,
+        env=bench_env(small_disk),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said[-3000:]
+    assert "Traceback" not in said, said[-3000:]
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAILED")]
+    assert len(failed) == 1, said[-3000:]
+    assert f"no space left on the disk of BENCH_HOME={small_disk}" in failed[0]
+    assert "Steps after it were not run" in done.stdout or "The run stopped there" in done.stdout
+    # room made on the same disk: the next run completes from where the home was left
+    subprocess.run(["mount", "-o", "remount,size=3g", str(small_disk)], check=True)
+    again = subprocess.run(
+        COMMAND, env=bench_env(small_disk), capture_output=True, text=True, timeout=900
+    )
+    assert again.returncode == 0, (again.stdout + again.stderr)[-3000:]
+    assert again.stdout.rstrip().endswith("OK")

@@ -99,3 +99,55 @@ def test_hostile_listings_are_held_back_and_nothing_oversized_is_published(tmp_p
             assert MARKUP.encode() not in content, path
             seen_escaped = seen_escaped or escaped in content
     assert seen_escaped  # the listing with markup as its name is published, as text
+
+
+IMAGE = "![x](http://attacker/p.gif)"
+HTML_IMAGE = "<img src=http://attacker/q.gif onerror=alert(1)>"
+
+
+def _metadata_texts(result) -> list[tuple[str, str, str]]:
+    """(asset, label, text) of every Markdown and text value the run's materialisations carry."""
+    import dagster as dg
+
+    found = []
+    for event in result.get_asset_materialization_events():
+        materialization = event.event_specific_data.materialization
+        for label, value in materialization.metadata.items():
+            if isinstance(value, dg.MarkdownMetadataValue | dg.TextMetadataValue):
+                text = value.md_str if isinstance(value, dg.MarkdownMetadataValue) else value.text
+                found.append((materialization.asset_key.to_user_string(), label, text or ""))
+    return found
+
+
+def test_markup_in_outside_data_is_escaped_in_every_dagster_metadata_value(tmp_path: Path):
+    """A model named `![x](http://…)` was an image in the Dagster UI's table preview, which
+    fetched it. Every Markdown and text value of the ingestion assets, rendered as CommonMark
+    (with raw HTML on), now shows the names as text: no image, no tag, no link."""
+    from markdown_it import MarkdownIt
+    from stages import materialize_in
+
+    from bench_pipeline.assets.sources import source_assets
+    from bench_pipeline.ingest.catalog import source_definitions
+
+    assets = source_assets(source_definitions()["openrouter_models"])
+    render = MarkdownIt("commonmark").enable("table").render
+    snapshots = tmp_path / "snapshots" / "openrouter_models"
+    snapshots.mkdir(parents=True)
+    document = json.loads((SNAPSHOTS / "openrouter_models" / "models.json").read_bytes())
+    document["data"][0]["name"] = IMAGE
+    document["data"][1]["name"] = HTML_IMAGE
+    (snapshots / "models.json").write_text(json.dumps(document))
+    accepted = materialize_in(tmp_path / "home", assets, snapshots=snapshots.parent)
+    # and a payload that is an HTML page: the rejection's reason quotes its first bytes
+    (snapshots / "models.json").write_text(HTML_IMAGE + "<p>502</p>")
+    rejected = materialize_in(tmp_path / "home", assets, snapshots=snapshots.parent)
+    texts = _metadata_texts(accepted) + _metadata_texts(rejected)
+    previews = [t for _, label, t in texts if label == "openrouter_models preview"]
+    assert previews and all("attacker/p.gif" in t and "attacker/q.gif" in t for t in previews)
+    assert any("attacker/q.gif" in t for _, label, t in texts if label == "reason")
+    for asset, label, text in texts:
+        html = render(text)
+        assert "<img" not in html and "<a " not in html, (asset, label, html[:500])
+    shown = render(previews[0])
+    assert "![x](http://attacker/p.gif)" in shown  # as text, readable
+    assert "<td>&lt;img src=http://attacker/q.gif onerror=…</td>" in shown  # cut at 40

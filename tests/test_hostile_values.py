@@ -197,3 +197,105 @@ def test_a_megabyte_name_quarantines_its_record_with_a_short_reason(warehouse) -
     assert found.keys() == {(4, "name"), (6, "model_id")}
     assert found[(4, "name")].endswith("… (1000000 characters)")
     assert all(len(reason) < 300 for reason in found.values())
+
+
+LEADERBOARD = "leaderboard-text.json"
+
+
+def _arena_with(edit) -> dict[str, bytes]:
+    """The recorded arena payload with `edit(text)` applied to the real text leaderboard."""
+    files = _files("arena")
+    files[LEADERBOARD] = edit(files[LEADERBOARD].decode()).encode()
+    return files
+
+
+def _published_rating(warehouse, category: str, model: str) -> list[tuple]:
+    return warehouse.query(
+        "SELECT rating, rating_low, rating_high FROM arena_ratings WHERE leaderboard = 'text' "
+        "AND category = ? AND model_key = ?",
+        [category, model],
+    )
+
+
+def test_a_key_written_twice_in_a_record_quarantines_that_record(warehouse) -> None:
+    """Every JSON parser keeps the last of two values silently: `gemini-3-pro`'s rating given
+    twice, the second far outside its interval, would have been published. The record is
+    quarantined, naming the file, the record and the key; the others are published."""
+    first = warehouse.ingest("arena", files=_files("arena"))
+    assert first.status == "accepted", first.reason
+    real = (
+        '"gemini-3-pro": {\n            "rating": 1525.1042120660923,\n'
+        '            "rating_q975": 1545.4822145503822,'
+    )
+    forged = real.replace('"rating_q975"', '"rating": 1900.0,\n            "rating_q975"')
+    files = _arena_with(lambda text: text.replace(real, forged, 1))
+    run = warehouse.ingest("arena", files=files)
+    assert run.status == "accepted", run.reason
+    held = [q for q in warehouse.quarantine(run.run_id) if q["file_name"] == LEADERBOARD]
+    assert [(q["record_number"], q["field"]) for q in held] == [(1, "rating")]
+    assert "key 'rating' appears more than once" in held[0]["reason"]
+    assert _published_rating(warehouse, "chinese", "gemini-3-pro") == []
+    assert _published_rating(warehouse, "chinese", "gemini-2.5-pro")  # the next record stays
+    lost = {t: first.rows_valid[t] - run.rows_valid[t] for t in first.rows_valid}
+    assert lost == {"arena_ratings": 1, "arena_models": 0}
+    again = warehouse.ingest("arena", files=_files("arena"))  # the next run works
+    assert again.status == "accepted" and again.rows_valid == first.rows_valid
+
+
+def test_a_model_listed_twice_in_one_category_is_quarantined(warehouse) -> None:
+    """A key repeated in the object holding the records (one model twice in a category):
+    the record kept under that key is quarantined, no other."""
+    second = '"gemini-2.5-pro": {'
+    files = _arena_with(lambda text: text.replace(second, '"gemini-3-pro": {', 1))
+    run = warehouse.ingest("arena", files=files)
+    assert run.status == "accepted", run.reason
+    held = [q for q in warehouse.quarantine(run.run_id) if q["file_name"] == LEADERBOARD]
+    assert [(q["record_number"], q["field"]) for q in held] == [(1, "record")]
+    assert "key 'gemini-3-pro' appears more than once in its container" in held[0]["reason"]
+    assert _published_rating(warehouse, "chinese", "gemini-3-pro") == []
+
+
+def test_both_parsers_mark_the_same_repeated_keys() -> None:
+    """msgspec (the fast parser) and Python's `json` (the slow one, for what msgspec refuses)
+    read a repeated key alike, and `load_json` marks it whichever read the file."""
+    from bench_pipeline.ingest import payload
+    from bench_pipeline.ingest.contract import RepeatedKeys, repeated_key
+
+    text = b'{"data": [{"id": "a", "name": "x", "id": "b"}, {"id": "c", "n": NUMBER}]}'
+    for number, fast_reads in ((b"1", True), (b"NaN", False)):  # NaN: only `json` reads it
+        raw = payload.RawFile("models.json", text.replace(b"NUMBER", number))
+        fast, slow = (payload._parse_json(raw, fast=f) for f in (True, False))
+        assert raw.numbers_finite is fast_reads and raw.repeats_keys
+        for document in (raw.document, fast, slow):
+            record = document["data"][0]
+            assert isinstance(record, RepeatedKeys) and record == {"id": "b", "name": "x"}
+            assert repeated_key(record)[0] == "id"
+            assert type(document["data"][1]) is dict
+
+
+def test_a_rating_outside_its_own_interval_is_quarantined(warehouse) -> None:
+    real = '"rating": 1517.2954756980423,'
+    files = _arena_with(lambda text: text.replace(real, '"rating": 1600.0,', 1))
+    run = warehouse.ingest("arena", files=files)
+    assert run.status == "accepted", run.reason
+    held = [q for q in warehouse.quarantine(run.run_id) if q["file_name"] == LEADERBOARD]
+    assert [(q["record_number"], q["field"]) for q in held] == [(2, "rating")]
+    assert held[0]["reason"].startswith("1600.0 outside its own interval [1506.27")
+    assert _published_rating(warehouse, "chinese", "gemini-2.5-pro") == []
+
+
+def test_a_column_named_twice_in_a_csv_header_rejects_the_run(warehouse) -> None:
+    """A CSV reader keeps the last of two cells under one name silently, in every row: the
+    payload is ambiguous as a whole, so the run is rejected naming the file and the column."""
+    first = warehouse.ingest("epoch")
+    assert first.status == "accepted", first.reason
+    files = _files("epoch")
+    lines = files["gpqa_diamond.csv"].decode().splitlines()
+    lines = [lines[0] + ",Model version"] + [line + ",impostor/model" for line in lines[1:]]
+    files["gpqa_diamond.csv"] = "\n".join(lines).encode()
+    run = warehouse.ingest("epoch", files=files)
+    assert run.status == "rejected"
+    assert "gpqa_diamond.csv: column(s) 'Model version' appear more than once" in run.reason
+    assert warehouse.query("SELECT DISTINCT source_run_id FROM evaluation_rows") == [
+        (first.run_id,)
+    ]

@@ -394,3 +394,166 @@ def test_sigkill_mid_swap_leaves_live_tables_and_runs_untouched(
     assert warehouse.query(
         "SELECT source_run_id, count(*) FROM openrouter_models GROUP BY ALL"
     ) == [(run.run_id, 60)]
+
+
+# --- payload caps ------------------------------------------------------------------------------
+
+
+def _capped(source: str, **limits: int):
+    """The source's definition with its `[limits]` replaced by `limits`."""
+    from bench_pipeline.ingest.catalog import SourceLimits, source_definitions
+
+    definition = source_definitions()[source]
+    return definition.model_copy(update={"limits": SourceLimits(**limits)})
+
+
+def _ingest(warehouse, definition, client):
+    """`Warehouse.ingest` for a definition of the test's own (caps lowered)."""
+    from bench_pipeline.ingest import engine
+    from bench_pipeline.ingest.sources import PARSERS
+
+    with warehouse.connect() as conn:
+        run = engine.fetch_and_store(
+            conn, definition, lambda: client.fetch(definition), warehouse.raw_root, client.mode
+        )
+        run = engine.stage(conn, run, definition, PARSERS[definition.name])
+        run = engine.validate(conn, run, definition)
+        return engine.publish(conn, run, definition)
+
+
+def _peak_bytes(fetch) -> tuple[object, int]:
+    """`fetch()`'s outcome (or the error it raised) and the peak of Python memory during it."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        outcome: object = fetch()
+    except Exception as error:
+        outcome = error
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return outcome, peak
+
+
+@pytest.mark.faults
+def test_a_recorded_file_past_the_cap_is_refused_while_it_is_read(seeded, tmp_path) -> None:
+    """A 64 MB recorded file under a 1 MiB cap: reading stops at the cap (memory stays near
+    it, not near the file), and the run is rejected with the reason; nothing live changes."""
+    from bench_pipeline.core.http import PayloadTooLarge
+    from bench_pipeline.resources.sources import RecordedSnapshotClient
+
+    folder = tmp_path / "big" / "openrouter_models"
+    folder.mkdir(parents=True)
+    with (folder / "models.json").open("wb") as out:
+        out.write(b'{"data": [' + b" " * (64 * 1024 * 1024) + b"]}")
+    definition = _capped("openrouter_models", max_bytes=1024 * 1024)
+    client = RecordedSnapshotClient(snapshots_dir=str(tmp_path / "big"))
+    refused, peak = _peak_bytes(lambda: client.fetch(definition))
+    assert isinstance(refused, PayloadTooLarge), refused
+    assert peak < 4 * 1024 * 1024, peak  # the cap and a chunk, never the file
+    run = _ingest(seeded.warehouse, definition, client)
+    row = _assert_rejected_and_untouched(seeded, run, "passes its cap of 1,048,576 bytes")
+    assert "limits.max_bytes of sources/definitions/openrouter_models.toml" in row["reason"]
+    assert "models.json" in row["reason"]
+    again = seeded.warehouse.ingest(
+        "openrouter_models", files={"models.json": _listing(seeded.models)}
+    )
+    assert again.status == "unchanged"  # the next run works (the live payload, unchanged)
+
+
+@pytest.mark.faults
+@pytest.mark.integration
+@pytest.mark.timeout(60)
+def test_a_live_body_past_the_cap_is_refused_while_it_streams(seeded) -> None:
+    """Streamed without a length, 40 MiB against a 2 MiB cap: the client stops reading at the
+    cap. Declared past the cap (Content-Length), nothing of the body is read."""
+    definition = _capped("openrouter_models", max_bytes=2 * 1024 * 1024)
+    chunk = b" " * (1024 * 1024)
+    streamed = Reply(200, chunks=[(0.0, b'{"data": [')] + [(0.0, chunk)] * 40)
+    declared = Reply(200, body=b" " * (3 * 1024 * 1024))
+    for reply, said in ((streamed, "passes its cap of 2,097,152 bytes"), (declared, "declares")):
+        with LoopbackServer({MODELS_PATH: [reply]}) as server:
+            client = LiveHttpClient(base_url=server.url, backoff_base_seconds=0.01, max_retries=2)
+            refused, peak = _peak_bytes(lambda: client.fetch(definition))  # noqa: B023
+            run = _ingest(seeded.warehouse, definition, client)
+            asked = len(server.requests(MODELS_PATH))
+        assert said in str(refused), refused
+        assert peak < 8 * 1024 * 1024, peak
+        assert asked == 2  # once per fetch: a payload past its cap is never retried
+        _assert_rejected_and_untouched(seeded, run, "passes its cap of 2,097,152 bytes")
+
+
+@pytest.mark.faults
+@pytest.mark.integration
+@pytest.mark.timeout(60)
+def test_a_zip_member_past_the_cap_is_refused_while_it_unpacks(warehouse) -> None:
+    """A 60 KB download unpacking to 60 MiB (a member read whole before): the member is
+    read until the cap and the run rejected; epoch's live tables keep their accepted run."""
+    import io
+    import zipfile
+
+    first = warehouse.ingest("epoch")
+    assert first.status == "accepted", first.reason
+    before = warehouse.checksums()
+    members = sorted((settings.REPO_ROOT / "sources" / "snapshots" / "epoch").iterdir())
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in members:
+            archive.writestr(path.name, path.read_bytes())
+        archive.writestr("gpqa_diamond.csv", b"0" * (60 * 1024 * 1024))  # a second, huge copy
+    definition = _capped("epoch", max_bytes=8 * 1024 * 1024)
+    zip_path = "/data/benchmark_data.zip"
+    with LoopbackServer({zip_path: [Reply(200, body=packed.getvalue())]}) as server:
+        client = LiveHttpClient(base_url=server.url, backoff_base_seconds=0.01, max_retries=0)
+        refused, peak = _peak_bytes(lambda: client.fetch(definition))
+        run = _ingest(warehouse, definition, client)
+    assert "zip member gpqa_diamond.csv: the payload passes its cap" in str(refused), refused
+    assert peak < 24 * 1024 * 1024, peak
+    assert run.status == "rejected" and "passes its cap of 8,388,608 bytes" in run.reason
+    assert warehouse.checksums() == before
+
+
+ENDPOINTS_MODELS = "/api/v1/models"
+
+
+@pytest.mark.faults
+@pytest.mark.integration
+@pytest.mark.timeout(60)
+def test_a_listing_past_the_model_cap_makes_no_endpoint_request(warehouse) -> None:
+    """100,000 ids in the listing were 100,000 requests: now the listing is refused past
+    openrouter_endpoints' declared `max_models` before any per-model request is made."""
+    from bench_pipeline.ingest.catalog import source_definitions
+
+    first = warehouse.ingest("openrouter_endpoints")
+    assert first.status == "accepted", first.reason
+    before = warehouse.checksums()
+    cap = source_definitions()["openrouter_endpoints"].caps.models
+    listing = _listing([{"id": f"lab/model-{n}"} for n in range(100_000)])
+    with LoopbackServer({ENDPOINTS_MODELS: [Reply(200, body=listing)]}) as server:
+        client = LiveHttpClient(base_url=server.url, backoff_base_seconds=0.01, max_retries=0)
+        run = warehouse.ingest("openrouter_endpoints", client=client)
+        asked = [r.path for r in server.requests()]
+    assert asked == [ENDPOINTS_MODELS]  # the listing, and not one endpoint
+    assert run.status == "rejected"
+    assert f"names 100,000 models, past the cap of {cap:,}" in run.reason
+    assert "limits.max_models of sources/definitions/openrouter_endpoints.toml" in run.reason
+    assert warehouse.checksums() == before
+
+
+@pytest.mark.faults
+def test_a_payload_past_the_record_cap_is_rejected(seeded, openrouter_listing) -> None:
+    from bench_pipeline.resources.sources import RecordedSnapshotClient
+
+    definition = _capped("openrouter_models", max_records=100)
+    snapshots = seeded.warehouse.write_snapshot(
+        "openrouter_models", {"models.json": json.dumps(openrouter_listing).encode()}
+    )
+    run = _ingest(
+        seeded.warehouse, definition, RecordedSnapshotClient(snapshots_dir=str(snapshots))
+    )
+    _assert_rejected_and_untouched(
+        seeded,
+        run,
+        "the payload holds 414 records, past the cap of 100 "
+        "(limits.max_records of sources/definitions/openrouter_models.toml)",
+    )

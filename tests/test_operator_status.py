@@ -184,3 +184,32 @@ def test_status_judges_the_date_of_the_data_not_of_the_fetch(warehouse) -> None:
     assert re.search(r"  arena +last run accepted .*data as of not stated, .*: UNDATED \(", out)
     assert "data date: no publication date stated in the payload" in out
     assert ": fresh" not in out
+
+
+def _damaged(name: str, content: bytes) -> bytes:
+    """A real warehouse file damaged as a disk or a person could damage it."""
+    if name == "truncated":
+        return content[: len(content) // 2]
+    if name == "garbage in a block":  # the first block after the headers: the catalogue's
+        return content[:4096] + bytes(range(256)) * 16 + content[8192:]
+    return b"\x00not a warehouse\xff" * 1000  # overwritten
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage in a block", "overwritten"])
+def test_status_reports_a_warehouse_it_cannot_read(tmp_path: Path, damage: str) -> None:
+    """`bench status` on a damaged warehouse said nothing (a traceback on stderr): now one
+    line naming the file and the error, and a non-zero exit."""
+    home = tmp_path / "home"
+    path = home / "warehouse" / "bench.duckdb"
+    with connect(path) as conn:
+        migrate(conn, settings.migrations_dir())
+        conn.execute(
+            "CREATE TABLE filler AS SELECT range AS i, md5(range::TEXT) AS t FROM range(50000)"
+        )
+    path.write_bytes(_damaged(damage, path.read_bytes()))
+    result = bench_status(home)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr[-2000:]
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1, result.stdout
+    assert lines[0].startswith(f"The warehouse {path} cannot be read (")

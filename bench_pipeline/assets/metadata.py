@@ -15,15 +15,38 @@ import polars as pl
 
 from bench_pipeline.core.warehouse import fetch_frame
 
+MARKUP = "\\`*_[]<>&|!#~"
+"""The characters that start Markdown or HTML: links and images (`[`, `!`), raw HTML and
+autolinks (`<`), entities (`&`), emphasis, code, table cells, headings, strike-through and the
+backslash itself. Each is escaped with a backslash, which CommonMark reads as that character;
+the rest (digits, `.`, `-`, `:`) stays as it is, so numbers, dates and ids read plainly."""
+_ESCAPED = str.maketrans({c: "\\" + c for c in MARKUP} | {c: " " for c in "\r\n\t\v\f"})
+
+
+def escape_markup(value: object) -> str:
+    """Text from outside data (a model name, a source's reason, a payload's first bytes) as
+    Dagster metadata may carry it: no Markdown or HTML of its own, on one line. The Dagster
+    UI renders Markdown values (table previews) as Markdown, which fetched the image of a
+    model named `![x](http://…)`; every metadata value built from outside data goes through
+    here (`outside_text`, `markdown_table`)."""
+    return str(value).translate(_ESCAPED)
+
+
+def outside_text(value: object) -> dg.TextMetadataValue:
+    """A text metadata value holding outside data (see `escape_markup`)."""
+    return dg.MetadataValue.text(escape_markup(value))
+
 
 def markdown_table(frame: pl.DataFrame, max_width: int = 40) -> str:
-    """A small frame as a Markdown table for the Dagster UI (cells cut to `max_width`)."""
+    """A small frame as a Markdown table for the Dagster UI (cells cut to `max_width`, then
+    escaped: their values come from outside)."""
 
     def cell(value: object) -> str:
-        shown = "—" if value is None else str(value).replace("|", "\\|").replace("\n", " ")
-        return shown if len(shown) <= max_width else shown[: max_width - 1] + "…"
+        shown = "—" if value is None else str(value)
+        shown = shown if len(shown) <= max_width else shown[: max_width - 1] + "…"
+        return escape_markup(shown)
 
-    header = "| " + " | ".join(frame.columns) + " |"
+    header = "| " + " | ".join(escape_markup(name) for name in frame.columns) + " |"
     rule = "|" + "---|" * len(frame.columns)
     body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.iter_rows()]
     return "\n".join([header, rule, *body])

@@ -12,6 +12,7 @@ import dagster as dg
 
 from bench_pipeline.assets.metadata import (
     column_schema,
+    outside_text,
     table_asset_metadata,
     table_metadata,
     timed,
@@ -106,7 +107,7 @@ def _run_metadata(run: engine.SourceRun) -> dict:
     return {
         "run_id": run.run_id,
         "status": run.status,
-        "reason": run.reason or "",
+        "reason": outside_text(run.reason or ""),  # quotes the payload: outside text
         "mode": run.mode,
         "content_sha256": run.content_sha256 or "",
         "rows_staged": dg.MetadataValue.json(run.rows_staged),

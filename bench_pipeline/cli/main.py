@@ -28,6 +28,15 @@ def _progress(
 ) -> None:
     """Print each finished step while the run goes on (polls the run's event log); `seen`
     carries the steps already printed by earlier runs of the same `bench run`."""
+    try:
+        _watch(instance, run_id, total, out, done, seen)
+    except Exception:  # the instance unreadable (a full disk): the run's own
+        done.wait()  # failure is reported at its end; the watcher only stops printing
+
+
+def _watch(
+    instance, run_id: str, total: int, out: TextIO, done: threading.Event, seen: set[str]
+) -> None:
     import dagster as dg
 
     from bench_pipeline.assets.runs import PROGRESS_PREFIX
@@ -89,13 +98,17 @@ def declared_run_tags(
 
 
 def _log_failure(run_id: str, job: str, message: str) -> None:
-    """Put a failed run in `run_failure_log` (the failure sensor never sees in-process runs)."""
+    """Put a failed run in `run_failure_log` (the failure sensor never sees in-process runs);
+    a warehouse that cannot take it (a full disk) is left as it is: the summary says why."""
     from bench_pipeline.core.warehouse import connect, migrate
     from bench_pipeline.sensors.failures import record_failure
 
-    with connect(settings.warehouse_path()) as conn:
-        migrate(conn, settings.migrations_dir())
-        record_failure(conn, run_id, job, message, datetime.now(UTC))
+    try:
+        with connect(settings.warehouse_path()) as conn:
+            migrate(conn, settings.migrations_dir())
+            record_failure(conn, run_id, job, message, datetime.now(UTC))
+    except Exception:  # reported by the summary, not as a traceback
+        pass
 
 
 def _failure(job: str, run_id: str, result) -> Failure:
@@ -140,6 +153,11 @@ def run(mode: str, out: TextIO = sys.stdout) -> int:
     except RunLockedError as busy:
         print(f"bench run refused: {busy}", file=out)
         return 3
+    except Exception as error:  # a full disk, a damaged warehouse or instance
+        from bench_pipeline.cli.summary import print_stopped
+
+        print_stopped(error, out)
+        return 1
 
 
 def _with_work(keys: list[str]) -> set[str]:
@@ -233,6 +251,12 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
                 raise_on_error=False,
                 run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
             )
+        except Exception as error:  # Dagster's own storage failed (a full disk)
+            from bench_pipeline.cli.summary import Failure, stopped_because
+
+            failure = Failure(name, run_id, _last_step(seen), stopped_because(error))
+            _log_failure(run_id, name, f"{failure.step}: {failure.error}")
+            return False
         finally:
             done.set()
             watcher.join()
@@ -271,8 +295,13 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
             many = f"{len(unchanged)} {other}assets"
             shown = next(iter(unchanged)).to_user_string() if len(unchanged) == 1 else many
             print(f"  ({name}: {shown}, nothing changed)", file=out)
-    print_summary(started, failure, out)
-    return 0 if success else 1
+    summarised = print_summary(started, failure, out)
+    return 0 if success and summarised else 1
+
+
+def _last_step(seen: set[str]) -> str:
+    """What a run that stopped outside any step reports as its step."""
+    return "(between steps; the last finished is listed above)" if seen else "(before any step)"
 
 
 def ui(host: str, port: int) -> int:
@@ -383,9 +412,20 @@ def status(out: TextIO = sys.stdout) -> int:
     }
     running = running_run(settings.bench_home())
     if running is None:
-        with connect(settings.warehouse_path()) as conn:
-            migrate(conn, settings.migrations_dir())
-            print_status(conn, failing, out, definitions=definitions, cadence=cadence)
+        from bench_pipeline.cli.status import unreadable_warehouse
+        from bench_pipeline.core.warehouse import WarehouseBusyError
+
+        report = io.StringIO()
+        try:
+            with connect(settings.warehouse_path()) as conn:
+                migrate(conn, settings.migrations_dir())
+                print_status(conn, failing, report, definitions=definitions, cadence=cadence)
+        except WarehouseBusyError:
+            raise  # held by a run in the UI: `main` says so
+        except Exception as error:  # a damaged file (truncated, overwritten): one line
+            print(unreadable_warehouse(settings.warehouse_path(), error), file=out)
+            return 3
+        out.write(report.getvalue())
         return 0
     # the run holds the warehouse until it ends: report its last completed state at once
     copy = settings.analyst_copy_path()

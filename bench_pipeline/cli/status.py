@@ -251,3 +251,15 @@ def nothing_yet() -> str | None:
         f"nothing has run yet in BENCH_HOME={settings.bench_home()} (no warehouse at "
         f"{settings.warehouse_path()}): `bench run` builds everything"
     )
+
+
+def unreadable_warehouse(path: Path, error: BaseException) -> str:
+    """The one line `bench status` prints for a warehouse it cannot open or read (truncated,
+    overwritten, on a failing disk), instead of a traceback or nothing."""
+    from bench_pipeline.cli.summary import stopped_because
+
+    return (
+        f"The warehouse {path} cannot be read ({stopped_because(error)}): it is damaged or "
+        "not a warehouse; restore it from a backup or the analyst copy, or move it aside and "
+        "`bench run` builds a new one."
+    )

@@ -129,22 +129,76 @@ def release_lines(
     return lines
 
 
-def print_summary(started: datetime, failure: Failure | None, out: TextIO) -> None:
-    """The end of `bench run`: what changed, where to look, and what failed."""
+def print_summary(started: datetime, failure: Failure | None, out: TextIO) -> bool:
+    """The end of `bench run`: what changed, where to look, and what failed; False when
+    something failed. A warehouse that cannot be read (a full disk, a damaged file) is said
+    in one line, and counts as a failure."""
     from bench_pipeline.core.warehouse import connect
 
-    with connect(settings.warehouse_path()) as conn:
+    try:
+        with connect(settings.warehouse_path()) as conn:
+            lines = [
+                *source_lines(conn, started),
+                *work_lines(conn, started),
+                *release_lines(conn, started, failure),
+            ]
+    except Exception as error:  # one line instead of a traceback
         lines = [
-            *source_lines(conn, started),
-            *work_lines(conn, started),
-            *release_lines(conn, started, failure),
+            f"The warehouse {settings.warehouse_path()} could not be read for this summary: "
+            f"{stopped_because(error)}"
         ]
+        if failure is None:
+            failure = Failure("bench run", "-", "(the summary)", stopped_because(error))
     print("", file=out)
     for line in lines:
         print(line, file=out)
     if failure is None:
         print("\nOK", file=out)
-    else:
-        print(f"\nFAILED at step {failure.step}: {failure.error}", file=out)
-        print(f"  (job {failure.job}, Dagster run {failure.run_id})", file=out)
-        print("Steps after it were not run; `bench status` shows the failing checks.", file=out)
+        return True
+    print(f"\nFAILED at step {failure.step}: {failure.error}", file=out)
+    print(f"  (job {failure.job}, Dagster run {failure.run_id})", file=out)
+    print("Steps after it were not run; `bench status` shows the failing checks.", file=out)
+    return False
+
+
+DISK_NEARLY_FULL = 16 * 1024 * 1024
+"""Free bytes under which a failure is put down to a full disk (as well as its own error)."""
+
+
+def stopped_because(error: BaseException) -> str:
+    """A failure in one line: the innermost error of its chain (Dagster and SQLAlchemy wrap
+    the one that matters), and, when the disk of BENCH_HOME is (nearly) full, that."""
+    root = error
+    while root.__cause__ is not None or (
+        root.__context__ is not None and not root.__suppress_context__
+    ):
+        root = root.__cause__ or root.__context__  # type: ignore[assignment]
+    message = (str(root).strip().splitlines() or [""])[0][:300]
+    said = f"{type(root).__name__}: {message}" if message else type(root).__name__
+    full = disk_full()
+    return f"{full}; {said}" if full else said
+
+
+def disk_full() -> str | None:
+    """`no space left …` when the disk holding BENCH_HOME has (almost) no room, else None."""
+    import shutil
+
+    home = settings.bench_home()
+    try:
+        free = shutil.disk_usage(home).free
+    except OSError:
+        return None
+    if free >= DISK_NEARLY_FULL:
+        return None
+    return f"no space left on the disk of BENCH_HOME={home} ({free:,} bytes free): free some"
+
+
+def print_stopped(error: BaseException, out: TextIO) -> None:
+    """The end of a `bench run` stopped outside any step (its instance or warehouse could not
+    be opened or written): one paragraph, as `print_summary` ends, without a traceback."""
+    print(f"\nFAILED: {stopped_because(error)}", file=out)
+    print(
+        "The run stopped there; nothing after it was run, and what was published before "
+        "stays as it was. `bench status` says whether the warehouse can be read and what it holds.",
+        file=out,
+    )

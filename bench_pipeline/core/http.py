@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -19,6 +19,27 @@ import httpx
 
 class FetchError(RuntimeError):
     """The source could not be fetched (HTTP failure after retries, timeout, missing folder)."""
+
+
+class PayloadTooLarge(FetchError):
+    """More bytes than the source's cap: reading stopped there (never retried). `what`: what
+    was being read."""
+
+    def __init__(self, message: str, what: str = "") -> None:
+        super().__init__(message)
+        self.what = what or message
+
+
+def read_bounded(chunks: Iterable[bytes], limit: int, what: str) -> bytes:
+    """The chunks joined, read only while they stay within `limit` bytes: one past it raises
+    `PayloadTooLarge`, so at most one chunk more than the cap is ever held."""
+    parts, size = [], 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"{what}: read past {limit:,} bytes, the source's cap", what)
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 RETRYABLE = frozenset({429, 500, 502, 503, 504})
@@ -96,13 +117,18 @@ def get_with_retries(
     backoff_base: float = 0.5,
     max_wait: float = 60.0,
     sleep: Callable[[float], None] = time.sleep,
+    max_bytes: int | None = None,
 ) -> httpx.Response:
-    """GET `url`; retry transport errors, 429 and 5xx; raise FetchError once retries run out."""
+    """GET `url`; retry transport errors, 429 and 5xx; raise FetchError once retries run out.
+
+    With `max_bytes` the body is streamed and read only up to that many bytes (as unpacked,
+    so a compressed bomb stops too): past it, or when the declared length is past it,
+    `PayloadTooLarge` is raised at once; the response returned then holds only the body."""
     policy = RetryPolicy(max_retries=max_retries, backoff_base=backoff_base, max_wait=max_wait)
     attempt = 0
     while True:
         try:
-            response = client.get(url)
+            response = _get(client, url, max_bytes)
         except httpx.TransportError as error:  # timeouts, refused connections, broken reads
             last_problem = f"{type(error).__name__}: {error}"
             wait = policy.delay(attempt)
@@ -120,3 +146,18 @@ def get_with_retries(
         sleep(wait)
         attempt += 1
     raise FetchError(f"GET {url}: {last_problem} after {attempt + 1} attempt(s)")
+
+
+def _get(client: httpx.Client, url: str, max_bytes: int | None) -> httpx.Response:
+    """One GET; with `max_bytes`, the body read with `read_bounded` (an error's body unread)."""
+    if max_bytes is None:
+        return client.get(url)
+    with client.stream("GET", url) as response:
+        if response.status_code >= 400:
+            return response  # its status and headers decide; its body is not needed
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > max_bytes:
+            what = f"GET {url} (declares {int(declared):,} bytes, left unread)"
+            raise PayloadTooLarge(f"{what}: past the source's cap of {max_bytes:,}", what)
+        body = read_bounded(response.iter_bytes(), max_bytes, f"GET {url}")
+        return httpx.Response(response.status_code, content=body, request=response.request)

@@ -4,6 +4,7 @@ read from the TOML files a person edits in `sources/`.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -29,6 +30,62 @@ class LiveFetch(BaseModel):
     endpoints_url: str | None = None
 
 
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+"""A payload's cap when its definition declares none: 64 MiB, about fifteen times the largest
+recorded payload (4 MB). Staging holds a payload several times over in memory (a 300 MB
+payload took 1.25 GB), so the cap is what bounds it."""
+DEFAULT_MAX_RECORDS = 100_000
+"""A payload's cap on records (models listed, ratings, entries) when none is declared."""
+LIMITS_FACTOR = "BENCH_SOURCE_LIMITS_FACTOR"
+"""An environment variable multiplying every source's caps (the scale benchmark's enlarged
+snapshots hold k times the data); unset, the caps are as declared."""
+
+
+class SourceLimits(BaseModel):
+    """How much one payload may hold (the `[limits]` table of a source's definition). Past a
+    cap the fetch stops reading and the run is rejected with the reason; the live tables keep
+    the last accepted run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_bytes: int = Field(
+        default=DEFAULT_MAX_BYTES,
+        gt=0,
+        description="The most bytes of the whole payload (every file, every zip member as "
+        "unpacked), counted while they are read.",
+    )
+    max_records: int = Field(
+        default=DEFAULT_MAX_RECORDS,
+        gt=0,
+        description="The most records the contract reads from the payload (models, ratings, "
+        "entries).",
+    )
+    max_models: int | None = Field(
+        default=None,
+        gt=0,
+        description="For a source fetched model by model (OpenRouter endpoints): the most "
+        "models its listing may name, checked before any per-model request is made. Unset: "
+        "`max_records`.",
+    )
+
+    def scaled(self) -> SourceLimits:
+        """The caps times `BENCH_SOURCE_LIMITS_FACTOR` (see there), read when asked."""
+        factor = os.environ.get(LIMITS_FACTOR)
+        if not factor:
+            return self
+        times = max(1, int(factor))
+        models = self.max_models * times if self.max_models is not None else None
+        return SourceLimits(
+            max_bytes=self.max_bytes * times,
+            max_records=self.max_records * times,
+            max_models=models,
+        )
+
+    @property
+    def models(self) -> int:
+        return self.max_models if self.max_models is not None else self.max_records
+
+
 class SourceDefinition(BaseModel):
     """One outside source: where it lives, how often it changes, whose it is."""
 
@@ -46,6 +103,12 @@ class SourceDefinition(BaseModel):
     tables: list[str]
     live: LiveFetch
     contract: Contract = Field(default_factory=Contract)
+    limits: SourceLimits = Field(default_factory=SourceLimits)
+
+    @property
+    def caps(self) -> SourceLimits:
+        """The limits in force (as declared, times `BENCH_SOURCE_LIMITS_FACTOR` if set)."""
+        return self.limits.scaled()
 
     @model_validator(mode="after")
     def _record_tables_named(self) -> SourceDefinition:

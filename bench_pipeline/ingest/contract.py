@@ -38,6 +38,22 @@ TOO_DEEP = "\x00bench:nested-too-deep\x00"
 JsonType = Literal["string", "number", "integer", "boolean", "object", "array"]
 
 
+class RepeatedKeys(dict):
+    """A JSON object in which some key was written more than once. Every parser keeps the last
+    value silently, so the record holding it says two things at once (an Arena rating beside
+    the interval of another): `payload.load_json` marks such objects, and the contract
+    quarantines the record, naming the key."""
+
+    __slots__ = ("repeated",)
+
+    def __init__(self, entries: dict[str, Any], repeated: tuple[str, ...]) -> None:
+        super().__init__(entries)
+        self.repeated = repeated
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (RepeatedKeys, (dict(self), self.repeated))
+
+
 class RecordSpec(BaseModel):
     """Where the records of some files sit, and the fields each record carries."""
 
@@ -131,6 +147,8 @@ class ContractReport:
     problems: list[RecordProblem] = field(default_factory=list)
     fields: dict[str, tuple[int, int]] = field(default_factory=dict)
     """`<file pattern>:<path>` → (records, records where the field is null or absent)."""
+    records: int = 0
+    """Records read from every file (for the source's `limits.max_records`)."""
 
 
 _ABSENT = object()
@@ -209,6 +227,86 @@ def non_finite(value: Any) -> str | None:
     return None
 
 
+def repeated_key(record: Any) -> tuple[str, str] | None:
+    """(path, reason) of the first key written twice in one object of the record, or None."""
+    stack: list[tuple[Any, str]] = [(record, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, RepeatedKeys):
+            key = item.repeated[0]
+            return (f"{path}.{key}" if path else key), _repeated_reason(key)
+        if isinstance(item, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
+    return None
+
+
+def _repeated_reason(key: str, where: str = "") -> str:
+    shown = describe_value(key)
+    return f"key {shown} appears more than once{where}; which value is meant is unknown"
+
+
+def repeats_on_path(document: Any, records_path: str) -> dict[int, tuple[str, str]]:
+    """Records (numbered from 0, in `walk` order) held by an object that repeats a key on the
+    way down to them: under a `*` step only the record (or branch) under the repeated key;
+    under any other object every record below it, since a parser may read that object's
+    fields for each of them (a leaderboard's name). Empty when no object on the way repeats
+    a key, found without a pass over the records themselves."""
+    steps = [s for s in records_path.split(".") if s] if records_path != "[]" else ["[]"]
+    level: list[Any] = [document]
+    marks: list[tuple[str, str] | None] = [None]
+    for step in steps:
+        if not any(marks) and not any(isinstance(v, RepeatedKeys) for v in level):
+            level = _next_level(level, step)  # the usual case: nothing to carry down
+            marks = [None] * len(level)
+            continue
+        below: list[Any] = []
+        below_marks: list[tuple[str, str] | None] = []
+        key, listed = (step[:-2], True) if step.endswith("[]") else (step, False)
+        for value, mark in zip(level, marks, strict=True):
+            if step == "*":
+                if isinstance(value, dict):
+                    repeated = value.repeated if isinstance(value, RepeatedKeys) else ()
+                    for name, child in value.items():
+                        below.append(child)
+                        below_marks.append(mark or _held(name, repeated, " in its container"))
+                continue
+            if key:
+                if not isinstance(value, dict) or key not in value:
+                    continue
+                if mark is None and isinstance(value, RepeatedKeys):
+                    name = key if key in value.repeated else value.repeated[0]
+                    mark = _held(name, (name,), " in an object above this record")
+                children = [value[key]]
+            else:
+                children = [value]
+            if listed:
+                children = [c for v in children if isinstance(v, list) for c in v]
+            below += children
+            below_marks += [mark] * len(children)
+        level, marks = below, below_marks
+    return {number: mark for number, mark in enumerate(marks) if mark is not None}
+
+
+def _held(name: str, repeated: tuple[str, ...], where: str) -> tuple[str, str] | None:
+    """The problem of a record under key `name` of an object repeating `repeated`."""
+    return ("record", _repeated_reason(name, where)) if name in repeated else None
+
+
+def _next_level(level: list[Any], step: str) -> list[Any]:
+    """The values one step of a records path below `level` (as `walk` reads them)."""
+    if step == "*":
+        dicts = [value for value in level if isinstance(value, dict)]
+        return list(chain.from_iterable(map(dict.values, dicts)))
+    key, listed = (step[:-2], True) if step.endswith("[]") else (step, False)
+    if key:
+        level = [value[key] for value in level if isinstance(value, dict) and key in value]
+    if listed:
+        level = list(chain.from_iterable(v for v in level if isinstance(v, list)))
+    return level
+
+
 def walk(document: Any, records_path: str) -> Iterator[Any]:
     """The records under `records_path` in document order (see `RecordSpec.records`); a step
     that does not fit (a list where an object was expected) yields nothing there.
@@ -219,15 +317,7 @@ def walk(document: Any, records_path: str) -> Iterator[Any]:
     steps = [s for s in records_path.split(".") if s] if records_path != "[]" else ["[]"]
     level = [document]
     for step in steps:
-        if step == "*":
-            dicts = [value for value in level if isinstance(value, dict)]
-            level = list(chain.from_iterable(map(dict.values, dicts)))
-            continue
-        key, listed = (step[:-2], True) if step.endswith("[]") else (step, False)
-        if key:
-            level = [value[key] for value in level if isinstance(value, dict) and key in value]
-        if listed:
-            level = list(chain.from_iterable(v for v in level if isinstance(v, list)))
+        level = _next_level(level, step)
     return iter(level)
 
 
@@ -237,6 +327,9 @@ def check_record(record: Any, spec: RecordSpec) -> tuple[str, str] | None:
         return "record", f"nested deeper than {MAX_DEPTH} levels"
     if spec.records != "csv" and not isinstance(record, dict):
         return "record", f"expected an object, got {_json_type(record)}"
+    repeated = repeated_key(record)
+    if repeated is not None:
+        return repeated
     bad_number = non_finite(record)
     if bad_number is not None:
         return bad_number, "not a finite number (NaN or Infinity)"
@@ -280,9 +373,12 @@ def check_document(contract: Contract, name: str, document: Any, report: Contrac
     for spec in contract.records:
         if not fnmatch.fnmatchcase(name, spec.files):
             continue
-        records = document if spec.records == "csv" else list(walk(document, spec.records))
+        csv = spec.records == "csv"
+        records = document if csv else list(walk(document, spec.records))
+        held = {} if csv else repeats_on_path(document, spec.records)
+        report.records += len(records)
         for number, record in enumerate(records, start=1):
-            problem = check_record(record, spec)
+            problem = held.get(number - 1) or check_record(record, spec)
             if problem is not None:
                 report.problems.append(RecordProblem(name, number, *problem))
             for path, declared in spec.fields.items():

@@ -27,6 +27,7 @@ from bench_pipeline.ingest.contract import (
     _csv_number,
     check_record,
     fnmatch,
+    repeats_on_path,
     walk,
 )
 
@@ -112,9 +113,6 @@ def may_be_non_finite(content: bytes, data: np.ndarray, quotes: np.ndarray) -> b
     return bool(starts.size) and _any_outside(quotes, starts)
 
 
-_NOT_STRUCTURAL = bytes(sorted(set(range(256)) - set(b'"[]{}')))
-
-
 def _escaped_quotes(content: bytes) -> list[int]:
     """Positions of the quotes escaped inside strings, in valid JSON.
 
@@ -128,24 +126,36 @@ def _escaped_quotes(content: bytes) -> list[int]:
     return escaped
 
 
-def strict_json_depth(content: bytes) -> int:
-    """`max_depth` of a file msgspec read (valid, strict JSON), from its quotes and brackets.
+def _outside_strings(content: bytes, kept: bytes) -> np.ndarray:
+    """The bytes of `kept` (besides quotes) that lie outside every string of valid JSON.
 
     A couple of passes of C over the bytes, not numpy's many over an array: with the escaped
-    quotes blanked, the brackets outside strings are those after an even number of quotes.
-    (Bytes that only Python's parser reads go through `max_depth`.)"""
+    quotes blanked, the bytes outside strings are those after an even number of quotes."""
     escaped = _escaped_quotes(content)
     text: bytes | bytearray = content
     if escaped:
         text = bytearray(content)
         for at in escaped:
             text[at] = ord(" ")
-    skeleton = np.frombuffer(text.translate(None, _NOT_STRUCTURAL), dtype=np.uint8)
+    dropped = bytes(sorted(set(range(256)) - set(b'"' + kept)))
+    skeleton = np.frombuffer(text.translate(None, dropped), dtype=np.uint8)
     quote = skeleton == ord('"')
     inside = np.bitwise_xor.accumulate(quote.view(np.uint8))  # odd quotes so far: in a string
-    structural = skeleton[(inside == 0) & ~quote]
+    return skeleton[(inside == 0) & ~quote]
+
+
+def strict_json_depth(content: bytes) -> int:
+    """`max_depth` of a file msgspec read (valid, strict JSON), from its quotes and brackets.
+
+    Bytes that only Python's parser reads go through `max_depth`."""
+    structural = _outside_strings(content, b"[]{}")
     steps = np.where((structural == ord("[")) | (structural == ord("{")), 1, -1).astype(np.int32)
     return int(np.cumsum(steps).max()) if steps.size else 0
+
+
+def strict_json_colons(content: bytes) -> int:
+    """The colons outside strings of valid JSON in UTF-8: one per key written."""
+    return int(_outside_strings(content, b":").size)
 
 
 def whole_file_clean(content: bytes, csv: bool, *, finite: bool = False) -> bool:
@@ -187,7 +197,7 @@ def path_column(
         else:
             values = [
                 v.get(step, _ABSENT)
-                if v.__class__ is dict
+                if isinstance(v, dict)  # (a marked object too: `RepeatedKeys`)
                 else (v if v is _ABSENT or v is _BROKEN else _BROKEN)
                 for v in values
             ]
@@ -235,9 +245,16 @@ def _empties(values: list[Any], kinds: set[type]) -> int:
 
 
 def check_records(
-    spec: RecordSpec, name: str, records: Sequence[Any], clean: bool, report: ContractReport
+    spec: RecordSpec,
+    name: str,
+    records: Sequence[Any],
+    clean: bool,
+    report: ContractReport,
+    held: dict[int, tuple[str, str]] | None = None,
 ) -> None:
-    """Add one file's record problems and null counts to `report` (see the module)."""
+    """Add one file's record problems and null counts to `report` (see the module); `held`:
+    the records whose problem is already known (`contract.repeats_on_path`)."""
+    held = held or {}
     csv = spec.records == "csv"
     suspects: set[int] = set(range(len(records))) if not clean else set()
     if clean and not csv:
@@ -258,8 +275,8 @@ def check_records(
         key = f"{spec.files}:{path}"
         total, empty = report.fields.get(key, (0, 0))
         report.fields[key] = (total + len(records), empty + nulls[path])
-    for number in sorted(suspects):
-        problem = check_record(records[number], spec)
+    for number in sorted(suspects | held.keys()):
+        problem = held.get(number) or check_record(records[number], spec)
         if problem is not None:
             report.problems.append(RecordProblem(name, number + 1, *problem))
 
@@ -272,14 +289,18 @@ def check_document(
     report: ContractReport,
     *,
     finite: bool = False,
+    repeats: bool = True,
 ) -> None:
     """`contract.check_document`, column by column (one record spec per file: the first);
-    `finite` as for `whole_file_clean`."""
+    `finite` as for `whole_file_clean`; `repeats`: some object of the file may repeat a key
+    (`payload.RawFile.repeats_keys`), so every record is walked for one."""
     for spec in contract.records:
         if not fnmatch.fnmatchcase(name, spec.files):
             continue
         csv = spec.records == "csv"
         records = document if csv else list(walk(document, spec.records))
-        clean = whole_file_clean(content, csv, finite=finite)
-        check_records(spec, name, records, clean, report)
+        held = {} if csv or not repeats else repeats_on_path(document, spec.records)
+        report.records += len(records)
+        clean = not (repeats and not csv) and whole_file_clean(content, csv, finite=finite)
+        check_records(spec, name, records, clean, report, held)
         return

@@ -356,6 +356,12 @@ def _staged(
         report = check_contract(definition.contract, files)
         if report.missing:
             return Staged(f"contract: {'; '.join(report.missing)}")
+        cap = definition.caps.max_records
+        if report.records > cap:
+            return Staged(
+                f"the payload holds {report.records:,} records, past the cap of {cap:,} "
+                f"(limits.max_records of sources/definitions/{definition.name}.toml)"
+            )
         frames = parse(files)
     except PayloadError as error:
         return Staged(f"unreadable payload: {error}")
@@ -394,8 +400,9 @@ def check_contract(
         csv = spec.records == "csv"
         document = read_csv(raw, ()) if csv else load_json(raw)
         finite = not csv and raw.numbers_finite
+        repeats = not csv and raw.repeats_keys
         contract_screen.check_document(
-            contract, raw.name, document, raw.content, report, finite=finite
+            contract, raw.name, document, raw.content, report, finite=finite, repeats=repeats
         )
     return report
 

@@ -18,7 +18,8 @@ from typing import Any
 import msgspec
 import polars as pl
 
-from bench_pipeline.ingest.contract import MAX_DEPTH, TOO_DEEP
+from bench_pipeline.ingest.contract import MAX_DEPTH, TOO_DEEP, RepeatedKeys
+from bench_pipeline.ingest.contract_screen import strict_json_colons
 from bench_pipeline.ingest.validation import (
     FILE_COLUMN,
     PROBLEM_COLUMN,
@@ -49,27 +50,86 @@ class PayloadError(ValueError):
     """The payload cannot be read at all (malformed JSON, an HTML page, a missing column)."""
 
 
-def _read_json(raw: RawFile, *, fast: bool = True) -> tuple[Any, bool]:
-    """`_parse_json`, and whether msgspec read the file (see `RawFile.numbers_finite`).
+def _read_json(raw: RawFile, *, fast: bool = True) -> tuple[Any, bool, bool]:
+    """`_parse_json`, whether msgspec read the file (see `RawFile.numbers_finite`) and
+    whether some object of it may repeat a key (see `RawFile.repeats_keys`).
 
     `RawFile` calls it directly (as its cached `_json`): Python's parser then runs at the
     depth of the stack it ran at when `RawFile.document` called `_parse_json`, so a file
-    nested just below the recursion limit is still read whole, as before."""
+    nested just below the recursion limit is still read whole, as before. A file in which
+    some object repeats a key is read again, each such object marked (see `RepeatedKeys`):
+    whichever parser read it first, the same document comes out."""
+    document, finite = _parsed(raw, fast=fast)
+    repeats = _may_repeat_keys(raw.content, document)
+    if repeats:
+        document = _loads(raw, object_pairs_hook=_marking_repeats)
+    return document, finite, repeats
+
+
+def _parsed(raw: RawFile, *, fast: bool) -> tuple[Any, bool]:
     if fast:
         try:
             return _decoded_with_headroom(raw.content, FAST_PARSE_HEADROOM), True
         except (msgspec.DecodeError, RecursionError):
             pass
+    return _loads(raw), False
+
+
+def _loads(raw: RawFile, **options: Any) -> Any:
+    """Python's parser, with nesting too deep for it cut (see `_parse_json`)."""
     try:
         try:
-            return json.loads(raw.content), False
+            return json.loads(raw.content, **options)
         except RecursionError:
-            return json.loads(_cut_too_deep(raw, MAX_DEPTH + 4)), False
+            return json.loads(_cut_too_deep(raw, MAX_DEPTH + 4), **options)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         preview = raw.content[:60].decode("utf-8", "replace")
         raise PayloadError(
             f"{raw.name}: not valid JSON ({error}); starts with {preview!r}"
         ) from error
+
+
+def _marking_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """One object as both parsers build it (a repeated key keeps its last value at its first
+    place), marked as `RepeatedKeys` when some key came more than once."""
+    built = dict(pairs)
+    if len(built) == len(pairs):
+        return built
+    counts: dict[str, int] = {}
+    for key, _ in pairs:
+        counts[key] = counts.get(key, 0) + 1
+    return RepeatedKeys(built, repeated=tuple(k for k, n in counts.items() if n > 1))
+
+
+def _may_repeat_keys(content: bytes, document: Any) -> bool:
+    """False only when no object of the file repeats a key: the file's colons outside strings
+    (one per key written) are as many as the entries of the document's objects (one per
+    distinct key). Counted in C: the document written again by msgspec and both texts
+    screened for colons; a document msgspec cannot write (an integer past 64 bits, a lone
+    surrogate) is walked instead. A file in another encoding than UTF-8 is always read again."""
+    if not isinstance(document, dict | list):
+        return False
+    if json.detect_encoding(content[:4]) not in ("utf-8", "utf-8-sig"):
+        return True
+    written = strict_json_colons(content)
+    try:
+        entries = strict_json_colons(msgspec.json.encode(document))
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError, RecursionError):
+        entries = _entries(document)
+    return written != entries
+
+
+def _entries(document: Any) -> int:
+    """How many entries the document's objects hold, all together (walked with a stack)."""
+    count, stack = 0, [document]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            count += len(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return count
 
 
 @dataclass(frozen=True)
@@ -94,6 +154,12 @@ class RawFile:
         """True when `document` can hold no NaN or infinite number: msgspec read it, and it
         refuses both (only Python's parser, the fallback, reads them)."""
         return self._json[1]
+
+    @property
+    def repeats_keys(self) -> bool:
+        """False when no object of `document` repeats a key; True when some object may (each
+        one that does is a `RepeatedKeys`)."""
+        return self._json[2]
 
     _json = cached_property(_read_json)
 
@@ -229,7 +295,12 @@ def _parse_csv(raw: RawFile) -> tuple[list[dict[str, str | None]], frozenset[str
         rows = list(reader)
     except (UnicodeDecodeError, csv.Error) as error:
         raise PayloadError(f"{raw.name}: not a readable CSV ({error})") from error
-    header = frozenset(reader.fieldnames or ())  # a header without rows: a readable, empty file
+    names = list(reader.fieldnames or ())
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:  # a repeated column name: each row would keep its last cell silently
+        shown = ", ".join(repr(name) for name in repeated)
+        raise PayloadError(f"{raw.name}: column(s) {shown} appear more than once in the header")
+    header = frozenset(names)  # a header without rows: a readable, empty file
     records = [
         {k: (v if v != "" else None) for k, v in row.items() if k is not None} for row in rows
     ]

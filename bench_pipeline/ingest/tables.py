@@ -37,6 +37,10 @@ class TableSpec:
     required: tuple[str, ...] = ()
     dates: tuple[str, ...] = ()
     """Columns holding a date (or a `YYYY-MM-DD…` text) that cannot be after the run's day."""
+    within: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Column → (low, high) columns of its own interval: a value outside the interval the
+    same record gives for it (an Arena rating above its upper bound) says two things at once,
+    and its record is quarantined. A missing bound is not checked."""
 
     def schema(self) -> pa.DataFrameSchema:
         """The pandera schema run on the typed frame (types are already enforced by casting)."""
@@ -197,6 +201,7 @@ ARENA_RATINGS = TableSpec(
     key=("leaderboard", "category", "model_key"),
     required=("rating", "source_file"),
     dates=("published_on",),
+    within={"rating": ("rating_low", "rating_high")},
     checks={
         "rating": [pa.Check.in_range(0, 5000)],
         "votes": _non_negative(),

@@ -113,7 +113,31 @@ def _bound_failures(spec: TableSpec, typed: pl.DataFrame, today: date | None) ->
                     ).alias("reason"),
                 )
             )
+    parts += _interval_failures(spec, typed)
     return pl.concat(parts) if parts else pl.DataFrame(schema=FAILURE_SCHEMA)
+
+
+def _interval_failures(spec: TableSpec, typed: pl.DataFrame) -> list[pl.DataFrame]:
+    """Rows whose value lies outside the interval the same row gives for it (`spec.within`)."""
+    parts = []
+    for name, (low, high) in spec.within.items():
+        value = pl.col(name)
+        outside = ((value < pl.col(low)) | (value > pl.col(high))).fill_null(False)
+        parts.append(
+            typed.filter(outside).select(
+                ROW,
+                pl.lit(name).alias("field"),
+                pl.format(
+                    "{} outside its own interval [{}, {}] ({}, {})",
+                    value,
+                    pl.col(low),
+                    pl.col(high),
+                    pl.lit(low),
+                    pl.lit(high),
+                ).alias("reason"),
+            )
+        )
+    return parts
 
 
 def _check_columns(spec: TableSpec, staged: pl.DataFrame) -> None:

@@ -8,20 +8,66 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 import zipfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import IO
 
 import dagster as dg
 import httpx
 from pydantic import Field
 
 from bench_pipeline.core import settings
-from bench_pipeline.core.http import FetchError, get_with_retries
+from bench_pipeline.core.http import FetchError, PayloadTooLarge, get_with_retries, read_bounded
 from bench_pipeline.ingest.catalog import SourceDefinition
 from bench_pipeline.ingest.payload import RawFile
 
 FETCH_FAILURES = "fetch_failures.txt"
+CHUNK = 1024 * 1024
+
+
+class Budget:
+    """The bytes a payload may still take (the source's `limits.max_bytes`), shared by the
+    files of one fetch (and the threads fetching them)."""
+
+    def __init__(self, definition: SourceDefinition) -> None:
+        self.limit = definition.caps.max_bytes
+        self.where = f"limits.max_bytes of sources/definitions/{definition.name}.toml"
+        self.used = 0
+        self._lock = threading.Lock()
+
+    @property
+    def left(self) -> int:
+        return max(self.limit - self.used, 0)
+
+    def refused(self, what: str) -> PayloadTooLarge:
+        return PayloadTooLarge(
+            f"{what}: the payload passes its cap of {self.limit:,} bytes ({self.where}); "
+            "reading stopped there"
+        )
+
+    def read(self, stream: IO[bytes], what: str) -> bytes:
+        """The stream's bytes, read a chunk at a time while the payload stays in its cap."""
+        try:
+            content = read_bounded(_chunks(stream), self.left, what)
+        except PayloadTooLarge as error:
+            raise self.refused(what) from error
+        return self.spend(content, what)
+
+    def spend(self, content: bytes, what: str) -> bytes:
+        with self._lock:
+            self.used += len(content)
+            over = self.used > self.limit
+        if over:
+            raise self.refused(what)
+        return content
+
+
+def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
+    while chunk := stream.read(CHUNK):
+        yield chunk
 
 
 class SourceClient(dg.ConfigurableResource):
@@ -51,11 +97,13 @@ class RecordedSnapshotClient(SourceClient):
         folder = root / definition.name
         if not folder.is_dir():
             raise FetchError(f"no snapshot folder {folder}")
-        files = [
-            RawFile(name=path.relative_to(folder).as_posix(), content=path.read_bytes())
-            for path in sorted(folder.rglob("*"))
-            if path.is_file() and not path.name.startswith(".")
-        ]
+        budget = Budget(definition)
+        files = []
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and not path.name.startswith("."):
+                name = path.relative_to(folder).as_posix()
+                with path.open("rb") as stream:
+                    files.append(RawFile(name=name, content=budget.read(stream, str(path))))
         if not files:
             raise FetchError(f"snapshot folder {folder} is empty")
         return files
@@ -90,48 +138,85 @@ class LiveHttpClient(SourceClient):
         parsed = httpx.URL(url)
         return str(httpx.URL(self.base_url.rstrip("/") + parsed.raw_path.decode()))
 
-    def _get(self, client: httpx.Client, url: str) -> bytes:
-        response = get_with_retries(
-            client,
-            self._url(url),
-            max_retries=self.max_retries,
-            backoff_base=self.backoff_base_seconds,
-        )
-        return response.content
+    def _get(self, client: httpx.Client, url: str, budget: Budget) -> bytes:
+        """The body of `url`, streamed within what the payload's cap leaves."""
+        try:
+            response = get_with_retries(
+                client,
+                self._url(url),
+                max_retries=self.max_retries,
+                backoff_base=self.backoff_base_seconds,
+                max_bytes=budget.left,
+            )
+        except PayloadTooLarge as error:
+            raise budget.refused(error.what) from error
+        return budget.spend(response.content, f"GET {url}")
 
     def fetch(self, definition: SourceDefinition) -> list[RawFile]:
         live = definition.live
         headers = {"User-Agent": "bench-pipeline (+https://github.com/)"}
+        budget = Budget(definition)
         with httpx.Client(
             timeout=self.timeout_seconds, headers=headers, follow_redirects=True
         ) as client:
             if live.kind == "files":
-                return [RawFile(name, self._get(client, url)) for name, url in live.urls.items()]
+                return [
+                    RawFile(name, self._get(client, url, budget)) for name, url in live.urls.items()
+                ]
             if live.kind == "zip":
-                return self._zip_members(self._get(client, live.zip_url or ""), live.zip_members)
-            return self._endpoints(client, live.models_url or "", live.endpoints_url or "")
+                archive = self._get(client, live.zip_url or "", budget)
+                return self._zip_members(archive, live.zip_members, Budget(definition))
+            return self._endpoints(
+                client, live.models_url or "", live.endpoints_url or "", definition, budget
+            )
 
     @staticmethod
-    def _zip_members(content: bytes, members: list[str]) -> list[RawFile]:
+    def _zip_members(content: bytes, members: list[str], budget: Budget) -> list[RawFile]:
+        """The named members, each unpacked through `budget` (the sizes an archive declares
+        are not trusted: a member is read until the cap, whatever it claims)."""
         try:
             archive = zipfile.ZipFile(io.BytesIO(content))
         except zipfile.BadZipFile as error:
             raise FetchError(f"download is not a zip archive: {error}") from error
         by_name = {Path(info.filename).name: info for info in archive.infolist()}
-        return [RawFile(name, archive.read(by_name[name])) for name in members if name in by_name]
+        files = []
+        for name in members:
+            if name in by_name:
+                try:
+                    with archive.open(by_name[name]) as stream:
+                        files.append(RawFile(name, budget.read(stream, f"zip member {name}")))
+                except (zipfile.BadZipFile, EOFError, ValueError, OSError) as error:
+                    raise FetchError(f"zip member {name} unreadable: {error}") from error
+        return files
 
-    def _endpoints(self, client: httpx.Client, models_url: str, template: str) -> list[RawFile]:
+    def _endpoints(
+        self,
+        client: httpx.Client,
+        models_url: str,
+        template: str,
+        definition: SourceDefinition,
+        budget: Budget,
+    ) -> list[RawFile]:
         try:
-            models = json.loads(self._get(client, models_url))["data"]
+            models = json.loads(self._get(client, models_url, budget))["data"]
             slugs = [m.get("canonical_slug") or m["id"] for m in models]
         except (ValueError, KeyError, TypeError) as error:
             raise FetchError(f"model list unreadable: {error}") from error
         slugs = slugs[: self.max_models] if self.max_models is not None else slugs
+        cap = definition.caps.models
+        if len(slugs) > cap:  # before any request: each model is one request
+            raise FetchError(
+                f"the model list names {len(slugs):,} models, past the cap of {cap:,} "
+                f"(limits.max_models of sources/definitions/{definition.name}.toml); no "
+                "endpoint was requested"
+            )
 
         def one(slug: str) -> bytes | FetchError:
-            # One model's failure must not cost every other model's data.
+            # One model's failure must not cost every other model's data; the cap ends all.
             try:
-                return self._get(client, template.format(slug=slug))
+                return self._get(client, template.format(slug=slug), budget)
+            except PayloadTooLarge:
+                raise
             except FetchError as error:
                 return error
 
