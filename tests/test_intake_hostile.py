@@ -20,9 +20,9 @@ from typing import Any
 
 import duckdb
 import pytest
+from signing import SECRETS, SUBMITTER, register, signed_json
 from stages import database_of, materialize_in, materialize_recorded, simulated_runs
 from test_hostile_values import HOSTILE_JSON, MARK
-from signing import SECRETS, SUBMITTER, register, signed_json
 from test_submissions import for_bank, valid
 
 from bench_pipeline.assets.grading import reviews
@@ -30,8 +30,8 @@ from bench_pipeline.assets.release import release_dataset
 from bench_pipeline.assets.runs import submitted_runs
 from bench_pipeline.assets.scores import usecase_board_asset
 from bench_pipeline.core import settings
-from bench_pipeline.runs.submitters import signature
 from bench_pipeline.release.verify import verify_latest
+from bench_pipeline.runs.submitters import signature
 from bench_pipeline.taskbank import load_bank
 
 pytestmark = pytest.mark.assets

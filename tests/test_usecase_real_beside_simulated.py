@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import html
-import json
 import re
 from datetime import UTC, datetime, timedelta
 
