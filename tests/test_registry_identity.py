@@ -154,16 +154,25 @@ def test_review_queue_lists_unmatched_with_nearest_candidates(recorded_warehouse
     assert eu.accept_line().startswith('"models_dev:amazon-bedrock/eu.anthropic')
 
 
-def test_an_accept_line_is_enough_to_accept_a_match(tmp_path: Path) -> None:
+def test_an_accept_line_is_enough_to_accept_a_match(recorded_warehouse, tmp_path: Path) -> None:
+    """The queue's line, once a person fills in who, when and why, is a reviewed row; left
+    as printed it is refused."""
+    item = next(i for i in review_queue(recorded_warehouse, "models_dev") if i.kind == "unmatched")
     source = (settings.sources_dir() / "aliases.toml").read_text()
     path = tmp_path / "aliases.toml"
-    path.write_text(
-        source.replace(
-            "[accept]\n", '[accept]\n"models_dev:venice/claude-opus-4-6-fast" = "x/y"\n', 1
-        )
+    path.write_text(source.replace("[accept]\n", f"[accept]\n{item.accept_line()}\n", 1))
+    with pytest.raises(ValueError, match="lacks field 'reviewed_by'"):
+        AliasFile.load(path)
+    filled = (
+        item.accept_line()
+        .replace('reviewed_by = ""', 'reviewed_by = "A. Reviewer"')
+        .replace("YYYY-MM-DD", "2026-12-06")
+        .replace('why = ""', 'why = "the lab lists both ids for one model"')
     )
-    entry = AliasFile.load(path).entries[("models_dev", "venice/claude-opus-4-6-fast")]
-    assert entry.model_id == "x/y"
+    path.write_text(source.replace("[accept]\n", f"[accept]\n{filled}\n", 1))
+    entry = AliasFile.load(path).entries[(item.source, item.key)]
+    assert entry.model_id == (item.nearest[0] if item.nearest else "MODEL_ID")
+    assert entry.evidence.startswith("reviewed alias table: A. Reviewer, 2026-12-06")
 
 
 # --- impostors, through ingestion, the registry, the indices and market data ---------------

@@ -8,14 +8,16 @@ models.dev (`lab`), a host's or reseller's copy (`host`), or a publisher of scor
 
 from __future__ import annotations
 
+from collections import defaultdict
 from decimal import Decimal
 
 import duckdb
 
 from bench_pipeline.core.allocation import without_collector
-from bench_pipeline.registry.forms import unwrap_host_id
+from bench_pipeline.registry.forms import LATEST, id_forms, unwrap_host_id
 from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.matching import AliasFile, Candidate
+from bench_pipeline.registry.text import normalise_name, split_name
 
 MIRROR = "openrouter"
 """models.dev's provider that mirrors OpenRouter: every listing of it is a host's."""
@@ -54,14 +56,21 @@ def catalogue_labs(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> Labs:
 
 
 def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
-    """Plain ids are catalogue listings; `:free`/`:batch` and `~…-latest` are variants."""
+    """Plain ids are catalogue listings; `:free`/`:batch` and `~…-latest` are variants.
+
+    A catalogue listing carries the ids OpenRouter states for it: its own, its
+    `canonical_slug` (often the lab's dated id) and the repository name of the
+    `hugging_face_id` weights it serves (`Qwen/Qwen2.5-72B-Instruct`), which a lab-scoped
+    listing of the same weights names."""
     rows = conn.execute(  # rates as text, as `models_dev` reads them
         "SELECT model_id, canonical_slug, name, alias_target, created_at, "
         "CAST(prompt_usd_per_m AS VARCHAR), CAST(completion_usd_per_m AS VARCHAR), "
-        "variable_pricing FROM openrouter_models ORDER BY model_id"
+        "variable_pricing, hugging_face_id FROM openrouter_models ORDER BY model_id"
     ).fetchall()
     candidates = []
-    for model_id, canonical, name, alias_target, created, prompt, completion, variable in rows:
+    for model_id, canonical, name, alias_target, created, prompt, completion, variable, weights in (
+        rows
+    ):
         base = model_id.split(":", 1)[0]
         variant = base != model_id or model_id.startswith("~")
         author = model_id.lstrip("~").split("/", 1)[0]
@@ -70,7 +79,11 @@ def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
         api_ids = (
             ()
             if variant
-            else tuple(dict.fromkeys(i.split("/", 1)[-1] for i in (model_id, canonical) if i))
+            else one_date(
+                tuple(
+                    dict.fromkeys(i.split("/", 1)[-1] for i in (model_id, canonical, weights) if i)
+                )
+            )
         )
         candidates.append(
             Candidate(
@@ -133,7 +146,46 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs, hosts: bool = True) 
                 _price(prompt, completion) if own else None,  # price
             )
         )
-    return candidates
+    return _pointed(candidates)
+
+
+def one_date(api_ids: tuple[str, ...]) -> tuple[str, ...]:
+    """A listing's ids without any that would give one of them a second date (an id dated
+    one day and a canonical slug dated another): the first-named date stands."""
+    dates: dict[str, str] = {}
+    kept = []
+    for api_id in api_ids:
+        forms = id_forms(api_id)
+        if forms.undated is not None and forms.date != LATEST:
+            if dates.setdefault(forms.undated, forms.date or "") != (forms.date or ""):
+                continue
+        kept.append(api_id)
+    return tuple(kept)
+
+
+def _pointed(candidates: list[Candidate]) -> list[Candidate]:
+    """A lab's own `(latest)` listing with the one dated id it points at.
+
+    models.dev names a lab's moving pointer "N (latest)" (`claude-opus-4-5`, "Claude Opus
+    4.5 (latest)") and the dated snapshot it serves "N" (`claude-opus-4-5-20251101`). Where
+    the lab's own listings hold exactly one dated id named N, the pointer's listing carries
+    that id too: the lab's word that the two are one model. Never more than one date."""
+    dated: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for candidate in candidates:
+        if candidate.role == "lab" and candidate.name and id_forms(candidate.key).undated:
+            if id_forms(candidate.key).date != LATEST and not split_name(candidate.name)[1]:
+                provider = candidate.key.split("/", 1)[0]
+                dated[(provider, normalise_name(candidate.name))].append(candidate.api_ids[0])
+    pointed = []
+    for candidate in candidates:
+        base, tail = split_name(candidate.name or "")
+        if candidate.role == "lab" and tail == LATEST:
+            found = dated.get((candidate.key.split("/", 1)[0], normalise_name(base)), [])
+            if len(found) == 1 and found[0] not in candidate.api_ids:
+                ids = (*candidate.api_ids, *found)
+                candidate = Candidate(**{**vars(candidate), "api_ids": ids})
+        pointed.append(candidate)
+    return pointed
 
 
 def _unwrap(model: str, provider: str | None, lab: str | None) -> tuple[str, ...]:
@@ -143,14 +195,16 @@ def _unwrap(model: str, provider: str | None, lab: str | None) -> tuple[str, ...
 
 
 def epoch(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> list[Candidate]:
-    """Model versions that hold scores, named by Epoch's display name where it has one."""
+    """Model versions that hold scores, named by Epoch's display name where it has one, else
+    by the version itself. Epoch's "Model name" is a family ("Gemini 1.5 Pro" for `-001` and
+    `-002`): kept as the listing's family, never its name."""
     rows = conn.execute(
-        "SELECT DISTINCT r.model_version, coalesce(m.display_name, m.model_name), "
+        "SELECT DISTINCT r.model_version, m.display_name, m.model_name, "
         "coalesce(r.organization, m.organization) FROM evaluation_rows r "
         "LEFT JOIN epoch_models m USING (model_version) ORDER BY r.model_version"
     ).fetchall()
     candidates = []
-    for version, display, organization in rows:
+    for version, display, family, organization in rows:
         base, settings = aliases.split_settings("epoch", version)
         candidates.append(
             Candidate(
@@ -163,6 +217,7 @@ def epoch(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> li
                 lab=labs.lab(organization),
                 role="score",
                 api_ids=(base, *_unwrap(base, None, labs.lab(organization))),
+                family=family,
             )
         )
     return candidates
