@@ -427,8 +427,12 @@ class _Index:
         name = candidate.family if candidate.family else candidate.name
         if candidate.lab is None or not name:
             return None
-        found = self.by_name.get((candidate.lab, normalise_name(name)), _NONE)
-        return next(iter(found)) if len(found) == 1 else None
+        normalised = normalise_name(name)
+        found = self.by_name.get((candidate.lab, normalised), _NONE)
+        if len(found) == 1:
+            return next(iter(found))
+        plain = [m for m in found if "" in self.tails[(candidate.lab, normalised, m)]]
+        return plain[0] if len(plain) == 1 else None
 
 
 STAGES = ("preview", "exp")
