@@ -30,6 +30,7 @@ from bench_pipeline.registry.review import (
     score_gold,
 )
 from bench_pipeline.registry.text import normalise_name, skeleton
+from bench_pipeline.site.build import build_site, latest_release
 
 pytestmark = pytest.mark.assets
 
@@ -183,6 +184,9 @@ IMPOSTORS = {
     "OpenAI/GPT-4o": ("openai/gpt-4o", "letter case"),
     "openai/gpt-4\u043e": ("openai/gpt-4o", "look-alike letters"),  # Cyrillic о
     "openai/gpt-\u200b4o": ("openai/gpt-4o", "invisible characters"),
+    # Issue 38: these would take the page `models/openai-gpt-4o.html` from the real GPT-4o.
+    "openai-/gpt-4o": ("openai/gpt-4o", "only by punctuation"),
+    "openai/gpt_4o": ("openai/gpt-4o", "only by punctuation"),
 }
 
 
@@ -210,6 +214,20 @@ def with_impostors(tmp_path_factory: pytest.TempPathFactory):
     reader = duckdb.connect(str(database), read_only=True)
     yield reader
     reader.close()
+
+
+def test_no_impostor_takes_the_real_models_page(with_impostors, tmp_path: Path) -> None:
+    """The site built from the release with the impostors: each real model keeps its page,
+    and no two models share one."""
+    database = Path(with_impostors.execute("SELECT path FROM duckdb_databases()").fetchone()[0])
+    releases = database.parent.parent / "build" / "releases"
+    site = tmp_path / "site"
+    build_site(latest_release(releases), site, releases)
+    page = (site / "models" / "openai-gpt-4o.html").read_text("utf-8")
+    assert "<code>openai/gpt-4o</code>" in page and "Totally Unrelated Model" not in page
+    models = [r[0] for r in with_impostors.execute("SELECT model_id FROM models").fetchall()]
+    pages = list((site / "models").glob("*.html"))
+    assert len(pages) >= len(models) and len({p.name for p in pages}) == len(pages)
 
 
 def _facts(conn: duckdb.DuckDBPyConnection, model_id: str) -> dict:

@@ -164,9 +164,18 @@ candidates = st.builds(
     role=st.sampled_from(["catalogue", "variant", "lab", "host", "score"]),
     api_ids=st.lists(
         st.sampled_from(
-            ["gpt-4o", "gpt-4o-2024-05-13", "gpt-4o-2024-08-06", "gpt-4-0314", "gpt-4-0613",
-             "gemini-1.5-pro-001", "gemini-1.5-pro-002", "claude-opus-4-5"]
-        ) | text,
+            [
+                "gpt-4o",
+                "gpt-4o-2024-05-13",
+                "gpt-4o-2024-08-06",
+                "gpt-4-0314",
+                "gpt-4-0613",
+                "gemini-1.5-pro-001",
+                "gemini-1.5-pro-002",
+                "claude-opus-4-5",
+            ]
+        )
+        | text,
         max_size=2,
     ).map(tuple),
     host=st.none() | st.just("bedrock"),

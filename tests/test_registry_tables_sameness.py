@@ -58,7 +58,7 @@ def old_build_registry(candidates: list[Candidate], aliases: AliasFile) -> Regis
             reason = found.reason or f"the alias file names {found.model_id!r}, no model"
             registry.unmatched.append(matching._unmatched(candidate, None, reason))
             continue
-        registry.aliases.append(matching._alias(candidate, found.model_id, found.method, aliases))
+        registry.aliases.append(matching._alias(candidate, found, aliases))
     matching._disambiguate_names(registry)
     return registry
 
@@ -80,11 +80,12 @@ def old_frames(registry: Registry) -> dict[str, pl.DataFrame]:
                     "method": a.method, "name": a.name,
                     "settings": json.dumps(dict(a.settings), sort_keys=True)
                     if a.settings else None,
-                    "host": a.host,
+                    "host": a.host, "evidence": a.evidence,
                 }
                 for a in registry.aliases
             ],
-            ["source", "source_key", "model_id", "method", "name", "settings", "host"],
+            ["source", "source_key", "model_id", "method", "name", "settings", "host",
+             "evidence"],
         ),
         "unmatched_models": _old_frame(
             [

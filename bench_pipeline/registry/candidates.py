@@ -68,9 +68,17 @@ def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
         "variable_pricing, hugging_face_id FROM openrouter_models ORDER BY model_id"
     ).fetchall()
     candidates = []
-    for model_id, canonical, name, alias_target, created, prompt, completion, variable, weights in (
-        rows
-    ):
+    for (
+        model_id,
+        canonical,
+        name,
+        alias_target,
+        created,
+        prompt,
+        completion,
+        variable,
+        weights,
+    ) in rows:
         base = model_id.split(":", 1)[0]
         variant = base != model_id or model_id.startswith("~")
         author = model_id.lstrip("~").split("/", 1)[0]

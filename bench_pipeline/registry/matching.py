@@ -363,7 +363,7 @@ class _Index:
             return _Found(next(iter(found)), "provider_id", evidence=f"same provider id {held}")
         return _Found(None, reason="provider id names several models") if found else _NOTHING
 
-    def _forms(self, lab: str | None, form: str) -> set[str]:
+    def _forms(self, lab: str | None, form: str) -> set[str] | frozenset[str]:
         if lab is None:
             return self.forms_any_lab.get(form, _NONE)
         return self.by_form.get((lab, form), _NONE)
@@ -850,12 +850,11 @@ def _punctuation_variants(
         for i in c.api_ids
     }  # fmt: skip
     kept = []
-    for shape, group in groups.items():
+    for group in groups.values():
         if len(group) == 1:
             kept.extend(group)
             continue
-        plain = [c for c in group if PLAIN_ID.fullmatch(c.key)]
-        owner = plain[0] if len(plain) == 1 else _slug_owner(group, shape, witnesses)
+        owner = _page_owner(group, witnesses)
         for candidate in group:
             if candidate is owner or _chosen(candidate, aliases):
                 kept.append(candidate)
@@ -870,6 +869,21 @@ def _punctuation_variants(
                 )
             )  # fmt: skip
     return kept
+
+
+def _page_owner(group: list[Candidate], witnesses: set[tuple[str | None, str]]) -> Candidate | None:
+    """Of ids that differ only by punctuation, the one written plainly; of several, the
+    one other sources name, then the one listed first; None when nothing tells them apart."""
+    plain = [c for c in group if PLAIN_ID.fullmatch(c.key)] or group
+    if len(plain) == 1:
+        return plain[0]
+    confirmed = [c for c in plain if _witnessed(c, witnesses)]
+    if len(confirmed) == 1:
+        return confirmed[0]
+    dated = sorted((c.listed_at, c.key) for c in plain if c.listed_at)
+    if len(dated) == len(plain) and dated[0][0] != dated[1][0]:
+        return next(c for c in plain if c.key == dated[0][1])
+    return None
 
 
 def _witnessed(candidate: Candidate, witnesses: set[tuple[str | None, str]]) -> bool:

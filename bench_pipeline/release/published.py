@@ -283,8 +283,12 @@ MODEL_ALIASES_COLUMNS = (
     c("name", "string", "The name the source gives it."),
     c("host", "string", "The host or reseller listing it (models.dev provider), if not the lab."),
     c("method", "string", "How it was matched: alias_file, provider_id, normalised_name, new."),
-    c("evidence", "string", "What the match rests on: the id or name shared, or the reviewed "
-      "alias table row (who reviewed it, when, why)."),
+    c(
+        "evidence",
+        "string",
+        "What the match rests on: the id or name shared, or the reviewed "
+        "alias table row (who reviewed it, when, why).",
+    ),
 )
 SOURCE_RUNS_COLUMNS = (
     c("source", "string", "The source."),
