@@ -179,7 +179,6 @@ candidates = st.builds(
         max_size=2,
     ).map(tuple),
     host=st.none() | st.just("bedrock"),
-    price=st.none() | st.sampled_from([("1", "2"), ("3", "4")]),
 ).filter(lambda c: one_date_each(c.api_ids))
 
 

@@ -106,7 +106,7 @@ def catalogue(model_id: str, name: str, listed_at: str = "2025-01-01") -> Candid
     author, slug = model_id.split("/", 1)
     return Candidate(
         "openrouter_models", model_id, name, (model_id,), author, lab=author.lower(),
-        role="catalogue", api_ids=(slug,), price=("1", "2"), listed_at=listed_at,
+        role="catalogue", api_ids=(slug,), listed_at=listed_at,
     )  # fmt: skip
 
 

@@ -25,9 +25,11 @@ def _connection() -> Iterator[duckdb.DuckDBPyConnection]:
         yield conn
 
 
-def unmatched(source: str | None, limit: int | None, out: TextIO = sys.stdout) -> int:
+def unmatched(source: str | None, limit: int | None, out: TextIO | None = None) -> int:
     """Print the review queue: impostors held back, then unmatched listings, each with its
-    nearest models and the alias-file line that would accept the first."""
+    nearest models and the alias-table line that would accept the first (to `out`, else the
+    standard output at the time of the call)."""
+    out = out or sys.stdout
     from bench_pipeline.registry.review import review_queue
 
     with _connection() as conn:
@@ -44,10 +46,11 @@ def unmatched(source: str | None, limit: int | None, out: TextIO = sys.stdout) -
     return 0
 
 
-def report(gold: Path, out: TextIO = sys.stdout) -> int:
+def report(gold: Path, out: TextIO | None = None) -> int:
     """Print precision and recall on the gold file, where the ranked index models sit, and
     the dated-snapshot and family-name merges the registry refused; exit 1 when a must-not
     pair was merged."""
+    out = out or sys.stdout
     from bench_pipeline.registry.review import (
         index_placement,
         load_gold,

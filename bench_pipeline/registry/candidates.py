@@ -9,7 +9,6 @@ models.dev (`lab`), a host's or reseller's copy (`host`), or a publisher of scor
 from __future__ import annotations
 
 from collections import defaultdict
-from decimal import Decimal
 
 import duckdb
 
@@ -28,15 +27,6 @@ def _display_name(name: str | None) -> str | None:
     if name and ": " in name:
         return name.split(": ", 1)[1]
     return name
-
-
-def _price(
-    prompt: Decimal | str | None, completion: Decimal | str | None
-) -> tuple[str, str] | None:
-    """Both rates in their shortest decimal spelling; a rate may come as its exact text."""
-    if prompt is None or completion is None:
-        return None
-    return (str(Decimal(prompt).normalize()), str(Decimal(completion).normalize()))
 
 
 def catalogue_labs(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> Labs:
@@ -62,23 +52,12 @@ def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
     `canonical_slug` (often the lab's dated id) and the repository name of the
     `hugging_face_id` weights it serves (`Qwen/Qwen2.5-72B-Instruct`), which a lab-scoped
     listing of the same weights names."""
-    rows = conn.execute(  # rates as text, as `models_dev` reads them
-        "SELECT model_id, canonical_slug, name, alias_target, created_at, "
-        "CAST(prompt_usd_per_m AS VARCHAR), CAST(completion_usd_per_m AS VARCHAR), "
-        "variable_pricing, hugging_face_id FROM openrouter_models ORDER BY model_id"
+    rows = conn.execute(
+        "SELECT model_id, canonical_slug, name, alias_target, created_at, hugging_face_id "
+        "FROM openrouter_models ORDER BY model_id"
     ).fetchall()
     candidates = []
-    for (
-        model_id,
-        canonical,
-        name,
-        alias_target,
-        created,
-        prompt,
-        completion,
-        variable,
-        weights,
-    ) in rows:
+    for model_id, canonical, name, alias_target, created, weights in rows:
         base = model_id.split(":", 1)[0]
         variant = base != model_id or model_id.startswith("~")
         author = model_id.lstrip("~").split("/", 1)[0]
@@ -103,7 +82,6 @@ def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
                 lab=labs.lab(author),
                 role="variant" if variant else "catalogue",
                 api_ids=api_ids,
-                price=None if variable else _price(prompt, completion),
                 listed_at=created.isoformat() if created else None,
             )
         )
@@ -114,22 +92,18 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs, hosts: bool = True) 
     """A lab's own listing, or (unless not `hosts`) a host's copy whose id names the lab's
     model."""
     providers = conn.execute("SELECT DISTINCT provider_id FROM modelsdev_models").fetchall()
-    # Only a lab's own listing reads its provider's name and rates, and only a provider that
-    # `may_own` has one: the hosts' (most rows) are never turned into Python text. Rates as
-    # their exact text: DuckDB makes a Python Decimal of a DECIMAL value about as slowly as
-    # the rest of the row together, and `_price` reads either alike.
+    # Only a lab's own listing reads its provider's name, and only a provider that `may_own`
+    # has one: the hosts' (most rows) are never turned into Python text.
     owners = [p for (p,) in providers if p != MIRROR and labs.may_own(p)]
     rows = conn.execute(
         "SELECT provider_id, model_id, name, family, "
-        "CASE WHEN own THEN provider_name END, "
-        "CASE WHEN own THEN CAST(input_usd_per_m AS VARCHAR) END, "
-        "CASE WHEN own THEN CAST(output_usd_per_m AS VARCHAR) END "
+        "CASE WHEN own THEN provider_name END "
         "FROM (SELECT *, list_contains(?::VARCHAR[], provider_id) AS own FROM modelsdev_models) "
         "ORDER BY provider_id, model_id",
         [owners],
     ).fetchall()
     candidates = []
-    for provider, model, name, family, provider_name, prompt, completion in rows:
+    for provider, model, name, family, provider_name in rows:
         lab, own = labs.listing_lab(provider, model, family)
         if provider == MIRROR:
             lab, own = labs.lab(model.split("/", 1)[0]) if "/" in model else lab, False
@@ -137,8 +111,7 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs, hosts: bool = True) 
             continue
         unwrapped = (model,) if own else _unwrap(model, provider, lab)
         # Fields by position (keywords cost as much as making the candidate, for every
-        # models.dev row). Matching reads only a lab's own price (`_dated_prices`,
-        # `_Index.add`): a host's is never worked out.
+        # models.dev row).
         candidates.append(
             Candidate(
                 "models_dev",  # source
@@ -151,7 +124,6 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs, hosts: bool = True) 
                 "lab" if own else "host",  # role
                 unwrapped,  # api_ids
                 None if own else provider,  # host
-                _price(prompt, completion) if own else None,  # price
             )
         )
     return _pointed(candidates)

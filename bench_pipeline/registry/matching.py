@@ -57,7 +57,6 @@ from bench_pipeline.registry.text import (
 Method = Literal["alias_file", "provider_id", "normalised_name", "new"]
 RefusalKind = Literal["dated_snapshot", "family_name"]
 Role = Literal["catalogue", "variant", "lab", "host", "score"]
-Price = tuple[str, str]
 
 __all__ = [
     "AliasFile",
@@ -87,8 +86,6 @@ class Candidate:
         lab: the lab that made it, as a lab key; None when no source says.
         role: catalogue, variant, lab (the lab's own listing), host or score.
         host: the host or reseller listing it (models.dev provider), if not the lab.
-        price: (input, output) USD per 1M tokens as the listing states them; read only
-            for catalogue and lab listings (others may leave it None).
         listed_at: when the catalogue first listed it (ISO), for slug clashes.
         family: a family-level name the source gives it (Epoch AI's "Model name"): shown,
             never matched on.
@@ -104,7 +101,6 @@ class Candidate:
     role: Role = "score"
     api_ids: tuple[str, ...] = ()
     host: str | None = None
-    price: Price | None = None
     listed_at: str | None = None
     family: str | None = None
 
@@ -289,7 +285,6 @@ class _Found(NamedTuple):
 
 _NOTHING = _Found(None)
 _NONE: frozenset[str] = frozenset()
-_NO_PRICES: frozenset[Price] = frozenset()
 
 
 class _Index:
