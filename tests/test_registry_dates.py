@@ -71,6 +71,10 @@ SPLIT_BEFORE = {
     # Effort variants: one rule for GPT-5.1 and GPT-5.2 alike.
     "openai/gpt-5.1": [("arena", "gpt-5.1-high"), ("epoch", "gpt-5.1-2025-11-13_high")],
     "openai/gpt-5.2": [("arena", "gpt-5.2-high"), ("epoch", "gpt-5.2-2025-12-11_high")],
+    "openai/o3-mini": [
+        ("openrouter_models", "openai/o3-mini-high"), ("arena", "o3-mini-high"),
+        ("openrouter_models", "openai/o3-mini-high:batch"), ("epoch", "o3-mini-2025-01-31_high"),
+    ],
 }  # fmt: skip
 
 
@@ -112,7 +116,7 @@ def test_one_model_the_old_rules_split_is_one_row(warehouse, model_id) -> None:
         "SELECT count(*) FROM market WHERE model_id = ? AND blended_price_usd_per_1m IS NOT NULL",
         [model_id],
     ).fetchone()[0]
-    if model_id.count("/") == 1:  # an OpenRouter model
+    if "/" in model_id:  # an OpenRouter model
         assert priced == 1, model_id
     assert warehouse.execute(
         "SELECT count(*) FROM evaluation_scores WHERE model_id = ?", [model_id]
@@ -228,6 +232,8 @@ EXAMPLES = [
     ("LMArena's \"Qwen3-Max\" for `qwen3-max-preview`", ("arena", "qwen3-max-preview"), None),
     ("LMArena's `gpt-5.1-high` is GPT-5.1", ("arena", "gpt-5.1-high"), "openai/gpt-5.1"),
     ("`gpt-5.2-high` is GPT-5.2", ("arena", "gpt-5.2-high"), "openai/gpt-5.2"),
+    ("OpenRouter's `openai/o3-mini-high` is `openai/o3-mini` at high effort",
+     ("openrouter_models", "openai/o3-mini-high"), "openai/o3-mini"),
 ]  # fmt: skip
 
 

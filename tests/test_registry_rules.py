@@ -254,6 +254,9 @@ def test_effort_and_thinking_variants_follow_one_rule_in_every_source() -> None:
     assert aliases.split_settings("arena", "qwen3-235b-a22b-no-thinking") == (
         "qwen3-235b-a22b", {"thinking": "no-thinking"},
     )  # fmt: skip
+    assert aliases.split_settings("openrouter_models", "openai/o3-mini-high") == (
+        "openai/o3-mini", {"effort": "high"},
+    )  # fmt: skip
     assert aliases.split_settings("arena", "kimi-k2-thinking") == ("kimi-k2-thinking", {})
     assert aliases.split_settings("arena", "mistral-medium") == ("mistral-medium", {})
 

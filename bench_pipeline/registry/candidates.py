@@ -18,6 +18,7 @@ from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.matching import AliasFile, Candidate
 from bench_pipeline.registry.text import normalise_name, split_name
 
+SOURCE = "openrouter_models"
 MIRROR = "openrouter"
 """models.dev's provider that mirrors OpenRouter: every listing of it is a host's."""
 
@@ -45,8 +46,12 @@ def catalogue_labs(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> Labs:
     return aliases.labs.with_catalogue(authors, mirror)
 
 
-def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
-    """Plain ids are catalogue listings; `:free`/`:batch` and `~…-latest` are variants.
+def openrouter(
+    conn: duckdb.DuckDBPyConnection, labs: Labs, aliases: AliasFile | None = None
+) -> list[Candidate]:
+    """Plain ids are catalogue listings; `:free`/`:batch` and `~…-latest` are variants, and so
+    is an id that is another listed id with a declared effort suffix (`openai/o3-mini-high`
+    is `openai/o3-mini` at high effort: the one rule for effort in every source).
 
     A catalogue listing carries the ids OpenRouter states for it: its own, its
     `canonical_slug` (often the lab's dated id) and the repository name of the
@@ -56,6 +61,7 @@ def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
         "SELECT model_id, canonical_slug, name, alias_target, created_at, hugging_face_id "
         "FROM openrouter_models ORDER BY model_id"
     ).fetchall()
+    listed = {row[0] for row in rows}
     candidates = []
     for model_id, canonical, name, alias_target, created, weights in rows:
         base = model_id.split(":", 1)[0]
@@ -63,6 +69,11 @@ def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
         author = model_id.lstrip("~").split("/", 1)[0]
         targets = [base] if base != model_id else []
         targets += [i for i in (alias_target, canonical) if i and i != model_id]
+        setup, settings = (
+            aliases.split_settings(SOURCE, model_id) if aliases and not variant else (base, {})
+        )
+        if settings and setup in listed:  # the listed model at an effort: its variant
+            variant, targets = True, [setup, model_id]
         api_ids = (
             ()
             if variant
@@ -80,6 +91,7 @@ def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
                 provider_ids=tuple(dict.fromkeys(targets)) if variant else (model_id,),
                 organization=author,
                 lab=labs.lab(author),
+                settings=settings,
                 role="variant" if variant else "catalogue",
                 api_ids=api_ids,
                 listed_at=created.isoformat() if created else None,
@@ -258,7 +270,7 @@ def all_candidates(
     """
     labs = labs if labs is not None else catalogue_labs(conn, aliases)
     return [
-        *openrouter(conn, labs),
+        *openrouter(conn, labs, aliases),
         *models_dev(conn, labs, hosts),
         *epoch(conn, aliases, labs),
         *arena(conn, aliases, labs),
