@@ -334,15 +334,27 @@ class _Index:
         return (candidate.source, candidate.lab, _full_name(candidate)) in self.families
 
     def second_date(self, model_id: str, candidate: Candidate) -> str | None:
-        """The dated id of `model_id` that one of the listing's dated ids would join as a
-        second date of one id, if any."""
-        for forms in map(id_forms, candidate.api_ids):
+        """Why the listing may not join `model_id`, if one of its dated ids would be a second
+        date of one id there. A host adds nothing to the index, so two hosts' dates never
+        meet in it: a host's dated id (the last path part of an id it carries) joins only a
+        model holding that very date."""
+        host = candidate.role == "host"
+        dated = own = False
+        ids = (*candidate.api_ids, *candidate.provider_ids) if host else candidate.api_ids
+        for api_id in ids:
+            forms = id_forms(api_id.rsplit("/", 1)[-1] if host else api_id)
             if forms.undated is None or forms.date == LATEST:
                 continue
+            dated = True
             held = self.dates.get((model_id, forms.undated), {})
             other = next((i for d, i in sorted(held.items()) if d != (forms.date or "")), None)
             if other is not None:
-                return other
+                return f"{model_id} already holds {other}: two dates of one id never share a model"
+            own = own or bool(held)
+        if host and dated and not own:
+            return (
+                f"a host's dated id joins only a model holding that date, and {model_id} does not"
+            )
         return None
 
     def by_exact_id(self, candidate: Candidate) -> _Found:
@@ -668,14 +680,10 @@ def _match(candidate: Candidate, aliases: AliasFile, index: _Index, strict: bool
     found = _evidence(candidate, aliases, index, strict)
     if found.model_id is None:
         return found
-    other = index.second_date(found.model_id, candidate)
-    if other is None:
+    refusal = index.second_date(found.model_id, candidate)
+    if refusal is None:
         return found
-    return _Found(
-        None,
-        reason=f"{found.model_id} already holds {other}: two dates of one id never share a model",
-        refused=("dated_snapshot", found.model_id),
-    )
+    return _Found(None, reason=refusal, refused=("dated_snapshot", found.model_id))
 
 
 def _evidence(candidate: Candidate, aliases: AliasFile, index: _Index, strict: bool) -> _Found:
