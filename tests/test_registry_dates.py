@@ -205,7 +205,8 @@ def test_the_model_page_shows_who_reviewed_a_join(recorded: Path, tmp_path: Path
 
 METHODOLOGY = settings.REPO_ROOT / "site" / "methodology" / "model-matching.md"
 EXAMPLES = [
-    # (what the page says, the listing, the model the code gives it; None: its own model)
+    # (what the page says, the listing, the model the code gives it; None: its own model;
+    # "unmatched": a host's listing on no model)
     ("LMArena's `gemini-3-pro` is Google's `gemini-3-pro-preview`",
      ("arena", "gemini-3-pro"), "google:gemini-3-pro-preview"),
     ("`anthropic/claude-opus-4.6:batch` is OpenRouter's `anthropic/claude-opus-4.6`",
@@ -232,6 +233,8 @@ EXAMPLES = [
     ("LMArena's \"Qwen3-Max\" for `qwen3-max-preview`", ("arena", "qwen3-max-preview"), None),
     ("LMArena's `gpt-5.1-high` is GPT-5.1", ("arena", "gpt-5.1-high"), "openai/gpt-5.1"),
     ("`gpt-5.2-high` is GPT-5.2", ("arena", "gpt-5.2-high"), "openai/gpt-5.2"),
+    ("io.net's `deepseek-ai/DeepSeek-R1-0528` is not DeepSeek R1",
+     ("models_dev", "io-net/deepseek-ai/DeepSeek-R1-0528"), "unmatched"),
     ("OpenRouter's `openai/o3-mini-high` is `openai/o3-mini` at high effort",
      ("openrouter_models", "openai/o3-mini-high"), "openai/o3-mini"),
 ]  # fmt: skip
@@ -242,6 +245,12 @@ def test_the_methodology_examples_are_what_the_code_does(
     warehouse, phrase: str, listing: tuple[str, str], model_id: str | None
 ) -> None:
     assert phrase in METHODOLOGY.read_text("utf-8")
+    if model_id == "unmatched":  # a host's listing left for review, on no model
+        assert warehouse.execute(
+            "SELECT model_id FROM unmatched_models WHERE source = ? AND source_key = ?",
+            list(listing),
+        ).fetchall() == [(None,)]
+        return
     row = warehouse.execute(
         "SELECT model_id, method FROM model_aliases WHERE source = ? AND source_key = ?",
         list(listing),
