@@ -159,11 +159,16 @@ def test_ambiguous_name_is_not_merged() -> None:
     assert registry.unmatched[0].model_id == "x:model"  # a new, lab-scoped model
 
 
+REVIEWED = 'reviewed_by = "A. Reviewer"\nreviewed_on = "2026-12-06"\nnote = "same model"\n'
+
+
 def test_alias_file_rejects_repeated_entries(tmp_path: Path) -> None:
     path = tmp_path / "aliases.toml"
     path.write_text(
         '[[alias]]\nsource = "epoch"\nkey = "a"\nmodel_id = "x/a"\n'
-        '[[alias]]\nsource = "epoch"\nkey = "a"\nmodel_id = "x/b"\n'
+        + REVIEWED
+        + '[[alias]]\nsource = "epoch"\nkey = "a"\nmodel_id = "x/b"\n'
+        + REVIEWED
     )
     with pytest.raises(ValueError, match="repeats epoch 'a'"):
         AliasFile.load(path)

@@ -30,6 +30,7 @@ from bench_pipeline.registry.review import (
     score_gold,
 )
 from bench_pipeline.registry.text import normalise_name, skeleton
+from bench_pipeline.site.build import build_site, latest_release
 
 pytestmark = pytest.mark.assets
 
@@ -154,16 +155,25 @@ def test_review_queue_lists_unmatched_with_nearest_candidates(recorded_warehouse
     assert eu.accept_line().startswith('"models_dev:amazon-bedrock/eu.anthropic')
 
 
-def test_an_accept_line_is_enough_to_accept_a_match(tmp_path: Path) -> None:
+def test_an_accept_line_is_enough_to_accept_a_match(recorded_warehouse, tmp_path: Path) -> None:
+    """The queue's line, once a person fills in who, when and why, is a reviewed row; left
+    as printed it is refused."""
+    item = next(i for i in review_queue(recorded_warehouse, "models_dev") if i.kind == "unmatched")
     source = (settings.sources_dir() / "aliases.toml").read_text()
     path = tmp_path / "aliases.toml"
-    path.write_text(
-        source.replace(
-            "[accept]\n", '[accept]\n"models_dev:venice/claude-opus-4-6-fast" = "x/y"\n', 1
-        )
+    path.write_text(source.replace("[accept]\n", f"[accept]\n{item.accept_line()}\n", 1))
+    with pytest.raises(ValueError, match="lacks field 'reviewed_by'"):
+        AliasFile.load(path)
+    filled = (
+        item.accept_line()
+        .replace('reviewed_by = ""', 'reviewed_by = "A. Reviewer"')
+        .replace("YYYY-MM-DD", "2026-12-06")
+        .replace('why = ""', 'why = "the lab lists both ids for one model"')
     )
-    entry = AliasFile.load(path).entries[("models_dev", "venice/claude-opus-4-6-fast")]
-    assert entry.model_id == "x/y"
+    path.write_text(source.replace("[accept]\n", f"[accept]\n{filled}\n", 1))
+    entry = AliasFile.load(path).entries[(item.source, item.key)]
+    assert entry.model_id == (item.nearest[0] if item.nearest else "MODEL_ID")
+    assert entry.evidence.startswith("reviewed alias table: A. Reviewer, 2026-12-06")
 
 
 # --- impostors, through ingestion, the registry, the indices and market data ---------------
@@ -174,6 +184,9 @@ IMPOSTORS = {
     "OpenAI/GPT-4o": ("openai/gpt-4o", "letter case"),
     "openai/gpt-4\u043e": ("openai/gpt-4o", "look-alike letters"),  # Cyrillic о
     "openai/gpt-\u200b4o": ("openai/gpt-4o", "invisible characters"),
+    # Issue 38: these would take the page `models/openai-gpt-4o.html` from the real GPT-4o.
+    "openai-/gpt-4o": ("openai/gpt-4o", "only by punctuation"),
+    "openai/gpt_4o": ("openai/gpt-4o", "only by punctuation"),
 }
 
 
@@ -201,6 +214,20 @@ def with_impostors(tmp_path_factory: pytest.TempPathFactory):
     reader = duckdb.connect(str(database), read_only=True)
     yield reader
     reader.close()
+
+
+def test_no_impostor_takes_the_real_models_page(with_impostors, tmp_path: Path) -> None:
+    """The site built from the release with the impostors: each real model keeps its page,
+    and no two models share one."""
+    database = Path(with_impostors.execute("SELECT path FROM duckdb_databases()").fetchone()[0])
+    releases = database.parent.parent / "build" / "releases"
+    site = tmp_path / "site"
+    build_site(latest_release(releases), site, releases)
+    page = (site / "models" / "openai-gpt-4o.html").read_text("utf-8")
+    assert "<code>openai/gpt-4o</code>" in page and "Totally Unrelated Model" not in page
+    models = [r[0] for r in with_impostors.execute("SELECT model_id FROM models").fetchall()]
+    pages = list((site / "models").glob("*.html"))
+    assert len(pages) >= len(models) and len({p.name for p in pages}) == len(pages)
 
 
 def _facts(conn: duckdb.DuckDBPyConnection, model_id: str) -> dict:

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench_pipeline.core.text import normalise
-from bench_pipeline.registry import matching
+from bench_pipeline.registry.candidates import one_date
 from bench_pipeline.registry.forms import (
     DASH_FOR_DOT,
     TRAILING_DATE,
@@ -29,7 +29,6 @@ from bench_pipeline.registry.matching import (
     Candidate,
     build_registry,
     host_matches,
-    registry_placing,
 )
 from bench_pipeline.registry.text import (
     TRAILING_PARENTHETICAL,
@@ -117,10 +116,13 @@ def old_id_forms(identifier: str) -> IdForms:
         return IdForms(exact=DASH_FOR_DOT.sub(r"\1.\2", text))
     date = next(g for g in match.groups() if g).replace("-", "")
     undated = DASH_FOR_DOT.sub(r"\1.\2", text[: match.start()])
+    if match["full"]:  # a full date is one date however written
+        return IdForms(exact=f"{undated}-{date}", undated=undated, date=date)
     return IdForms(exact=DASH_FOR_DOT.sub(r"\1.\2", text), undated=undated, date=date)
 
 
 DATED = ["-2025-08-07", "-20251101", "@20251101", "-09-2025", "-0709", "-latest", "4-5", "-1-2"]
+DATED += ["-001", "-002"]
 
 
 @settings(max_examples=400, deadline=None)
@@ -151,89 +153,6 @@ def test_split_name_is_the_plain_rule(name: str) -> None:
     assert normalise_name(name) == letters_and_digits(base.replace("+", "plus"))
 
 
-def _old_by_exact_id(self: matching._Index, candidate: Candidate) -> matching._Found:
-    found = set().union(*(self.by_id.get(i, set()) for i in candidate.provider_ids))
-    if len(found) == 1:
-        return matching._Found(next(iter(found)), "provider_id")
-    return matching._Found(None, reason="provider id names several models" if found else None)
-
-
-def _old_by_api_id(self: matching._Index, candidate: Candidate) -> matching._Found:
-    reasons, distinct = [], False
-    for api_id in candidate.api_ids:
-        forms = id_forms(api_id)
-        if candidate.lab is None:
-            found = self.forms_any_lab.get(forms.exact, set())
-        else:
-            found = self.by_form.get((candidate.lab, forms.exact), set())
-        if len(found) == 1:
-            return matching._Found(next(iter(found)), "provider_id")
-        if found:
-            reasons.append(f"API id {api_id!r} names several models")
-            continue
-        if forms.undated is None:
-            continue
-        if candidate.lab is None:
-            found = self.forms_any_lab.get(forms.undated, set())
-        else:
-            found = self.by_form.get((candidate.lab, forms.undated), set())
-        if len(found) != 1:
-            continue
-        model_id = next(iter(found))
-        listed = self.dated_prices.get((candidate.lab, forms.undated, forms.date or ""), set())
-        own = self.prices.get(model_id)
-        if own is not None and any(price != own for price in listed):
-            reasons.append(
-                f"{api_id!r} is dated {forms.date} and a source lists that date at a "
-                f"different price from {model_id}"
-            )
-            distinct = True
-            continue
-        return matching._Found(model_id, "provider_id")
-    return matching._Found(None, reason="; ".join(reasons) or None, distinct=distinct)
-
-
-def _old_by_lab_name(self: matching._Index, candidate: Candidate, strict: bool) -> matching._Found:
-    if candidate.lab is None or not candidate.name or not normalise_name(candidate.name):
-        return matching._Found(None)
-    normalised, tail = normalise_name(candidate.name), split_name(candidate.name)[1]
-    found = self.by_name.get((candidate.lab, normalised), set())
-    if not found:
-        return matching._Found(None)
-    same_tail = [m for m in found if tail in self.tails[(candidate.lab, normalised, m)]]
-    if len(same_tail) == 1:
-        return matching._Found(same_tail[0], "normalised_name")
-    if len(found) > 1:
-        return matching._Found(None, reason="name matches more than one model of the lab")
-    model_id = next(iter(found))
-    known = self.tails[(candidate.lab, normalised, model_id)]
-    if tail and (strict or any(known) or matching.DATED_TAIL.search(tail)):
-        return matching._Found(None, reason=f"name differs from {model_id} in its parenthetical")
-    return matching._Found(model_id, "normalised_name")
-
-
-def _old_match(
-    candidate: Candidate, aliases: AliasFile, index: matching._Index, strict: bool
-) -> matching._Found:
-    chosen = matching._chosen(candidate, aliases)
-    if chosen:
-        return matching._Found(chosen, "alias_file")
-    reasons = []
-    for step in (index.by_exact_id, index.by_api_id):
-        found = step(candidate)
-        if found.model_id or found.distinct:
-            return found
-        reasons.append(found.reason)
-    found = index.by_lab_name(candidate, strict)
-    if found.model_id:
-        return found
-    reasons.append(found.reason)
-    if candidate.lab is None:
-        reasons.append("no source names its lab, so its name is not compared")
-    reason = "; ".join(r for r in reasons if r) or "no provider id or normalised name match"
-    return matching._Found(None, reason=reason)
-
-
 IDS = ["openai/gpt-4o", "openai/gpt-4о", "OpenAI/GPT-4o", "anthropic/claude-opus-4.5", "x/y"]
 candidates = st.builds(
     Candidate,
@@ -244,11 +163,29 @@ candidates = st.builds(
     lab=st.none() | st.sampled_from(["openai", "anthropic", "x"]),
     role=st.sampled_from(["catalogue", "variant", "lab", "host", "score"]),
     api_ids=st.lists(
-        st.sampled_from(["gpt-4o", "gpt-4o-2024-05-13", "claude-opus-4-5"]) | text, max_size=2
+        st.sampled_from(
+            [
+                "gpt-4o",
+                "gpt-4o-2024-05-13",
+                "gpt-4o-2024-08-06",
+                "gpt-4-0314",
+                "gpt-4-0613",
+                "gemini-1.5-pro-001",
+                "gemini-1.5-pro-002",
+                "claude-opus-4-5",
+            ]
+        )
+        | text,
+        max_size=2,
     ).map(tuple),
     host=st.none() | st.just("bedrock"),
-    price=st.none() | st.sampled_from([("1", "2"), ("3", "4")]),
-)
+).filter(lambda c: one_date_each(c.api_ids))
+
+
+def one_date_each(api_ids: tuple[str, ...]) -> bool:
+    """Whether a listing's own ids hold at most one date of each id (`candidates` keeps
+    only such ids: `one_date`)."""
+    return one_date(api_ids) == api_ids
 
 
 probes = st.builds(
@@ -259,11 +196,11 @@ probes = st.builds(
     provider_ids=st.lists(st.sampled_from(IDS) | text, max_size=2).map(tuple),
     lab=st.none() | st.sampled_from(["openai", "anthropic", "x"]),
     role=st.just("host"),
-    api_ids=st.lists(st.sampled_from(["gpt-4o", "gpt-4o-2024-05-13"]) | text, max_size=2).map(
-        tuple
-    ),
+    api_ids=st.lists(
+        st.sampled_from(["gpt-4o", "gpt-4o-2024-05-13", "gpt-4-0613"]) | text, max_size=2
+    ).map(tuple),
     host=st.just("probe"),
-)
+).filter(lambda c: one_date_each(c.api_ids))
 
 
 @settings(max_examples=300, deadline=None)
@@ -271,21 +208,22 @@ probes = st.builds(
     st.lists(candidates, max_size=25, unique_by=lambda c: (c.source, c.key)),
     st.lists(probes, max_size=8, unique_by=lambda c: c.key),
 )
-def test_registry_with_fast_lookups_is_the_plain_one(
+def test_no_two_dates_of_one_id_ever_share_a_model(
     listing: list[Candidate], listings: list[Candidate]
 ) -> None:
-    """Lookups that miss answer with the one shared nothing, a name's tail is split only
-    when the name is found, and `_match` runs its steps unrolled: the same answers, reasons
-    included, for every role (hosts strictly) and for placed listings."""
-    aliases = AliasFile(entries={}, setting_suffixes={})
-    fast = registry_placing(listing, aliases, listings)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(matching._Index, "by_exact_id", _old_by_exact_id)
-        patch.setattr(matching._Index, "by_api_id", _old_by_api_id)
-        patch.setattr(matching._Index, "by_lab_name", _old_by_lab_name)
-        patch.setattr(matching, "_match", _old_match)
-        plain = registry_placing(listing, aliases, listings)
-    assert fast == plain
+    """Whatever the listings, roles and order: a model never holds two dates of one id
+    (`gpt-4-0314` and `gpt-4-0613`), whichever rule placed them."""
+    registry = build_registry([*listing, *listings], AliasFile(entries={}, setting_suffixes={}))
+    ids = {(c.source, c.key): c.api_ids for c in [*listing, *listings]}
+    dates: dict[tuple[str, str], set[str]] = {}
+    for alias in registry.aliases:
+        held = ids[(alias.source, alias.key)]
+        if alias.method == "new" and alias.model_id == alias.key.lstrip("~").split(":", 1)[0]:
+            held = (alias.model_id.split("/", 1)[-1],)  # a variant founding its base's model
+        for forms in map(id_forms, held):
+            if forms.undated is not None and forms.date != "latest":
+                dates.setdefault((alias.model_id, forms.undated), set()).add(forms.date or "")
+    assert {k: v for k, v in dates.items() if len(v) > 1} == {}
 
 
 @settings(max_examples=200, deadline=None)

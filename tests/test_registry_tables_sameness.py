@@ -58,7 +58,7 @@ def old_build_registry(candidates: list[Candidate], aliases: AliasFile) -> Regis
             reason = found.reason or f"the alias file names {found.model_id!r}, no model"
             registry.unmatched.append(matching._unmatched(candidate, None, reason))
             continue
-        registry.aliases.append(matching._alias(candidate, found.model_id, found.method, aliases))
+        registry.aliases.append(matching._alias(candidate, found, aliases))
     matching._disambiguate_names(registry)
     return registry
 
@@ -80,11 +80,12 @@ def old_frames(registry: Registry) -> dict[str, pl.DataFrame]:
                     "method": a.method, "name": a.name,
                     "settings": json.dumps(dict(a.settings), sort_keys=True)
                     if a.settings else None,
-                    "host": a.host,
+                    "host": a.host, "evidence": a.evidence,
                 }
                 for a in registry.aliases
             ],
-            ["source", "source_key", "model_id", "method", "name", "settings", "host"],
+            ["source", "source_key", "model_id", "method", "name", "settings", "host",
+             "evidence"],
         ),
         "unmatched_models": _old_frame(
             [
@@ -144,13 +145,13 @@ def test_the_recorded_registry_tables_are_the_old_codes(
     assert placed == entry_models(recorded_warehouse, aliases, tags)
 
 
-def test_hosts_rates_left_unread_change_no_candidate(
+def test_hosts_names_left_unread_change_no_candidate(
     recorded_warehouse, aliases, monkeypatch
 ) -> None:
-    """`models_dev` reads names and rates only of the providers that `may_own`: with every
-    provider read, the candidates are the same."""
+    """`models_dev` reads names only of the providers that `may_own`: with every provider
+    read, the candidates are the same."""
     listed = all_candidates(recorded_warehouse, aliases)
-    assert any(c.role == "lab" and c.price for c in listed)
+    assert any(c.role == "lab" and c.organization for c in listed)
     with monkeypatch.context() as patch:
         patch.setattr(Labs, "may_own", lambda self, provider: True)
         assert all_candidates(recorded_warehouse, aliases) == listed
@@ -231,7 +232,6 @@ listing = st.builds(
     role=st.sampled_from(["catalogue", "variant", "lab", "host", "host", "host", "score"]),
     api_ids=st.lists(st.sampled_from(API_IDS), max_size=2).map(tuple),
     host=st.none() | st.sampled_from(["bedrock", "vertex"]),
-    price=st.none() | st.sampled_from([("1", "2"), ("3", "4")]),
 )
 
 
@@ -254,32 +254,3 @@ def test_hosts_alike_get_the_old_answers(
     assert new == old
     _assert_same(registry_frames(new), old_frames(old))
     assert placed == host_matches(listed, aliases, probes)
-
-
-RATES = [
-    "0",
-    "0.000000000001",
-    "1",
-    "10",
-    "100",
-    "100.5",
-    "0.132",
-    "2.50",
-    "123456789012.123456789012",
-]
-
-
-@settings(max_examples=100, deadline=None)
-@given(
-    st.lists(st.sampled_from(RATES) | st.decimals(0, 10**12 - 1, places=12).map(str), min_size=1)
-)
-def test_rates_read_as_text_price_as_the_decimals(rates: list[str]) -> None:
-    """`models_dev` and `openrouter` read a DECIMAL(24,12) rate as DuckDB's text of it:
-    `_price` of that text is `_price` of the Decimal DuckDB would have made (no trailing
-    zeros, `1E+2` for 100)."""
-    conn = duckdb.connect()
-    conn.execute("CREATE TABLE r (rate DECIMAL(24,12))")
-    conn.executemany("INSERT INTO r VALUES (?)", [[rate] for rate in rates])
-    pairs = conn.execute("SELECT rate, CAST(rate AS VARCHAR) FROM r").fetchall()
-    for number, spelt in pairs:
-        assert candidates_module._price(spelt, spelt) == candidates_module._price(number, number)

@@ -18,6 +18,7 @@ REGISTRY_TABLES = (
     "model_aliases",
     "unmatched_models",
     "quarantined_models",
+    "refused_merges",
     "evaluation_scores",
 )
 
@@ -29,10 +30,12 @@ REGISTRY_TABLES = (
     kinds={"duckdb", "python"},
     owners=["team:registry"],
     description=(
-        "Canonical models, one per lab's model, with every source's name for it (alias file, "
-        "then provider id, then normalised name within the lab); hosts' listings fold into "
-        "their model; unmatched names are listed in `unmatched_models` and impostor ids in "
-        "`quarantined_models`. "
+        "Canonical models, one per lab's model, with every source's name for it (reviewed "
+        "alias table, then provider id, then exact normalised name within the lab) and the "
+        "evidence each rests on; a dated id is its own model; hosts' listings fold into "
+        "their model; unmatched names are listed in `unmatched_models`, impostor ids in "
+        "`quarantined_models`, and refused dated-snapshot and family-name merges in "
+        "`refused_merges`. "
         "Also the best published score per model and evaluation, with the row it came from."
     ),
 )

@@ -25,9 +25,11 @@ def _connection() -> Iterator[duckdb.DuckDBPyConnection]:
         yield conn
 
 
-def unmatched(source: str | None, limit: int | None, out: TextIO = sys.stdout) -> int:
+def unmatched(source: str | None, limit: int | None, out: TextIO | None = None) -> int:
     """Print the review queue: impostors held back, then unmatched listings, each with its
-    nearest models and the alias-file line that would accept the first."""
+    nearest models and the alias-table line that would accept the first (to `out`, else the
+    standard output at the time of the call)."""
+    out = out or sys.stdout
     from bench_pipeline.registry.review import review_queue
 
     with _connection() as conn:
@@ -44,14 +46,22 @@ def unmatched(source: str | None, limit: int | None, out: TextIO = sys.stdout) -
     return 0
 
 
-def report(gold: Path, out: TextIO = sys.stdout) -> int:
-    """Print precision and recall on the gold file and where the ranked index models sit;
-    exit 1 when a must-not pair was merged."""
-    from bench_pipeline.registry.review import index_placement, load_gold, score_gold
+def report(gold: Path, out: TextIO | None = None) -> int:
+    """Print precision and recall on the gold file, where the ranked index models sit, and
+    the dated-snapshot and family-name merges the registry refused; exit 1 when a must-not
+    pair was merged."""
+    out = out or sys.stdout
+    from bench_pipeline.registry.review import (
+        index_placement,
+        load_gold,
+        refused_merges,
+        score_gold,
+    )
 
     with _connection() as conn:
         score = score_gold(conn, load_gold(gold))
         placement = index_placement(conn)
+        refused = refused_merges(conn)
     pairs = score.true_positives + score.missed
     print(f"gold file: {gold}", file=out)
     print(
@@ -76,4 +86,16 @@ def report(gold: Path, out: TextIO = sys.stdout) -> int:
     )
     for model_id in placement.openrouter_listed_elsewhere:
         print(f"  OpenRouter lists {model_id} under another id", file=out)
+    for kind, title in (
+        ("dated_snapshot", "dated-snapshot merges refused (a date is never dropped to match)"),
+        ("family_name", "family-name merges refused (a family-level name is never a key)"),
+    ):
+        rows = [r for r in refused if r.kind == kind]
+        print(f"{title}: {len(rows)}", file=out)
+        for row in rows:
+            print(
+                f"  {row.source} {row.key}: not {row.would_join}, kept on {row.model_id}"
+                f" ({row.reason})",
+                file=out,
+            )
     return 1 if score.must_not_merged else 0

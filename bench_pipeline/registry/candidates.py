@@ -8,15 +8,17 @@ models.dev (`lab`), a host's or reseller's copy (`host`), or a publisher of scor
 
 from __future__ import annotations
 
-from decimal import Decimal
+from collections import defaultdict
 
 import duckdb
 
 from bench_pipeline.core.allocation import without_collector
-from bench_pipeline.registry.forms import unwrap_host_id
+from bench_pipeline.registry.forms import LATEST, id_forms, unwrap_host_id
 from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.matching import AliasFile, Candidate
+from bench_pipeline.registry.text import normalise_name, split_name
 
+SOURCE = "openrouter_models"
 MIRROR = "openrouter"
 """models.dev's provider that mirrors OpenRouter: every listing of it is a host's."""
 
@@ -26,15 +28,6 @@ def _display_name(name: str | None) -> str | None:
     if name and ": " in name:
         return name.split(": ", 1)[1]
     return name
-
-
-def _price(
-    prompt: Decimal | str | None, completion: Decimal | str | None
-) -> tuple[str, str] | None:
-    """Both rates in their shortest decimal spelling; a rate may come as its exact text."""
-    if prompt is None or completion is None:
-        return None
-    return (str(Decimal(prompt).normalize()), str(Decimal(completion).normalize()))
 
 
 def catalogue_labs(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> Labs:
@@ -53,24 +46,42 @@ def catalogue_labs(conn: duckdb.DuckDBPyConnection, aliases: AliasFile) -> Labs:
     return aliases.labs.with_catalogue(authors, mirror)
 
 
-def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
-    """Plain ids are catalogue listings; `:free`/`:batch` and `~…-latest` are variants."""
-    rows = conn.execute(  # rates as text, as `models_dev` reads them
-        "SELECT model_id, canonical_slug, name, alias_target, created_at, "
-        "CAST(prompt_usd_per_m AS VARCHAR), CAST(completion_usd_per_m AS VARCHAR), "
-        "variable_pricing FROM openrouter_models ORDER BY model_id"
+def openrouter(
+    conn: duckdb.DuckDBPyConnection, labs: Labs, aliases: AliasFile | None = None
+) -> list[Candidate]:
+    """Plain ids are catalogue listings; `:free`/`:batch` and `~…-latest` are variants, and so
+    is an id that is another listed id with a declared effort suffix (`openai/o3-mini-high`
+    is `openai/o3-mini` at high effort: the one rule for effort in every source).
+
+    A catalogue listing carries the ids OpenRouter states for it: its own, its
+    `canonical_slug` (often the lab's dated id) and the repository name of the
+    `hugging_face_id` weights it serves (`Qwen/Qwen2.5-72B-Instruct`), which a lab-scoped
+    listing of the same weights names."""
+    rows = conn.execute(
+        "SELECT model_id, canonical_slug, name, alias_target, created_at, hugging_face_id "
+        "FROM openrouter_models ORDER BY model_id"
     ).fetchall()
+    listed = {row[0] for row in rows}
     candidates = []
-    for model_id, canonical, name, alias_target, created, prompt, completion, variable in rows:
+    for model_id, canonical, name, alias_target, created, weights in rows:
         base = model_id.split(":", 1)[0]
         variant = base != model_id or model_id.startswith("~")
         author = model_id.lstrip("~").split("/", 1)[0]
         targets = [base] if base != model_id else []
         targets += [i for i in (alias_target, canonical) if i and i != model_id]
+        setup, settings = (
+            aliases.split_settings(SOURCE, model_id) if aliases and not variant else (base, {})
+        )
+        if settings and setup in listed:  # the listed model at an effort: its variant
+            variant, targets = True, [setup, model_id]
         api_ids = (
             ()
             if variant
-            else tuple(dict.fromkeys(i.split("/", 1)[-1] for i in (model_id, canonical) if i))
+            else one_date(
+                tuple(
+                    dict.fromkeys(i.split("/", 1)[-1] for i in (model_id, canonical, weights) if i)
+                )
+            )
         )
         candidates.append(
             Candidate(
@@ -80,9 +91,9 @@ def openrouter(conn: duckdb.DuckDBPyConnection, labs: Labs) -> list[Candidate]:
                 provider_ids=tuple(dict.fromkeys(targets)) if variant else (model_id,),
                 organization=author,
                 lab=labs.lab(author),
+                settings=settings,
                 role="variant" if variant else "catalogue",
                 api_ids=api_ids,
-                price=None if variable else _price(prompt, completion),
                 listed_at=created.isoformat() if created else None,
             )
         )
@@ -93,22 +104,18 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs, hosts: bool = True) 
     """A lab's own listing, or (unless not `hosts`) a host's copy whose id names the lab's
     model."""
     providers = conn.execute("SELECT DISTINCT provider_id FROM modelsdev_models").fetchall()
-    # Only a lab's own listing reads its provider's name and rates, and only a provider that
-    # `may_own` has one: the hosts' (most rows) are never turned into Python text. Rates as
-    # their exact text: DuckDB makes a Python Decimal of a DECIMAL value about as slowly as
-    # the rest of the row together, and `_price` reads either alike.
+    # Only a lab's own listing reads its provider's name, and only a provider that `may_own`
+    # has one: the hosts' (most rows) are never turned into Python text.
     owners = [p for (p,) in providers if p != MIRROR and labs.may_own(p)]
     rows = conn.execute(
         "SELECT provider_id, model_id, name, family, "
-        "CASE WHEN own THEN provider_name END, "
-        "CASE WHEN own THEN CAST(input_usd_per_m AS VARCHAR) END, "
-        "CASE WHEN own THEN CAST(output_usd_per_m AS VARCHAR) END "
+        "CASE WHEN own THEN provider_name END "
         "FROM (SELECT *, list_contains(?::VARCHAR[], provider_id) AS own FROM modelsdev_models) "
         "ORDER BY provider_id, model_id",
         [owners],
     ).fetchall()
     candidates = []
-    for provider, model, name, family, provider_name, prompt, completion in rows:
+    for provider, model, name, family, provider_name in rows:
         lab, own = labs.listing_lab(provider, model, family)
         if provider == MIRROR:
             lab, own = labs.lab(model.split("/", 1)[0]) if "/" in model else lab, False
@@ -116,8 +123,7 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs, hosts: bool = True) 
             continue
         unwrapped = (model,) if own else _unwrap(model, provider, lab)
         # Fields by position (keywords cost as much as making the candidate, for every
-        # models.dev row). Matching reads only a lab's own price (`_dated_prices`,
-        # `_Index.add`): a host's is never worked out.
+        # models.dev row).
         candidates.append(
             Candidate(
                 "models_dev",  # source
@@ -130,10 +136,48 @@ def models_dev(conn: duckdb.DuckDBPyConnection, labs: Labs, hosts: bool = True) 
                 "lab" if own else "host",  # role
                 unwrapped,  # api_ids
                 None if own else provider,  # host
-                _price(prompt, completion) if own else None,  # price
             )
         )
-    return candidates
+    return _pointed(candidates)
+
+
+def one_date(api_ids: tuple[str, ...]) -> tuple[str, ...]:
+    """A listing's ids without any that would give one of them a second date (an id dated
+    one day and a canonical slug dated another): the first-named date stands."""
+    dates: dict[str, str] = {}
+    kept = []
+    for api_id in api_ids:
+        forms = id_forms(api_id)
+        if forms.undated is not None and forms.date != LATEST:
+            if dates.setdefault(forms.undated, forms.date or "") != (forms.date or ""):
+                continue
+        kept.append(api_id)
+    return tuple(kept)
+
+
+def _pointed(candidates: list[Candidate]) -> list[Candidate]:
+    """A lab's own `(latest)` listing with the one dated id it points at.
+
+    models.dev names a lab's moving pointer "N (latest)" (`claude-opus-4-5`, "Claude Opus
+    4.5 (latest)") and the dated snapshot it serves "N" (`claude-opus-4-5-20251101`). Where
+    the lab's own listings hold exactly one dated id named N, the pointer's listing carries
+    that id too: the lab's word that the two are one model. Never more than one date."""
+    dated: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for candidate in candidates:
+        if candidate.role == "lab" and candidate.name and id_forms(candidate.key).undated:
+            if id_forms(candidate.key).date != LATEST and not split_name(candidate.name)[1]:
+                provider = candidate.key.split("/", 1)[0]
+                dated[(provider, normalise_name(candidate.name))].append(candidate.api_ids[0])
+    pointed = []
+    for candidate in candidates:
+        base, tail = split_name(candidate.name or "")
+        if candidate.role == "lab" and tail == LATEST:
+            found = dated.get((candidate.key.split("/", 1)[0], normalise_name(base)), [])
+            if len(found) == 1 and found[0] not in candidate.api_ids:
+                ids = (*candidate.api_ids, *found)
+                candidate = Candidate(**{**vars(candidate), "api_ids": ids})
+        pointed.append(candidate)
+    return pointed
 
 
 def _unwrap(model: str, provider: str | None, lab: str | None) -> tuple[str, ...]:
@@ -143,14 +187,16 @@ def _unwrap(model: str, provider: str | None, lab: str | None) -> tuple[str, ...
 
 
 def epoch(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> list[Candidate]:
-    """Model versions that hold scores, named by Epoch's display name where it has one."""
+    """Model versions that hold scores, named by Epoch's display name where it has one, else
+    by the version itself. Epoch's "Model name" is a family ("Gemini 1.5 Pro" for `-001` and
+    `-002`): kept as the listing's family, never its name."""
     rows = conn.execute(
-        "SELECT DISTINCT r.model_version, coalesce(m.display_name, m.model_name), "
+        "SELECT DISTINCT r.model_version, m.display_name, m.model_name, "
         "coalesce(r.organization, m.organization) FROM evaluation_rows r "
         "LEFT JOIN epoch_models m USING (model_version) ORDER BY r.model_version"
     ).fetchall()
     candidates = []
-    for version, display, organization in rows:
+    for version, display, family, organization in rows:
         base, settings = aliases.split_settings("epoch", version)
         candidates.append(
             Candidate(
@@ -163,6 +209,7 @@ def epoch(conn: duckdb.DuckDBPyConnection, aliases: AliasFile, labs: Labs) -> li
                 lab=labs.lab(organization),
                 role="score",
                 api_ids=(base, *_unwrap(base, None, labs.lab(organization))),
+                family=family,
             )
         )
     return candidates
@@ -223,7 +270,7 @@ def all_candidates(
     """
     labs = labs if labs is not None else catalogue_labs(conn, aliases)
     return [
-        *openrouter(conn, labs),
+        *openrouter(conn, labs, aliases),
         *models_dev(conn, labs, hosts),
         *epoch(conn, aliases, labs),
         *arena(conn, aliases, labs),

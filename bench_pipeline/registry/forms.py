@@ -4,9 +4,10 @@ Labs publish one model under several ids: dated (`claude-opus-4-5-20251101`,
 `gpt-5-2025-08-07`, `grok-4-0709`), with dashes for dots (`claude-opus-4-5` for OpenRouter's
 `claude-opus-4.5`), and hosts wrap them (`anthropic.claude-opus-4-6-v1` on Bedrock,
 `claude-opus-4-6@default` on Vertex). `id_forms` gives a listing's exact form and, where it
-carries a trailing release date, the undated form with that date; matching tries the exact
-form first and falls back to the undated one only when no source shows that date at a
-different price.
+carries a trailing release date or version stamp, the undated form with that date. Matching
+compares exact forms only: a dated id is its own model. The undated form says which dated
+ids are two dates of one id (never on one model) and which undated model a dropped date
+would have reached (a refused merge, reported).
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from typing import NamedTuple
 
 from bench_pipeline.registry.text import MEMO, clean
 
-# A trailing release date: -2025-08-07, -20251101, @20251101, -09-2025, -0709 / -2411, or the
-# vendor's moving pointer -latest (its undated form is the model it points at).
+# A trailing release date: -2025-08-07, -20251101, @20251101, -09-2025, -0709 / -2411, a
+# version stamp as Google writes it (-001, -002), or the vendor's moving pointer -latest (its
+# undated form is the model it points at).
 TRAILING_DATE = re.compile(
     r"(?:[-@](?P<full>\d{4}-\d{2}-\d{2}|20\d{6})|-(?P<month>\d{2}-20\d{2})|-(?P<short>\d{4})"
-    r"|-(?P<latest>latest))$"
+    r"|-(?P<version>0\d\d)|-(?P<latest>latest))$"
 )
 DATE_TAIL = 12
 """How far from the end `TRAILING_DATE` can start: its longest form is 11 characters
@@ -67,7 +69,16 @@ def id_forms(identifier: str) -> IdForms:
     if match is None or match.start() == 0:
         return IdForms(exact=_dots(text))
     date = next(g for g in match.groups() if g).replace("-", "")
-    return IdForms(exact=_dots(text), undated=_dots(text[: match.start()]), date=date)
+    undated = _dots(text[: match.start()])
+    if match["full"]:  # one date, however written: `-2026-03-05`, `-20260305`, `@20260305`
+        return IdForms(exact=f"{undated}-{date}", undated=undated, date=date)
+    return IdForms(exact=_dots(text), undated=undated, date=date)
+
+
+def spelling(identifier: str) -> str:
+    """The id as a new model's id spells it: lower case, dashes for dots read as dots, its
+    date as written (`qwen3-max-2025-09-23`)."""
+    return _dots(clean(identifier).strip().lower())
 
 
 JOINERS = ("/", ".", "-")

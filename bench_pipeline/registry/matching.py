@@ -4,12 +4,20 @@ A canonical model is the lab's model. OpenRouter's own listings are the backbone
 OpenRouter id is one model, and distinct ids are never merged with each other. Every other
 listing is matched, in this order and on nothing weaker:
 
-1. a person's entry in the alias file;
+1. a row of the reviewed alias table (`sources/aliases.toml`: who reviewed it, when, why);
 2. an exact provider id: a full id another listing carries, or the vendor's API id within the
-   same lab (`claude-opus-4-5-20251101` is Anthropic's id of `anthropic/claude-opus-4.5`: a
-   trailing release date and dashes for dots are spellings of one id, unless a source lists
-   that date at a different price);
-3. the normalised name within the same lab.
+   same lab, read case-blind and with dashes for dots (`claude-opus-4-6` is
+   `claude-opus-4.6`). The ids a listing carries are the ones its publisher states:
+   OpenRouter's id, its `canonical_slug` and the `hugging_face_id` weights it names, a
+   lab's own models.dev id, and the one dated id a lab's `(latest)` listing points at;
+3. the exact normalised name within the same lab, with the same parenthetical (bar
+   `(latest)`, `(free)` and the listing's own settings), and never a family-level name:
+   Epoch AI's "Model name", or a name one source gives several of a lab's ids.
+
+A dated id (`gpt-4-0613`, `gemini-1.5-pro-002`, `qwen3-max-2025-09-23`) is its own model:
+its trailing date is never dropped to reach an undated model, and a match that would put
+two dates of one id on a model is refused. Refused dated-snapshot and family-name merges
+are kept (`Registry.refused`) for `bench registry report`.
 
 A lab's own listing (models.dev's `anthropic` provider) or a publisher's (Epoch AI, LMArena)
 that matches nothing becomes a new model with a lab-scoped id (`anthropic:claude-3-opus`); a
@@ -33,20 +41,22 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from bench_pipeline.core.allocation import without_collector
-from bench_pipeline.registry.forms import LATEST, id_forms
+from bench_pipeline.registry.forms import LATEST, id_forms, spelling
 from bench_pipeline.registry.labs import Labs
 from bench_pipeline.registry.text import (
     TRAILING_PARENTHETICAL,
     clean,
     impostor_reason,
+    letters_and_digits,
     normalise_name,
+    page_skeleton,
     skeleton,
     split_name,
 )
 
 Method = Literal["alias_file", "provider_id", "normalised_name", "new"]
+RefusalKind = Literal["dated_snapshot", "family_name"]
 Role = Literal["catalogue", "variant", "lab", "host", "score"]
-Price = tuple[str, str]
 
 __all__ = [
     "AliasFile",
@@ -76,9 +86,9 @@ class Candidate:
         lab: the lab that made it, as a lab key; None when no source says.
         role: catalogue, variant, lab (the lab's own listing), host or score.
         host: the host or reseller listing it (models.dev provider), if not the lab.
-        price: (input, output) USD per 1M tokens as the listing states them; read only
-            for catalogue and lab listings (others may leave it None).
         listed_at: when the catalogue first listed it (ISO), for slug clashes.
+        family: a family-level name the source gives it (Epoch AI's "Model name"): shown,
+            never matched on.
     """
 
     source: str
@@ -91,8 +101,12 @@ class Candidate:
     role: Role = "score"
     api_ids: tuple[str, ...] = ()
     host: str | None = None
-    price: Price | None = None
     listed_at: str | None = None
+    family: str | None = None
+
+
+REVIEW_FIELDS = ("reviewed_by", "reviewed_on", "why")
+"""What every row of the reviewed alias table states, and the model page shows."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +116,25 @@ class AliasEntry:
     model_id: str
     settings: Mapping[str, str] = field(default_factory=dict)
     note: str = ""
+    reviewed_by: str = ""
+    reviewed_on: str = ""
+
+    @property
+    def evidence(self) -> str:
+        return f"reviewed alias table: {self.reviewed_by}, {self.reviewed_on}: {self.note}"
+
+
+def _review(raw: Mapping[str, object], where: str) -> dict[str, str]:
+    """A row's reviewer, date and reason, each required: an unreviewed row joins nothing."""
+    values = {}
+    for name in REVIEW_FIELDS:
+        value = raw.get(name, raw.get("note") if name == "why" else None)
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{where} lacks field {name!r} (who reviewed it, when, and why)")
+        values[name] = value.strip()
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", values["reviewed_on"]):
+        raise ValueError(f"{where}: reviewed_on must be a date, YYYY-MM-DD")
+    return values
 
 
 @dataclass(frozen=True)
@@ -123,25 +156,35 @@ class AliasFile:
         entries = {}
         for number, raw in enumerate(document.get("alias", []), start=1):
             try:
+                review = _review(raw, f"{path}: alias {number}")
                 entry = AliasEntry(
                     source=raw["source"],
                     key=raw["key"],
                     model_id=raw["model_id"],
                     settings=dict(raw.get("settings", {})),
-                    note=raw.get("note", ""),
+                    note=review["why"],
+                    reviewed_by=review["reviewed_by"],
+                    reviewed_on=review["reviewed_on"],
                 )
             except KeyError as missing:
                 raise ValueError(f"{path}: alias {number} lacks field {missing}") from None
             if (entry.source, entry.key) in entries:
                 raise ValueError(f"{path}: alias {number} repeats {entry.source} {entry.key!r}")
             entries[(entry.source, entry.key)] = entry
-        for number, (listing, model_id) in enumerate(document.get("accept", {}).items(), 1):
+        for number, (listing, row) in enumerate(document.get("accept", {}).items(), 1):
             source, _, key = listing.partition(":")
-            if not key or not isinstance(model_id, str):
-                raise ValueError(f'{path}: accept {number} must read "source:key" = "model_id"')
+            if not key or not isinstance(row, dict) or not isinstance(row.get("model_id"), str):
+                raise ValueError(
+                    f'{path}: accept {number} must read "source:key" = {{ model_id = "...", '
+                    f'reviewed_by = "...", reviewed_on = "YYYY-MM-DD", why = "..." }}'
+                )
+            review = _review(row, f"{path}: accept {number} ({listing})")
             if (source, key) in entries:
                 raise ValueError(f"{path}: accept {number} repeats {source} {key!r}")
-            entries[(source, key)] = AliasEntry(source, key, model_id, note="accepted in review")
+            entries[(source, key)] = AliasEntry(
+                source, key, row["model_id"], dict(row.get("settings", {})), review["why"],
+                review["reviewed_by"], review["reviewed_on"],
+            )  # fmt: skip
         return cls(
             entries=entries,
             setting_suffixes=document.get("setting_suffixes", {}),
@@ -153,7 +196,7 @@ class AliasFile:
         for setting, suffixes in self.setting_suffixes.get(source, {}).items():
             for suffix in sorted(suffixes, key=len, reverse=True):
                 if key.endswith(suffix) and len(key) > len(suffix):
-                    return key[: -len(suffix)], {setting: suffix.lstrip("_-")}
+                    return key[: -len(suffix)], {setting: suffix.strip("_- ()")}
         return key, {}
 
 
@@ -176,6 +219,7 @@ class Alias:
     name: str | None
     settings: Mapping[str, str]
     host: str | None = None
+    evidence: str = ""
 
 
 @dataclass
@@ -202,12 +246,27 @@ class Quarantined:
     reason: str
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A merge the old, weaker rules made and these refuse: `key` would have joined
+    `would_join` by a dropped date (`dated_snapshot`) or a family-level name (`family_name`);
+    it sits on `model_id` instead."""
+
+    source: str
+    key: str
+    model_id: str | None
+    would_join: str
+    kind: RefusalKind
+    reason: str
+
+
 @dataclass
 class Registry:
     models: dict[str, Model] = field(default_factory=dict)
     aliases: list[Alias] = field(default_factory=list)
     unmatched: list[Unmatched] = field(default_factory=list)
     quarantined: list[Quarantined] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)
 
 
 class _Found(NamedTuple):
@@ -220,40 +279,83 @@ class _Found(NamedTuple):
     method: Method | None = None
     reason: str | None = None
     distinct: bool = False
+    evidence: str = ""
+    refused: tuple[RefusalKind, str] | None = None  # what a weaker rule would have joined
 
 
 _NOTHING = _Found(None)
 _NONE: frozenset[str] = frozenset()
-_NO_PRICES: frozenset[Price] = frozenset()
 
 
 class _Index:
-    """Lookups by exact id, by API id form within a lab, and by name within a lab."""
+    """Lookups by exact id, by API id form within a lab, and by name within a lab; and the
+    dated ids each model holds, so that no second date of an id ever joins it."""
 
-    def __init__(self, dated_prices: Mapping[tuple[str | None, str, str], set[Price]]) -> None:
+    def __init__(self, families: frozenset[tuple[str, str | None, str]] = frozenset()) -> None:
+        """`families`: (source, lab, full name) of the family-level names (`_families`)."""
         self.by_id: dict[str, set[str]] = defaultdict(set)
         self.by_form: dict[tuple[str | None, str], set[str]] = defaultdict(set)
         self.forms_any_lab: dict[str, set[str]] = defaultdict(set)
         self.by_name: dict[tuple[str, str], set[str]] = defaultdict(set)
         self.tails: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-        self.prices: dict[str, Price] = {}
-        self.dated_prices = dated_prices
+        self.lenders: dict[tuple[str | None, str], str] = {}
+        self.dates: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+        self.families = families
 
     def add(self, model_id: str, candidate: Candidate, method: Method) -> None:
         """Index a listing's ids and name under its model. A listing matched only by name
-        lends its model no ids: one weak match must not become the evidence for the next."""
-        for identifier in candidate.provider_ids if method != "normalised_name" else ():
+        lends its model no ids (one weak match must not become the evidence for the next),
+        except the lab's own listing: the id a lab gives its model is the lab's word."""
+        lends = method != "normalised_name" or candidate.role == "lab"
+        for identifier in candidate.provider_ids if lends else ():
             self.by_id[identifier].add(model_id)
-        for api_id in candidate.api_ids if method != "normalised_name" else ():
+        for api_id in candidate.api_ids if lends else ():
             form = id_forms(api_id).exact  # a `-latest` pointer moves: never its undated form
             self.by_form[(candidate.lab, form)].add(model_id)
             self.forms_any_lab[form].add(model_id)
-        if candidate.price and candidate.role in ("catalogue", "lab"):
-            self.prices.setdefault(model_id, candidate.price)
-        if candidate.lab and candidate.name and normalise_name(candidate.name):
+            self.lenders.setdefault((candidate.lab, form), f"{candidate.source} {candidate.key}")
+        for forms in map(id_forms, candidate.api_ids):
+            if forms.undated is not None and forms.date != LATEST:
+                self.dates[(model_id, forms.undated)].setdefault(forms.date or "", forms.exact)
+        if candidate.lab and candidate.name and not self.is_family(candidate):
             normalised = normalise_name(candidate.name)
-            self.by_name[(candidate.lab, normalised)].add(model_id)
-            self.tails[(candidate.lab, normalised, model_id)].add(split_name(candidate.name)[1])
+            if normalised:
+                self.by_name[(candidate.lab, normalised)].add(model_id)
+                self.tails[(candidate.lab, normalised, model_id)].add(_tail(candidate))
+
+    def is_family(self, candidate: Candidate) -> bool:
+        """Whether the listing's name is family-level: one its source gives several of the
+        lab's ids, or one that leaves out the "preview" or "exp" its own id carries
+        (LMArena's "Qwen3-Max" for `qwen3-max-preview`)."""
+        if not candidate.name or candidate.role == "host":
+            return False
+        if candidate.api_ids and _drops_stage(candidate.api_ids[0], candidate.name):
+            return True
+        return (candidate.source, candidate.lab, _full_name(candidate)) in self.families
+
+    def second_date(self, model_id: str, candidate: Candidate) -> str | None:
+        """Why the listing may not join `model_id`, if one of its dated ids would be a second
+        date of one id there. A host adds nothing to the index, so two hosts' dates never
+        meet in it: a host's dated id (the last path part of an id it carries) joins only a
+        model holding that very date."""
+        host = candidate.role == "host"
+        dated = own = False
+        ids = (*candidate.api_ids, *candidate.provider_ids) if host else candidate.api_ids
+        for api_id in ids:
+            forms = id_forms(api_id.rsplit("/", 1)[-1] if host else api_id)
+            if forms.undated is None or forms.date == LATEST:
+                continue
+            dated = True
+            held = self.dates.get((model_id, forms.undated), {})
+            other = next((i for d, i in sorted(held.items()) if d != (forms.date or "")), None)
+            if other is not None:
+                return f"{model_id} already holds {other}: two dates of one id never share a model"
+            own = own or bool(held)
+        if host and dated and not own:
+            return (
+                f"a host's dated id joins only a model holding that date, and {model_id} does not"
+            )
+        return None
 
     def by_exact_id(self, candidate: Candidate) -> _Found:
         ids = candidate.provider_ids
@@ -264,89 +366,116 @@ class _Index:
         else:
             found = set().union(*(self.by_id.get(i, _NONE) for i in ids))
         if len(found) == 1:
-            return _Found(next(iter(found)), "provider_id")
+            held = next(i for i in ids if i in self.by_id)
+            return _Found(next(iter(found)), "provider_id", evidence=f"same provider id {held}")
         return _Found(None, reason="provider id names several models") if found else _NOTHING
 
+    def _forms(self, lab: str | None, form: str) -> set[str] | frozenset[str]:
+        if lab is None:
+            return self.forms_any_lab.get(form, _NONE)
+        return self.by_form.get((lab, form), _NONE)
+
     def by_api_id(self, candidate: Candidate) -> _Found:
-        """The exact form within the lab; then the undated form, unless a source lists the
-        candidate's date at another price than the model's; with no lab, an exact form
-        that exactly one model holds in any lab."""
-        reasons, distinct = [], False
+        """The exact form within the lab (with no lab, an exact form exactly one model
+        holds in any lab). A dated id whose exact form no model holds matches nothing: the
+        undated model it would have fallen back to is noted as a refused merge."""
+        reasons: list[str] = []
+        refused: tuple[RefusalKind, str] | None = None
         for api_id in candidate.api_ids:
             forms = id_forms(api_id)
-            if candidate.lab is None:
-                found = self.forms_any_lab.get(forms.exact, _NONE)
-            else:
-                found = self.by_form.get((candidate.lab, forms.exact), _NONE)
+            found = self._forms(candidate.lab, forms.exact)
             if len(found) == 1:
-                return _Found(next(iter(found)), "provider_id")
+                lender = self.lenders.get((candidate.lab, forms.exact)) or "another listing"
+                return _Found(
+                    next(iter(found)), "provider_id",
+                    evidence=f"same API id {forms.exact} as {lender}",
+                )  # fmt: skip
             if found:
                 reasons.append(f"API id {api_id!r} names several models")
                 continue
-            if forms.undated is None:
+            if forms.undated is None or forms.date == LATEST or refused is not None:
                 continue
-            if candidate.lab is None:
-                found = self.forms_any_lab.get(forms.undated, _NONE)
-            else:
-                found = self.by_form.get((candidate.lab, forms.undated), _NONE)
-            if len(found) != 1:
-                continue
-            model_id = next(iter(found))
-            listed = self.dated_prices.get(
-                (candidate.lab, forms.undated, forms.date or ""), _NO_PRICES
-            )
-            own = self.prices.get(model_id)
-            if own is not None and any(price != own for price in listed):
+            undated = self._forms(candidate.lab, forms.undated)
+            if len(undated) == 1:
+                model_id = next(iter(undated))
+                refused = ("dated_snapshot", model_id)
                 reasons.append(
-                    f"{api_id!r} is dated {forms.date} and a source lists that date at a "
-                    f"different price from {model_id}"
+                    f"{api_id!r} is a dated snapshot ({forms.date}) that no source names as "
+                    f"{model_id}: a date is never dropped to match"
                 )
-                distinct = True
-                continue
-            return _Found(model_id, "provider_id")
-        if not reasons:  # as `distinct` always comes with one
+        if not reasons:
             return _NOTHING
-        return _Found(None, reason="; ".join(reasons), distinct=distinct)
+        return _Found(None, reason="; ".join(reasons), refused=refused)
 
     def by_lab_name(self, candidate: Candidate, strict: bool) -> _Found:
-        """The normalised name within the lab. Several models: the one with the same
-        parenthetical decides. A parenthetical the model lacks ("(EU)", "(20% off)") rules
-        a host's listing out (`strict`); for others, only a conflicting one does."""
-        if candidate.lab is None or not candidate.name:
+        """The exact normalised name within the lab, with the same parenthetical (bar the
+        ones that name no model: `_tail`). Several models: the one with the same
+        parenthetical decides. A family-level name is never looked up (`strict` is kept
+        for the hosts' callers: the rule is the same for every listing)."""
+        del strict
+        if candidate.lab is None or not candidate.name or self.is_family(candidate):
             return _NOTHING
         normalised = normalise_name(candidate.name)
         found = self.by_name.get((candidate.lab, normalised), _NONE) if normalised else _NONE
         if not found:  # most hosts' names: the tail is never read
             return _NOTHING
-        tail = split_name(candidate.name)[1]
+        tail = _tail(candidate)
         same_tail = [m for m in found if tail in self.tails[(candidate.lab, normalised, m)]]
+        evidence = f"exact normalised name {normalised!r} within lab {candidate.lab}"
         if len(same_tail) == 1:
-            return _Found(same_tail[0], "normalised_name")
+            return _Found(same_tail[0], "normalised_name", evidence=evidence)
         if len(found) > 1:
             return _Found(None, reason="name matches more than one model of the lab")
         model_id = next(iter(found))
-        known = self.tails[(candidate.lab, normalised, model_id)]
-        if tail and (strict or any(known) or DATED_TAIL.search(tail)):
-            return _Found(None, reason=f"name differs from {model_id} in its parenthetical")
-        return _Found(model_id, "normalised_name")
+        return _Found(None, reason=f"name differs from {model_id} in its parenthetical")
+
+    def by_family(self, candidate: Candidate) -> str | None:
+        """The one model a family-level name would have joined (for the refusal report)."""
+        name = candidate.family if candidate.family else candidate.name
+        if candidate.lab is None or not name:
+            return None
+        normalised = normalise_name(name)
+        found = self.by_name.get((candidate.lab, normalised), _NONE)
+        if len(found) == 1:
+            return next(iter(found))
+        plain = [m for m in found if "" in self.tails[(candidate.lab, normalised, m)]]
+        return plain[0] if len(plain) == 1 else None
 
 
-def _dated_prices(candidates: Iterable[Candidate]) -> dict[tuple[str | None, str, str], set[Price]]:
-    """(lab, undated form, date) → the prices OpenRouter or the lab itself list for that
-    dated id (a reseller's markup says nothing about which model it is)."""
-    table: dict[tuple[str | None, str, str], set[Price]] = defaultdict(set)
-    for candidate in candidates:
-        if candidate.price is None or candidate.role not in ("catalogue", "lab"):
-            continue
-        for api_id in candidate.api_ids:
-            forms = id_forms(api_id)
-            if forms.undated is not None:
-                table[(candidate.lab, forms.undated, forms.date or "")].add(candidate.price)
-    return table
+STAGES = ("preview", "exp")
+"""Words in an id that mark a pre-release checkpoint: a name without them names the family."""
 
 
-# A parenthetical naming a release ("(Mar 2025)", "(2024-05-13)") names a version.
-DATED_TAIL = re.compile(r"(19|20)\d\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec")
+def _drops_stage(api_id: str, name: str) -> bool:
+    words = set(re.split(r"[^a-z0-9]+", api_id.lower()))
+    return any(s in words and s not in letters_and_digits(name) for s in STAGES)
+
+
+IGNORED_TAILS = frozenset({"latest", "free"})
+"""Parentheticals that name no model: a moving pointer ("(latest)") and a free offering
+("(free)"), so "Claude Opus 4 (latest)" is "Claude Opus 4" for the name rule."""
+
+
+def _tail(candidate: Candidate) -> str:
+    """The listing's parenthetical as the name rule compares it: without the groups that
+    name no model and without the listing's own settings ("GPT-5 mini (high)")."""
+    if not candidate.name or ")" not in candidate.name:
+        return ""
+    groups = re.findall(r"\(([^()]*)\)", split_name_groups(candidate.name))
+    settings = {letters_and_digits(v) for v in candidate.settings.values()}
+    kept = [
+        letters_and_digits(g) for g in groups
+        if letters_and_digits(g) not in IGNORED_TAILS and letters_and_digits(g) not in settings
+    ]  # fmt: skip
+    return "".join(kept)
+
+
+def split_name_groups(name: str) -> str:
+    """The trailing parenthetical groups of a name, as written."""
+    base, _ = split_name(name)
+    return clean(name)[len(base) :]
+
+
 ROLE_ORDER = {"lab": 0, "score": 1}
 SOURCE_ORDER = {"epoch": 0, "arena": 1}
 
@@ -388,7 +517,7 @@ def registry_placing(
             )  # fmt: skip
             continue
         assert found.model_id is not None  # `_host_answer` reviews an answer naming no model
-        registry.aliases.append(_alias(candidate, found.model_id, found.method, aliases))
+        registry.aliases.append(_alias(candidate, found, aliases))
     placed = _placed(registry, index, aliases, listings)
     _disambiguate_names(registry)
     return registry, placed
@@ -428,25 +557,51 @@ def _placed(
     return matched
 
 
+def _families(candidates: Iterable[Candidate]) -> frozenset[tuple[str, str | None, str]]:
+    """(source, lab, full name) of every name a source gives several of a lab's ids:
+    a family-level name ("Gemini 1.5 Pro" for `-001` and `-002`), never a matching key. A
+    lab's moving pointer (`-latest`, "(latest)") is not another id of the name."""
+    ids: dict[tuple[str, str | None, str], set[str]] = defaultdict(set)
+    for candidate in candidates:
+        if candidate.role == "host" or not candidate.name or not candidate.api_ids:
+            continue
+        forms = id_forms(candidate.api_ids[0])
+        if forms.date == LATEST or "latest" in split_name(candidate.name)[1]:
+            continue
+        ids[(candidate.source, candidate.lab, _full_name(candidate))].add(forms.exact)
+    return frozenset(key for key, held in ids.items() if len(held) > 1)
+
+
+def _full_name(candidate: Candidate) -> str:
+    """The normalised name with its parenthetical: "Model (Alpha)" and "Model (Beta)" are
+    two names, "Gemini 1.5 Pro" for two ids is one."""
+    return f"{normalise_name(candidate.name or '')}({_tail(candidate)})"
+
+
 def _founded(candidates: Sequence[Candidate], aliases: AliasFile) -> tuple[Registry, _Index]:
     """The registry and index of every listing but the hosts' (which match into them)."""
     registry = Registry()
     by_role: dict[str, list[Candidate]] = defaultdict(list)
     for candidate in candidates:
         by_role[candidate.role].append(candidate)
-    # Only catalogue and lab listings' prices date an id, and only the lab's own and the
-    # publishers' ids witness a slug: the hosts (most listings) are never read for either.
-    index = _Index(_dated_prices([*by_role["catalogue"], *by_role["lab"]]))
+    # Only the lab's own and the publishers' ids witness a slug, and only they (with the
+    # catalogue) can give a name to several ids: the hosts (most listings) are never read.
+    index = _Index(_families([*by_role["catalogue"], *by_role["lab"], *by_role["score"]]))
 
     catalogue, held = _quarantine(
         by_role["catalogue"], [*by_role["lab"], *by_role["score"]], aliases
     )
     registry.quarantined.extend(held)
     for candidate in catalogue:
-        model_id = _chosen(candidate, aliases) or candidate.key
-        method: Method = "alias_file" if _chosen(candidate, aliases) else "provider_id"
+        entry = aliases.entries.get((candidate.source, candidate.key))
+        model_id = entry.model_id if entry else candidate.key
+        found = (
+            _Found(model_id, "alias_file", evidence=entry.evidence)
+            if entry
+            else _Found(model_id, "provider_id", evidence="OpenRouter's own listing")
+        )
         _ensure_model(registry, model_id, candidate)
-        _record(registry, index, candidate, model_id, method, aliases)
+        _record(registry, index, candidate, found, aliases)
     held_keys = {q.key for q in held}
     for candidate in sorted(by_role["variant"], key=lambda c: c.key):
         if set(candidate.provider_ids) & held_keys and not _chosen(candidate, aliases):
@@ -459,19 +614,22 @@ def _founded(candidates: Sequence[Candidate], aliases: AliasFile) -> tuple[Regis
         found = _match(candidate, aliases, index, strict=False)
         if found.model_id is None:  # a variant of a model OpenRouter no longer lists plainly
             base = candidate.key.lstrip("~").split(":", 1)[0]
-            found = _Found(_ensure_model(registry, base, candidate), "new")
+            found = _Found(
+                _ensure_model(registry, base, candidate), "new",
+                evidence=f"a variant of {base}, which OpenRouter no longer lists",
+            )  # fmt: skip
             candidate = Candidate(**{**vars(candidate), "api_ids": (base.split("/", 1)[-1],)})
         assert found.model_id is not None  # both branches above found or made a model
-        _record(registry, index, candidate, found.model_id, found.method or "new", aliases)
+        _record(registry, index, candidate, found, aliases)
 
-    # The lab's own listings first (an undated id before its dated spellings), then the
-    # publishers of scores: either may found a model the later ones match.
+    # The lab's own listings first (an undated id before dated ones), then the publishers
+    # of scores: either may found a model the later ones match.
     ordered = sorted(
         by_role["lab"] + by_role["score"],
         key=lambda c: (
             ROLE_ORDER[c.role],
             SOURCE_ORDER.get(c.source, 0),
-            any(id_forms(i).undated for i in c.api_ids),
+            bool(c.api_ids) and id_forms(c.api_ids[0]).undated is not None,
             c.key,
         ),
     )
@@ -480,11 +638,37 @@ def _founded(candidates: Sequence[Candidate], aliases: AliasFile) -> tuple[Regis
         if found.model_id is None:
             model_id = _ensure_model(registry, _new_model_id(candidate, registry), candidate)
             registry.unmatched.append(_unmatched(candidate, model_id, found.reason))
-            _record(registry, index, candidate, model_id, "new", aliases)
+            _note_refusal(registry, index, candidate, found, model_id)
+            _record(
+                registry, index, candidate,
+                _Found(model_id, "new", evidence="matched no model: a model of its own"),
+                aliases,
+            )  # fmt: skip
         else:
             _ensure_model(registry, found.model_id, candidate)
-            _record(registry, index, candidate, found.model_id, found.method or "new", aliases)
+            _note_refusal(registry, index, candidate, found, found.model_id)
+            _record(registry, index, candidate, found, aliases)
     return registry, index
+
+
+def _note_refusal(
+    registry: Registry, index: _Index, candidate: Candidate, found: _Found, model_id: str
+) -> None:
+    """Keep the merge a weaker rule would have made, where the listing sits elsewhere."""
+    if found.refused is not None and found.refused[1] != model_id:
+        kind, would = found.refused
+        registry.refused.append(
+            Refusal(candidate.source, candidate.key, model_id, would, kind, found.reason or "")
+        )
+        return
+    if candidate.family or index.is_family(candidate):
+        would_join = index.by_family(candidate)
+        if would_join is not None and would_join != model_id:
+            name = candidate.family or candidate.name
+            registry.refused.append(
+                Refusal(candidate.source, candidate.key, model_id, would_join, "family_name",
+                        f"{name!r} is a family-level name, never a matching key")
+            )  # fmt: skip
 
 
 def _chosen(candidate: Candidate, aliases: AliasFile) -> str | None:
@@ -493,14 +677,25 @@ def _chosen(candidate: Candidate, aliases: AliasFile) -> str | None:
 
 
 def _match(candidate: Candidate, aliases: AliasFile, index: _Index, strict: bool) -> _Found:
-    chosen = _chosen(candidate, aliases)
-    if chosen:
-        return _Found(chosen, "alias_file")
+    found = _evidence(candidate, aliases, index, strict)
+    if found.model_id is None:
+        return found
+    refusal = index.second_date(found.model_id, candidate)
+    if refusal is None:
+        return found
+    return _Found(None, reason=refusal, refused=("dated_snapshot", found.model_id))
+
+
+def _evidence(candidate: Candidate, aliases: AliasFile, index: _Index, strict: bool) -> _Found:
+    """The first rule that places the listing, with what it rests on."""
+    entry = aliases.entries.get((candidate.source, candidate.key))
+    if entry:
+        return _Found(entry.model_id, "alias_file", evidence=entry.evidence)
     exact = index.by_exact_id(candidate)
     if exact.model_id:
         return exact
     api = index.by_api_id(candidate)
-    if api.model_id or api.distinct:  # a dated id at another price: no name match
+    if api.model_id:
         return api
     found = index.by_lab_name(candidate, strict)
     if found.model_id:
@@ -508,30 +703,29 @@ def _match(candidate: Candidate, aliases: AliasFile, index: _Index, strict: bool
     reasons = [exact.reason, api.reason, found.reason]
     if candidate.lab is None:
         reasons.append("no source names its lab, so its name is not compared")
+    if index.is_family(candidate):
+        reasons.append(f"{candidate.name!r} names several of its source's ids: not compared")
     reason = "; ".join(r for r in reasons if r) or "no provider id or normalised name match"
-    return _Found(None, reason=reason)
+    return _Found(None, reason=reason, refused=api.refused)
 
 
-def _alias(candidate: Candidate, model_id: str, method: Method | None, aliases: AliasFile) -> Alias:
+def _alias(candidate: Candidate, found: _Found, aliases: AliasFile) -> Alias:
     entry = aliases.entries.get((candidate.source, candidate.key))
     # Without an entry the listing's own settings (no copy: nothing changes them).
     settings = {**candidate.settings, **entry.settings} if entry else candidate.settings
+    assert found.model_id is not None
     return Alias(
-        candidate.source, candidate.key, model_id, method or "new", candidate.name, settings,
-        candidate.host,
+        candidate.source, candidate.key, found.model_id, found.method or "new", candidate.name,
+        settings, candidate.host, found.evidence,
     )  # fmt: skip
 
 
 def _record(
-    registry: Registry,
-    index: _Index,
-    candidate: Candidate,
-    model_id: str,
-    method: Method,
-    aliases: AliasFile,
+    registry: Registry, index: _Index, candidate: Candidate, found: _Found, aliases: AliasFile
 ) -> None:
-    registry.aliases.append(_alias(candidate, model_id, method, aliases))
-    index.add(model_id, candidate, method)
+    assert found.model_id is not None
+    registry.aliases.append(_alias(candidate, found, aliases))
+    index.add(found.model_id, candidate, found.method or "new")
 
 
 def _unmatched(candidate: Candidate, model_id: str | None, reason: str | None) -> Unmatched:
@@ -573,7 +767,8 @@ def _new_model_id(candidate: Candidate, registry: Registry) -> str:
     across runs because it depends only on the listing."""
     if candidate.lab and candidate.api_ids:
         forms = id_forms(candidate.api_ids[0])
-        model_id = f"{candidate.lab}:{forms.undated if forms.date == LATEST else forms.exact}"
+        own = forms.undated if forms.date == LATEST else spelling(candidate.api_ids[0])
+        model_id = f"{candidate.lab}:{own}"
         if model_id not in registry.models:
             return model_id
     primary = candidate.api_ids[0] if candidate.api_ids else candidate.key
@@ -609,6 +804,7 @@ def _quarantine(
                 reason += "; neither is written plainly, so both are held"
             held.append(Quarantined(candidate.source, candidate.key, candidate.name,
                                     original, reason))  # fmt: skip
+    survivors = _punctuation_variants(survivors, witnessing, aliases, held)
     by_slug: dict[str, list[Candidate]] = defaultdict(list)
     for candidate in survivors:
         by_slug[skeleton(candidate.key.split("/", 1)[-1])].append(candidate)
@@ -632,6 +828,65 @@ def _quarantine(
                 )
             )  # fmt: skip
     return sorted(kept, key=lambda c: c.key), held
+
+
+PLAIN_ID = re.compile(r"[a-z0-9]+(?:[-.][a-z0-9]+)*/[a-z0-9]+(?:[-._:][a-z0-9]+)*")
+"""An id written plainly: lower case, each punctuation mark between letters or digits."""
+
+
+def _punctuation_variants(
+    catalogue: list[Candidate],
+    witnessing: Sequence[Candidate],
+    aliases: AliasFile,
+    held: list[Quarantined],
+) -> list[Candidate]:
+    """Listings whose ids differ only by punctuation would share one model page: the one
+    other sources name (as `_slug_owner`), else the one listed first, keeps it and the
+    others are held as variants; with neither, all are held. A page never changes hands."""
+    groups: dict[str, list[Candidate]] = defaultdict(list)
+    for candidate in catalogue:
+        groups[page_skeleton(candidate.key)].append(candidate)
+    if all(len(group) == 1 for group in groups.values()):
+        return catalogue
+    witnesses = {
+        (c.lab, id_forms(i).exact) for c in witnessing if c.role in ("lab", "score")
+        for i in c.api_ids
+    }  # fmt: skip
+    kept = []
+    for group in groups.values():
+        if len(group) == 1:
+            kept.extend(group)
+            continue
+        owner = _page_owner(group, witnesses)
+        for candidate in group:
+            if candidate is owner or _chosen(candidate, aliases):
+                kept.append(candidate)
+                continue
+            resembles = owner.key if owner else min(c.key for c in group if c is not candidate)
+            held.append(
+                Quarantined(
+                    candidate.source, candidate.key, candidate.name, resembles,
+                    f"differs from {resembles!r} only by punctuation, so both would take one "
+                    "model page: held as a variant"
+                    + ("" if owner else "; neither is named by another source or listed first"),
+                )
+            )  # fmt: skip
+    return kept
+
+
+def _page_owner(group: list[Candidate], witnesses: set[tuple[str | None, str]]) -> Candidate | None:
+    """Of ids that differ only by punctuation, the one written plainly; of several, the
+    one other sources name, then the one listed first; None when nothing tells them apart."""
+    plain = [c for c in group if PLAIN_ID.fullmatch(c.key)] or group
+    if len(plain) == 1:
+        return plain[0]
+    confirmed = [c for c in plain if _witnessed(c, witnesses)]
+    if len(confirmed) == 1:
+        return confirmed[0]
+    dated = sorted((c.listed_at, c.key) for c in plain if c.listed_at)
+    if len(dated) == len(plain) and dated[0][0] != dated[1][0]:
+        return next(c for c in plain if c.key == dated[0][1])
+    return None
 
 
 def _witnessed(candidate: Candidate, witnesses: set[tuple[str | None, str]]) -> bool:

@@ -32,9 +32,14 @@ class ReviewItem:
     nearest: tuple[str, ...]
 
     def accept_line(self) -> str:
-        """The alias-file line that makes the nearest model this listing's model."""
+        """The alias-table line that makes the nearest model this listing's model, for a
+        person to check and complete (who, when, why) before pasting: the loader refuses
+        it while a field is left as written here."""
         target = self.nearest[0] if self.nearest else "MODEL_ID"
-        return f'"{self.source}:{self.key}" = "{target}"'
+        return (
+            f'"{self.source}:{self.key}" = {{ model_id = "{target}", reviewed_by = "", '
+            f'reviewed_on = "YYYY-MM-DD", why = "" }}'
+        )
 
 
 def review_queue(conn: duckdb.DuckDBPyConnection, source: str | None = None) -> list[ReviewItem]:
@@ -73,6 +78,25 @@ def _nearest(normalised: str, pool: list[tuple[str, str]]) -> tuple[str, ...]:
             if candidate == name:
                 ids.setdefault(model_id)
     return tuple(list(ids)[:NEAREST])
+
+
+@dataclass(frozen=True)
+class RefusedMerge:
+    source: str
+    key: str
+    model_id: str | None
+    would_join: str
+    kind: str
+    reason: str
+
+
+def refused_merges(conn: duckdb.DuckDBPyConnection) -> list[RefusedMerge]:
+    """The dated-snapshot and family-name merges the registry refused, by kind, source, key."""
+    rows = conn.execute(
+        "SELECT source, source_key, model_id, would_join, kind, reason FROM refused_merges "
+        "ORDER BY kind, source, source_key"
+    ).fetchall()
+    return [RefusedMerge(*row) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -182,11 +206,13 @@ ORDER BY k.model_id
 """
 
 # Ranked models not on an OpenRouter id, and OpenRouter's listings of the same lab: a
-# ranked model whose name (any alias's) is an OpenRouter listing's name sits in the wrong place.
+# ranked model whose name (any of the lab's or a publisher's listings; a host's display name
+# is loose, "Mistral-Large" for `mistral-large-2411`) is an OpenRouter listing's name sits in
+# the wrong place.
 ELSEWHERE_SQL = """
 SELECT k.model_id, m.lab, a.name
 FROM known_good_index k JOIN models m USING (model_id)
-JOIN model_aliases a ON a.model_id = k.model_id AND a.name IS NOT NULL
+JOIN model_aliases a ON a.model_id = k.model_id AND a.name IS NOT NULL AND a.host IS NULL
 WHERE k.known_good_index IS NOT NULL
   AND k.model_id NOT IN (SELECT model_id FROM openrouter_models)
 """

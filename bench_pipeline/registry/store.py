@@ -68,6 +68,7 @@ def registry_frames(
         pl.Series("settings", list(map(_settings, map(attrgetter("settings"), registry.aliases))),
                   pl.Utf8),
         pl.Series("host", list(map(attrgetter("host"), registry.aliases)), pl.Utf8),
+        pl.Series("evidence", list(map(attrgetter("evidence"), registry.aliases)), pl.Utf8),
     )  # fmt: skip
     unmatched = _frame(
         registry.unmatched,
@@ -79,6 +80,11 @@ def registry_frames(
         registry.quarantined,
         {"source": "source", "source_key": "key", "name": "name", "resembles": "resembles",
          "reason": "reason"},
+    )  # fmt: skip
+    refused = _frame(
+        registry.refused,
+        {"source": "source", "source_key": "key", "model_id": "model_id",
+         "would_join": "would_join", "kind": "kind", "reason": "reason"},
     )  # fmt: skip
     placed = sorted((entry_models or {}).items())
     entries = pl.DataFrame(
@@ -94,6 +100,7 @@ def registry_frames(
         "model_aliases": aliases,
         "unmatched_models": unmatched,
         "quarantined_models": quarantined,
+        "refused_merges": refused,
         "swebench_entry_models": entries,
     }
 

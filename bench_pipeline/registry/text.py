@@ -50,6 +50,15 @@ def skeleton(identifier: str) -> str:
     return core_skeleton(clean(identifier))
 
 
+PUNCTUATION = re.compile(r"[^a-z0-9]+")
+
+
+def page_skeleton(identifier: str) -> str:
+    """What an id's model page is named from: its skeleton with every run of punctuation
+    one dash (`openai-/gpt-4o` and `openai/gpt-4o` both give `openai-gpt-4o`)."""
+    return PUNCTUATION.sub("-", skeleton(identifier)).strip("-")
+
+
 def impostor_reason(identifier: str, original: str) -> str:
     """Why `identifier` passes for `original` (same skeleton, different characters)."""
     reasons = []

@@ -121,7 +121,7 @@ MODELS_SQL = "SELECT model_id, name, organization, origin_source FROM models ORD
 
 # Every name a published model is also listed as: each source's listing and the host, if any.
 MODEL_ALIASES_SQL = """
-SELECT model_id, source, source_key, name, host, method FROM model_aliases
+SELECT model_id, source, source_key, name, host, method, evidence FROM model_aliases
 ORDER BY model_id, source, source_key
 """
 
@@ -340,6 +340,12 @@ MODEL_ALIASES_COLUMNS = (
     c("name", "string", "The name the source gives it."),
     c("host", "string", "The host or reseller listing it (models.dev provider), if not the lab."),
     c("method", "string", "How it was matched: alias_file, provider_id, normalised_name, new."),
+    c(
+        "evidence",
+        "string",
+        "What the match rests on: the id or name shared, or the reviewed "
+        "alias table row (who reviewed it, when, why).",
+    ),
 )
 SOURCE_RUNS_COLUMNS = (
     c("source", "string", "The source."),

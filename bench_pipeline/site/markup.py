@@ -28,17 +28,29 @@ def slugify(text: str, limit: int = 80) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:limit].strip("-") or "model"
 
 
-def unique_slugs(ids: list[str]) -> dict[str, str]:
-    """A distinct slug per id; a clash gets a short digest of the id appended."""
+def unique_slugs(ids: list[str], keep_order: bool = False) -> dict[str, str]:
+    """A distinct slug per id; a clash gets a short digest of the id appended (to the id
+    later in sorted order, or in the given order when `keep_order`)."""
     slugs: dict[str, str] = {}
     taken: set[str] = set()
-    for item in sorted(ids):
+    for item in ids if keep_order else sorted(ids):
         slug = slugify(item)
         if slug in taken:
             slug = f"{slug}-{hashlib.sha256(item.encode()).hexdigest()[:8]}"
         taken.add(slug)
         slugs[item] = slug
     return slugs
+
+
+def model_slugs(ids: list[str]) -> dict[str, str]:
+    """A distinct page slug per model id, one that no newcomer can take.
+
+    OpenRouter-style ids (`lab/model`) come before the registry's lab- or source-scoped
+    ones (`lab:model`), each in id order, so where two ids give one slug the OpenRouter id
+    keeps the plain page. The registry holds back ids that differ only by punctuation, so
+    two of those never meet here.
+    """
+    return unique_slugs(sorted(ids, key=lambda i: (":" in i, i)), keep_order=True)
 
 
 def missing(value: Any) -> bool:

@@ -136,7 +136,7 @@ def collect_models(release: Release) -> dict[str, Model]:
                 ids.add(row["model_id"])
                 if row.get("model_name"):
                     given.setdefault(row["model_id"], row["model_name"])
-    slugs = markup.unique_slugs(sorted(ids))
+    slugs = markup.model_slugs(sorted(ids))
     models = {
         i: Model(
             id=i,
