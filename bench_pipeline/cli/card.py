@@ -58,7 +58,9 @@ def _rows(path: Path) -> tuple[list[str], Iterator[tuple[str, list[Any]]]]:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
-        raise MalformedFile(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})")
+        raise MalformedFile(
+            f"{path}: not UTF-8 text ({error.reason} at byte {error.start})"
+        ) from None
     reader = csv.reader(text.splitlines())
     try:
         header = next(reader)
@@ -90,7 +92,9 @@ def _score(value: Any, where: str, field: str) -> float | None:
         try:
             number = float(text)
         except ValueError:
-            raise MalformedFile(f"{where}, field {field!r}: {text[:40]!r} is not a number")
+            raise MalformedFile(
+                f"{where}, field {field!r}: {text[:40]!r} is not a number"
+            ) from None
     if not math.isfinite(number):
         raise MalformedFile(f"{where}, field {field!r}: {number} is not a finite number")
     return number
@@ -202,7 +206,7 @@ def _groups_by(pattern: str, items: list[str], path: Path) -> dict[str, str]:
     try:
         rule = re.compile(pattern)
     except re.error as error:
-        raise MalformedFile(f"--group-by {pattern!r}: not a regular expression ({error})")
+        raise MalformedFile(f"--group-by {pattern!r}: not a regular expression ({error})") from None
     groups = {}
     for item in items:
         match = rule.search(item)

@@ -594,8 +594,10 @@ def card(
     if int((~present).sum()):
         notes.append(f"{int((~present).sum())} cells missing: each pair uses the items both have")
     if tests and any(t.startswith("sign-flip,") for t in tests):
-        notes.append("some pairs have too many real-valued items for the exact count: "
-                     f"their p-values are from {MONTE_CARLO_DRAWS:,} seeded sign flips")  # fmt: skip
+        notes.append(
+            "some pairs have too many real-valued items for the exact count: "
+            f"their p-values are from {MONTE_CARLO_DRAWS:,} seeded sign flips"
+        )
     return Card(
         systems=count,
         items=n,
