@@ -27,6 +27,7 @@ from bench_pipeline.scores.card import (
     matrix_sha256,
     paired_pvalue,
     rank_sets,
+    resolution,
 )
 
 pytestmark = pytest.mark.unit
@@ -375,3 +376,21 @@ def test_text_card_prints_both_rank_sets(tmp_path: Path, capsys) -> None:
     assert status == 0
     assert "pairs established: 4 of 6" in out
     assert "rank set (3 groups)" in out
+
+
+def test_resolution_by_hand() -> None:
+    # One pair of 12 items whose systems never disagree: every resampled draw has c = 0
+    # discordant items, so a shift of s items is s wins to none, p = 2/2^s: p ≤ 0.05 from
+    # s = 6 (2/64), never at 5 (2/32). Both gaps are 6/12.
+    same = resolution(np.array([12.0]), np.array([0.0]), 0.05)
+    assert (same.gap_50, same.gap_80) == (0.5, 0.5)
+    # Disagreeing on all 12: c = 12 always; s gives ⌈(12 + s)/2⌉ wins to the other's rest.
+    # Two-sided p with the smaller side at 2 is 2·(1 + 12 + 66)/4096 = 0.039, at 3 it is
+    # 0.146: the smaller side must be 2, i.e. 10–2, first reached at s = 7 (⌈19/2⌉ = 10).
+    apart = resolution(np.array([12.0]), np.array([12.0]), 0.05)
+    assert (apart.gap_50, apart.gap_80) == (7 / 12, 7 / 12)
+
+
+def test_card_reports_resolution_for_pass_fail_only() -> None:
+    assert card(_matrix(BINARY)).resolution is not None
+    assert card(_matrix(CONTINUOUS)).resolution is None

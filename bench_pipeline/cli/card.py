@@ -234,6 +234,20 @@ def _range(low: int | None, high: int | None) -> str:
     return str(low) if low == high else f"{low}–{high}"
 
 
+def _resolution(computed: Card) -> list[str]:
+    found = computed.resolution
+    if found is None:
+        return []
+
+    def gap(value: float | None) -> str:
+        return "none up to the whole scale" if value is None else f"{100 * value:.1f} points"
+
+    return [
+        f"resolution: gaps of {gap(found.gap_50)} separated half the time, {gap(found.gap_80)} "
+        f"four times in five ({found.replicates} simulated pairs, p ≤ {found.threshold:.3g})"
+    ]
+
+
 def text(computed: Card) -> str:
     """The card for a person: the board's figures, then one row per entry."""
     tiers, discord = computed.tiers, computed.discordance
@@ -255,6 +269,7 @@ def text(computed: Card) -> str:
             else f"{discord.top_decile_mean_carrying_items:.1f}"
         ),
         f"rank sets: {computed.draws} paired bootstrap draws over items, seed {computed.seed}",
+        *_resolution(computed),
         *computed.notes,
     ]
     grouped = computed.groups is not None

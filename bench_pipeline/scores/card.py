@@ -17,7 +17,9 @@ system s on item i (missing cells are missing, never 0):
   items (:func:`rank_sets`), and over groups when items carry groups.
 * per board: pairs established, tiers (height of the partial order "established better" and
   its largest antichain), discordance (mean carrying items over all pairs, and over the top
-  decile).
+  decile) and, for pass/fail boards, the resolution: the gaps separated at 50% and 80% power
+  by simulation from the board's own pairs (:func:`resolution`), at the board's Holm
+  threshold α ÷ (pairs − established).
 
 Self-checks run before a card is returned; when one fails, :class:`CardRefused` is raised and
 nothing is published. Systems and items are put in a canonical order (sorted) before anything
@@ -55,6 +57,7 @@ many standard errors."""
 PLANTED_ITEMS = 21
 """Items a planted loss covers: 21 one-sided items give p = 2 ÷ 2²¹ < 10⁻⁶."""
 MONTE_CARLO_DRAWS = 100_000
+RESOLUTION_REPLICATES = 400
 CARD_VERSION = "1"
 
 FloatMatrix = npt.NDArray[np.float64]
@@ -321,6 +324,17 @@ class Discordance:
 
 
 @dataclass(frozen=True)
+class Resolution:
+    """The smallest gaps the board separates half the time and four times in five, by
+    simulation from its own pairs (pass/fail boards; see :func:`resolution`)."""
+
+    gap_50: float | None
+    gap_80: float | None
+    threshold: float
+    replicates: int
+
+
+@dataclass(frozen=True)
 class SelfCheck:
     name: str
     passed: bool
@@ -344,6 +358,7 @@ class Card:
     established_share: float | None
     tiers: Tiers
     discordance: Discordance
+    resolution: Resolution | None
     entries: tuple[Entry, ...]
     pairs: tuple[Pair, ...]
     self_checks: tuple[SelfCheck, ...]
@@ -424,6 +439,48 @@ def _discordance(
         top_decile_mean_carrying_items=mean(carrying[inside]),
         top_decile_mean_share=mean(share[inside]),
     )
+
+
+def resolution(
+    items: npt.NDArray[np.float64],
+    carrying: npt.NDArray[np.float64],
+    threshold: float,
+    *,
+    replicates: int = RESOLUTION_REPLICATES,
+    seed: int = SEED,
+) -> Resolution:
+    """The board's resolution, by simulation from its own pairs (pass/fail).
+
+    Each replicate picks one of the board's pairs at random and resamples its n items: the
+    discordant items drawn are c ~ Binomial(n, carrying ÷ n). Then one side of the pair is
+    shifted by a gap of s items (s = 0 … n): of the c discordant items, ⌈(c + s) ÷ 2⌉ go to
+    it (all s when c < s), the rest to the other. The exact binomial test
+    (`stats.sign_test_pvalues`) separates the pair when p ≤ ``threshold`` (the board's Holm
+    threshold). The gaps reported are the least s ÷ n (in score units) separated in at
+    least 50% and 80% of the replicates.
+    """
+    usable = np.flatnonzero(items > 0)
+    if usable.size == 0:
+        return Resolution(None, None, threshold, 0)
+    rng = np.random.default_rng(seed)
+    chosen = usable[rng.integers(0, usable.size, size=replicates)]
+    n = items[chosen].astype(np.int64)
+    drawn = rng.binomial(n, carrying[chosen] / items[chosen])
+    width = int(n.max()) + 1
+    shift = np.arange(width)[None, :]
+    c = drawn[:, None]
+    wins_a = np.where(c >= shift, (c + shift + 1) // 2, shift)
+    wins_b = np.where(c >= shift, c - wins_a, 0)
+    pvalues = sign_test_pvalues(wins_a, wins_b)
+    valid = shift <= n[:, None]
+    separated = ((pvalues <= threshold) & valid).sum(axis=0) / replicates
+    gap_scale = float(np.median(n))
+
+    def least(share: float) -> float | None:
+        reached = np.flatnonzero(separated >= share)
+        return float(reached[0] / gap_scale) if reached.size else None
+
+    return Resolution(least(0.5), least(0.8), threshold, replicates)
 
 
 def self_checks(
@@ -614,6 +671,11 @@ def card(
         established_share=float(established.mean()) if a.size else None,
         tiers=_tiers(count, winners, losers),
         discordance=_discordance(scores, a, b, carrying, items),
+        resolution=resolution(
+            items, carrying, alpha / max(1, a.size - int(established.sum())), seed=seed
+        )
+        if binary
+        else None,
         entries=entries,
         pairs=tuple(pairs),
         self_checks=checks,
@@ -645,6 +707,7 @@ __all__ = [
     "Entry",
     "Matrix",
     "Pair",
+    "Resolution",
     "SelfCheck",
     "Tiers",
     "bootstrap_weights",
@@ -654,6 +717,7 @@ __all__ = [
     "matrix_sha256",
     "paired_pvalue",
     "rank_sets",
+    "resolution",
     "score_text",
     "self_checks",
 ]
