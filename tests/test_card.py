@@ -394,3 +394,35 @@ def test_resolution_by_hand() -> None:
 def test_card_reports_resolution_for_pass_fail_only() -> None:
     assert card(_matrix(BINARY)).resolution is not None
     assert card(_matrix(CONTINUOUS)).resolution is None
+
+
+SNAPSHOT = Path(__file__).resolve().parents[1] / "sources" / "snapshots" / "swebench"
+
+
+def test_card_agrees_with_the_item_boards_on_the_recorded_swebench_file() -> None:
+    """The card's Holm rule is the item boards' rule: the same established pairs and rank
+    ranges on both recorded SWE-bench boards (25 entries × 500 instances each)."""
+    from bench_pipeline.ingest.parsers import swebench
+    from bench_pipeline.ingest.payload import RawFile
+    from bench_pipeline.scores.item_boards import BoardEntry, ItemResult, item_board
+
+    path = SNAPSHOT / "leaderboards.json"
+    results = swebench.parse([RawFile(path.name, path.read_bytes())])["swebench_item_results"]
+    for (board,), rows in results.group_by(["leaderboard"]):
+        cells = [
+            (folder, instance, 1.0 if resolved in (True, "true") else 0.0)
+            for folder, instance, resolved in rows.select(
+                "folder", "instance_id", "resolved"
+            ).iter_rows()
+        ]
+        # SWE-bench's groups: the repository, the instance id before its last "-<number>".
+        groups = {i: i.rsplit("-", 1)[0] for _, i, _ in cells}
+        computed = card(matrix_from_cells(cells, groups))
+        entries = {}
+        for folder, instance, score in cells:
+            entries.setdefault(folder, {})[instance] = ItemResult(score == 1.0)
+        reference = item_board(str(board), [BoardEntry(k, k, items=v) for k, v in entries.items()])
+        assert computed.pairs_established == sum(p.significant for p in reference.pairs)
+        ranges = {r.key: (r.rank_best, r.rank_worst) for r in reference.rows}
+        assert {e.system: (e.rank_best, e.rank_worst) for e in computed.entries} == ranges
+        assert computed.groups is not None and computed.groups > 5

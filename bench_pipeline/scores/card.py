@@ -229,8 +229,8 @@ def bootstrap_weights(
     size = n if groups is None else int(groups.max()) + 1
     picks = rng.integers(0, size, size=(draws, size))
     offsets = (np.arange(draws) * size)[:, None]
-    counts = np.bincount((picks + offsets).reshape(-1), minlength=draws * size)
-    counts = counts.reshape(draws, size).astype(np.float64)
+    drawn = np.bincount((picks + offsets).reshape(-1), minlength=draws * size)
+    counts: FloatMatrix = drawn.reshape(draws, size).astype(np.float64)
     return counts if groups is None else counts[:, groups]
 
 
