@@ -426,3 +426,17 @@ def test_card_agrees_with_the_item_boards_on_the_recorded_swebench_file() -> Non
         ranges = {r.key: (r.rank_best, r.rank_worst) for r in reference.rows}
         assert {e.system: (e.rank_best, e.rank_worst) for e in computed.entries} == ranges
         assert computed.groups is not None and computed.groups > 5
+
+
+def test_real_valued_pairs_beyond_the_exact_count_use_the_normal_approximation() -> None:
+    # 60 real-valued items: the exact count cannot run; the pair says which test it got, and
+    # a shift of one standard deviation on every item is still established.
+    rng = np.random.default_rng(2)
+    base = rng.normal(0.0, 1.0, 60) + np.pi
+    cells = [("A", f"i{k}", float(v + 1.0)) for k, v in enumerate(base)]
+    cells += [("B", f"i{k}", float(v + rng.normal(0.0, 0.5))) for k, v in enumerate(base)]
+    computed = card(matrix_from_cells(cells))
+    (pair,) = computed.pairs
+    assert pair.test == "sign-flip, normal approximation"
+    assert pair.established and pair.better == "A"
+    assert any("normal approximation" in note for note in computed.notes)
