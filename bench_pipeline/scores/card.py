@@ -539,8 +539,10 @@ def card(
     draws: int = DRAWS,
     seed: int = SEED,
     test: PairTest = paired_pvalue,
+    with_pairs: bool = True,
 ) -> Card:
-    """The card of a board (see the module docstring).
+    """The card of a board (see the module docstring); ``with_pairs=False`` leaves the
+    per-pair records out (a board whose pairs are published elsewhere).
 
     Raises:
         ValueError: On fewer than two systems or an empty matrix.
@@ -617,7 +619,7 @@ def card(
         for s in order.tolist()
     )
     pairs = []
-    for t in range(a.size):
+    for t in range(a.size if with_pairs else 0):
         i, j, sign = int(a[t]), int(b[t]), 1.0
         if listed[j] < listed[i]:
             i, j, sign = j, i, -1.0
