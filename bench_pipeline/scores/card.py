@@ -136,11 +136,16 @@ def matrix_sha256(matrix: Matrix) -> str:
     ``system<TAB>item<TAB>score<LF>`` per present cell, systems then items in sorted (code
     point) order, scores as :func:`score_text`."""
     digest = hashlib.sha256()
+    present = ~np.isnan(matrix.values)
+    distinct, codes = np.unique(np.where(present, matrix.values, 0.0), return_inverse=True)
+    texts = [score_text(float(v)) + "\n" for v in distinct.tolist()]
+    codes = codes.reshape(matrix.values.shape)
+    items = [f"\t{item}\t" for item in matrix.items]
     for s, system in enumerate(matrix.systems):
-        for i, item in enumerate(matrix.items):
-            value = matrix.values[s, i]
-            if not np.isnan(value):
-                digest.update(f"{system}\t{item}\t{score_text(float(value))}\n".encode())
+        shown = np.flatnonzero(present[s]).tolist()
+        row = codes[s].tolist()
+        text = "".join([system + items[i] + texts[row[i]] for i in shown])
+        digest.update(text.encode())
     return digest.hexdigest()
 
 
@@ -654,7 +659,7 @@ def card(
             f"{missing} cell{'s' if missing > 1 else ''} missing: each pair uses the items "
             "both have, each bootstrap mean the drawn items the system has"
         )
-    if tests and any(t.startswith("sign-flip,") for t in tests):
+    if not binary and any(t.startswith("sign-flip,") for t in tests):
         notes.append(
             "some pairs have too many real-valued items for the exact count: their "
             "p-values are the sign-flip test's normal approximation"
