@@ -29,6 +29,8 @@
    `python -m benchmarks.pipeline_scale`, e.g. `--multipliers 1,10 --profile`).
 13. boards: the SWE-bench item boards enlarged 10× and 50× (31k and 780k pairs a board), every
    pair at once against the per-pair path it replaced (`benchmarks.item_boards`).
+14. card: the reporting card of a 134 × 500 and a 500 × 500 pass/fail board against a plain
+   numpy implementation of its bootstrap (`benchmarks.card`).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (3 for ingest, 5 for indices).
@@ -42,6 +44,7 @@ from collections.abc import Sequence
 
 from benchmarks import (
     bradley_terry,
+    card,
     exact_pairs,
     index_family,
     ingest_swap,
@@ -58,7 +61,7 @@ from benchmarks import (
 
 BENCHMARKS = (
     "ingest", "indices", "site", "pairs", "exact", "calls", "writer", "bradley", "cache",
-    "release", "noop", "scale", "boards",
+    "release", "noop", "scale", "boards", "card",
 )  # fmt: skip
 
 
@@ -105,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
     if args.only == "ingest" and index_options_given:
         parser.error("--models and --seed apply to the indices benchmark only")
-    if args.only in ("pairs", "exact", "calls", "cache", "scale", "boards") and (
+    if args.only in ("pairs", "exact", "calls", "cache", "scale", "boards", "card") and (
         ingest_argv or index_options_given or args.repeat is not None or args.profile
     ):
         parser.error(f"the {args.only} benchmark takes no options here (see its module)")
@@ -132,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "noop": lambda: noop_rerun.main(shared),
         "scale": lambda: pipeline_scale.main([]),
         "boards": lambda: item_boards.main([]),
+        "card": lambda: card.main([]),
     }
     # Every benchmark runs even when an earlier one misses its goal (the exit status still
     # says so), so one slow figure never hides the others.

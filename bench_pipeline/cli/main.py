@@ -583,7 +583,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     sign_parser.add_argument(
         "--submitters", type=Path, help="the submitters file (default $BENCH_SUBMITTERS)"
     )
+    card_parser = commands.add_parser(
+        "card", help="the reporting card of a systems × items matrix file (CSV or Parquet)"
+    )
+    card_parser.add_argument("file", type=Path, help="long (system,item,score) or wide form")
+    grouping = card_parser.add_mutually_exclusive_group()
+    grouping.add_argument("--groups", type=Path, help="a file of item,group rows")
+    grouping.add_argument("--group-by", help="a regex on the item id: its first group")
+    card_parser.add_argument("--json", action="store_true", help="print the card as JSON")
+    card_parser.add_argument("--draws", type=int, help="bootstrap draws (≥ 1000; default 1000)")
+    card_parser.add_argument("--seed", type=int, help="bootstrap seed (default: the project's)")
     args = parser.parse_args(argv)
+    if args.command == "card":  # an analyst's tool: no warehouse, no Dagster
+        from bench_pipeline.cli import card
+
+        if args.draws is not None and args.draws < card.DRAWS:
+            parser.error(f"--draws must be at least {card.DRAWS}")
+        return card.run(
+            args.file,
+            args.groups,
+            args.group_by,
+            args.json,
+            args.draws or card.DRAWS,
+            card.SEED if args.seed is None else args.seed,
+        )
     if args.command in ("run", "status"):  # the commands that load the Dagster definitions
         quiet_dagster()
     from bench_pipeline.core.warehouse import WarehouseBusyError

@@ -652,6 +652,36 @@ ITEM_BOARD_PAIRS_COLUMNS = (
     c("entry_key_a", "string", "entry_a's submission folder."),
     c("entry_key_b", "string", "entry_b's submission folder."),
 )
+ITEM_BOARD_CARDS_COLUMNS = (
+    c("board", "string", "The leaderboard."),
+    c("systems", "integer", "Entries with per-item results (the matrix's rows)."),
+    c("items", "integer", "Items with a result from any entry (the matrix's columns)."),
+    c("data_type", "string", "binary (pass/fail) or continuous."),
+    c("matrix_sha256", "string",
+      "SHA-256 of one 'entry_key TAB item TAB score' line per present cell, sorted."),
+    c("missing_cells", "integer", "Entry-item cells with no published result."),
+    c("groups", "integer", "Repositories the instances come from (the resampled groups)."),
+    c("draws", "integer", "Paired bootstrap draws behind the rank sets."),
+    c("seed", "integer", "The bootstrap's seed."),
+    c("pairs_total", "integer", "Pairs of entries."),
+    c("pairs_established", "integer", "Pairs separated by Holm over all pairs at 5%."),
+    c("established_share", "number", "pairs_established / pairs_total."),
+    c("tiers_height", "integer", "Longest chain of established pairs (a > b > c ...)."),
+    c("largest_antichain", "integer", "Most entries no two of which are established apart."),
+    c("discordance", "number", "Mean items on which a pair of entries disagree."),
+    c("discordance_top_decile", "number", "The same among the top decile of entries."),
+    c("resolution_gap_50", "number",
+      "Least gap (share of items) a simulated pair is separated at half the time."),
+    c("resolution_gap_80", "number", "The same, four times in five (80% power)."),
+)  # fmt: skip
+ITEM_BOARD_RANK_SETS_COLUMNS = (
+    c("board", "string", "The leaderboard."),
+    c("entry_key", "string", "The entry's submission folder."),
+    c("rank_set_low", "integer", "Best rank in its simultaneous bootstrap rank set (items)."),
+    c("rank_set_high", "integer", "Worst rank in that set."),
+    c("group_rank_set_low", "integer", "Best rank when whole repositories are resampled."),
+    c("group_rank_set_high", "integer", "Worst rank when whole repositories are resampled."),
+)
 
 # ------------------------------------------------------------------------------ rank rules
 
@@ -759,6 +789,12 @@ PUBLISHED: tuple[PublishedTable, ...] = (
     T("item_board_pairs", "Item boards: exact paired tests over shared items",
       "SELECT * FROM item_board_pairs", ("board", "entry_key_a", "entry_key_b"),
       "item_boards", ITEM_BOARD_PAIRS_COLUMNS, sort=("board", "entry_key_a", "entry_key_b")),
+    T("item_board_cards", "Item boards: the reporting card of each board",
+      "SELECT * FROM item_board_cards ORDER BY board", ("board",), "item_boards",
+      ITEM_BOARD_CARDS_COLUMNS),
+    T("item_board_rank_sets", "Item boards: bootstrap rank sets over items and repositories",
+      "SELECT * FROM item_board_rank_sets ORDER BY board, rank_set_low, entry_key",
+      ("board", "entry_key"), "item_boards", ITEM_BOARD_RANK_SETS_COLUMNS),
     *RECEIPT_TABLES,
     TASKS_TABLE,
     *PM_CHECKS_PUBLISHED,

@@ -6,6 +6,7 @@ never creates a model)."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from decimal import Decimal
 
@@ -15,6 +16,7 @@ import polars as pl
 from bench_pipeline.core.warehouse import fetch_frame
 from bench_pipeline.registry.entries import SOURCE, stored_entry_models
 from bench_pipeline.scores.board_matrix import ItemResults
+from bench_pipeline.scores.card import card, matrix_from_cells
 from bench_pipeline.scores.item_boards import (
     BoardEntry,
     ItemBoard,
@@ -23,8 +25,11 @@ from bench_pipeline.scores.item_boards import (
 )
 from bench_pipeline.scores.navigator import cost_per_success
 
-TABLES = ("item_boards", "item_board_pairs")
-__all__ = ["SOURCE", "TABLES", "item_board_frames", "load_boards"]
+TABLES = ("item_boards", "item_board_pairs", "item_board_cards", "item_board_rank_sets")
+__all__ = ["SOURCE", "TABLES", "card_frames", "item_board_frames", "load_boards"]
+
+REPOSITORY = re.compile(r"^(.*)-\d+$")
+"""A SWE-bench instance's group: its repository, the id before the last `-<number>`."""
 
 
 def load_boards(conn: duckdb.DuckDBPyConnection) -> list[ItemBoard]:
@@ -99,6 +104,77 @@ def _results(
     )
 
 
+def card_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
+    """`item_board_cards` (one row per board) and `item_board_rank_sets` (one per entry
+    with per-item results): each board's reporting card (`scores.card`), from the same
+    per-item results, the instances grouped by repository. A card whose self-check fails
+    raises `CardRefused`, and the run publishes nothing."""
+    boards, entries = [], []
+    results = fetch_frame(
+        conn,
+        "SELECT leaderboard, folder, instance_id, resolved FROM swebench_item_results "
+        "ORDER BY leaderboard",
+    )
+    for (board,), rows in results.group_by(["leaderboard"], maintain_order=True):
+        cells = [
+            (folder, instance, 1.0 if resolved else 0.0)
+            for folder, instance, resolved in rows.select(
+                "folder", "instance_id", "resolved"
+            ).iter_rows()
+        ]
+        groups = {}
+        for _, instance, _ in cells:
+            match = REPOSITORY.match(instance)
+            groups[instance] = match.group(1) if match else instance
+        computed = card(matrix_from_cells(cells, groups), with_pairs=False)
+        resolution = computed.resolution
+        boards.append(
+            {
+                "board": board, "systems": computed.systems, "items": computed.items,
+                "data_type": computed.data_type, "matrix_sha256": computed.matrix_sha256,
+                "missing_cells": computed.missing_cells, "groups": computed.groups,
+                "draws": computed.draws, "seed": computed.seed,
+                "pairs_total": computed.pairs_total,
+                "pairs_established": computed.pairs_established,
+                "established_share": computed.established_share,
+                "tiers_height": computed.tiers.height,
+                "largest_antichain": computed.tiers.largest_antichain,
+                "discordance": computed.discordance.mean_carrying_items,
+                "discordance_top_decile": computed.discordance.top_decile_mean_carrying_items,
+                "resolution_gap_50": None if resolution is None else resolution.gap_50,
+                "resolution_gap_80": None if resolution is None else resolution.gap_80,
+            }
+        )  # fmt: skip
+        entries += [
+            {
+                "board": board, "entry_key": e.system, "rank_set_low": e.rank_set_low,
+                "rank_set_high": e.rank_set_high, "group_rank_set_low": e.group_rank_set_low,
+                "group_rank_set_high": e.group_rank_set_high,
+            }
+            for e in computed.entries
+        ]  # fmt: skip
+    return {
+        "item_board_cards": pl.DataFrame(boards, schema=_CARD_SCHEMA, orient="row"),
+        "item_board_rank_sets": pl.DataFrame(entries, schema=_RANK_SET_SCHEMA, orient="row"),
+    }
+
+
+_CARD_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "board": pl.String, "systems": pl.Int64, "items": pl.Int64, "data_type": pl.String,
+    "matrix_sha256": pl.String, "missing_cells": pl.Int64, "groups": pl.Int64,
+    "draws": pl.Int64, "seed": pl.Int64, "pairs_total": pl.Int64,
+    "pairs_established": pl.Int64, "established_share": pl.Float64,
+    "tiers_height": pl.Int64, "largest_antichain": pl.Int64, "discordance": pl.Float64,
+    "discordance_top_decile": pl.Float64, "resolution_gap_50": pl.Float64,
+    "resolution_gap_80": pl.Float64,
+}  # fmt: skip
+_RANK_SET_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "board": pl.String, "entry_key": pl.String, "rank_set_low": pl.Int64,
+    "rank_set_high": pl.Int64, "group_rank_set_low": pl.Int64, "group_rank_set_high": pl.Int64,
+}  # fmt: skip
+
+
 def item_board_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
-    """The two published tables, recomputed from the live tables and the entries' models."""
-    return board_frames(load_boards(conn))
+    """The published tables, recomputed from the live tables and the entries' models: the
+    boards, their pairs and their cards."""
+    return board_frames(load_boards(conn)) | card_frames(conn)

@@ -1,0 +1,38 @@
+"""The SWE-bench item boards publish their reporting card (`item_board_cards`,
+`item_board_rank_sets`), computed from the recorded per-item results."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench_pipeline.release.published import PUBLISHED_BY_NAME
+from bench_pipeline.scores.item_boards_store import card_frames, load_boards
+
+pytestmark = pytest.mark.assets
+
+
+def test_the_recorded_boards_publish_their_cards(recorded_warehouse) -> None:
+    frames = card_frames(recorded_warehouse)
+    cards = {row["board"]: row for row in frames["item_board_cards"].to_dicts()}
+    boards = {b.board: b for b in load_boards(recorded_warehouse)}
+    assert set(cards) == set(boards) == {"bash-only", "Verified"}
+    for name, row in cards.items():
+        board = boards[name]
+        # 25 entries with per-item results × 500 instances from 12 repositories; the card's
+        # Holm count is the board's own (222 of 300 in the recorded file).
+        assert (row["systems"], row["items"], row["groups"]) == (25, 500, 12)
+        assert row["data_type"] == "binary" and len(row["matrix_sha256"]) == 64
+        assert row["pairs_total"] == len(board.pairs) == 300
+        assert row["pairs_established"] == sum(p.significant for p in board.pairs) == 222
+        assert 1 <= row["tiers_height"] <= 25 and 1 <= row["largest_antichain"] <= 25
+        assert 0 < row["resolution_gap_50"] <= row["resolution_gap_80"] < 1
+        sets = frames["item_board_rank_sets"].filter(board=name)
+        ranked = {r.key for r in board.rows if r.items}
+        assert set(sets["entry_key"]) == ranked
+        for entry in sets.to_dicts():
+            assert 1 <= entry["rank_set_low"] <= entry["rank_set_high"] <= 25
+            assert 1 <= entry["group_rank_set_low"] <= entry["group_rank_set_high"] <= 25
+    # Both tables are declared for release with every column the frames have.
+    for table in ("item_board_cards", "item_board_rank_sets"):
+        declared = [c.name for c in PUBLISHED_BY_NAME[table].columns]
+        assert declared == frames[table].columns
