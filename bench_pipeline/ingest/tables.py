@@ -72,8 +72,8 @@ class TableSpec:
         if column in self.within:
             low, high = self.within[column]
             parts.append(f"within its own {low}..{high}")
-        parts.extend(c.error or c.name for c in self.checks.get(column, []))
-        parts.extend(c.error or c.name for c in _bounded_text(dtype))
+        parts.extend(str(c.error or c.name) for c in self.checks.get(column, []))
+        parts.extend(str(c.error or c.name) for c in _bounded_text(dtype))
         return "; ".join(parts)
 
 
