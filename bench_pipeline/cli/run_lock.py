@@ -105,9 +105,15 @@ def who_runs(holder: dict[str, Any]) -> str:
 
 def _busy_message(home: Path, path: Path, content: str) -> str:
     try:
-        who = who_runs(json.loads(content))
-    except (ValueError, KeyError, TypeError):
-        who = "a process that has not yet written its details"
+        holder = json.loads(content)
+        who = who_runs(holder)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        holder, who = {}, "a process that has not yet written its details"
+    if isinstance(holder, dict) and holder.get("by"):
+        return (
+            f"{who} is publishing from BENCH_HOME={home} (lock {path}); one publisher at a "
+            "time: wait for its step to finish, then run again."
+        )
     return (
         f"another `bench run` is already running on BENCH_HOME={home} ({who}; lock {path}). "
         "Two runs would write the same warehouse and site; wait for it to finish."
