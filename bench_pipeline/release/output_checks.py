@@ -12,8 +12,10 @@ offending row naming the table, the row and the field (empty: it holds).
 
 from __future__ import annotations
 
+import html
+import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -214,15 +216,8 @@ def arena_problems(conn: duckdb.DuckDBPyConnection) -> list[str]:
 # ------------------------------------------------------------------------------ the site
 
 
-class _Links(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        for name, value in attrs:
-            if name in ("href", "src") and value:
-                self.found.append(value)
+LINK = re.compile(r"""\b(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
+"""A link or download in a page (the site's templates quote every attribute)."""
 
 
 def site_link_problems(site: Path) -> list[str]:
@@ -231,19 +226,26 @@ def site_link_problems(site: Path) -> list[str]:
     followed."""
     root = site.resolve()
     problems = []
+    kinds: dict[str, str] = {}  # path → "file", "dir" or "" (nothing), looked up once each
+
+    def kind(path: str) -> str:
+        if path not in kinds:
+            kinds[path] = "file" if os.path.isfile(path) else "dir" if os.path.isdir(path) else ""
+        return kinds[path]
+
     for page in sorted(root.rglob("*.html")):
-        parser = _Links()
-        parser.feed(page.read_text(encoding="utf-8", errors="replace"))
-        for link in parser.found:
+        text = page.read_text(encoding="utf-8", errors="replace")
+        where = page.relative_to(root).as_posix()
+        for found in LINK.finditer(text):
+            link = html.unescape(found.group(1) if found.group(1) is not None else found.group(2))
             parts = urlsplit(link)
             if parts.scheme or parts.netloc or not parts.path:
                 continue  # another site, mail, data, or an anchor of this page
-            target = (page.parent / unquote(parts.path)).resolve()
-            if target.is_dir():
-                target = target / "index.html"
-            where = page.relative_to(root).as_posix()
-            if not target.is_relative_to(root):
+            target = os.path.normpath(os.path.join(page.parent, unquote(parts.path)))
+            if kind(target) == "dir":
+                target = os.path.join(target, "index.html")
+            if os.path.commonpath([root, target]) != str(root):
                 problems.append(f"{where}: {link} (outside the site)")
-            elif not target.is_file():
+            elif kind(target) != "file":
                 problems.append(f"{where}: {link} (no such file)")
     return problems
