@@ -11,15 +11,16 @@ from bench_pipeline.assets.grading import GRADING_ASSETS, GRADING_CHECKS, REVIEW
 from bench_pipeline.assets.indices import arena_elo, index_checks, known_good_indices, market_data
 from bench_pipeline.assets.navigator_v1 import navigator_v1
 from bench_pipeline.assets.publish import analyst_copy
+from bench_pipeline.assets.published_checks import published_checks
 from bench_pipeline.assets.registry import (
     model_registry,
     registry_covers_sources,
     registry_referential_integrity,
 )
-from bench_pipeline.assets.release import release_checks, release_dataset
+from bench_pipeline.assets.release import RELEASE_KEY, release_checks, release_dataset
 from bench_pipeline.assets.runs import MODEL_RUNS_KEY, RUN_ASSETS, SUBMITTED_KEY
 from bench_pipeline.assets.scores import SCORE_ASSETS
-from bench_pipeline.assets.site import static_site
+from bench_pipeline.assets.site import SITE_KEY, static_site
 from bench_pipeline.assets.sources import client_key, live_table_checks, source_assets
 from bench_pipeline.assets.versions import fetch_job, with_versions
 from bench_pipeline.core import settings
@@ -91,6 +92,7 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
             registry_covers_sources,
             *index_checks,
             *release_checks,
+            *published_checks,
             *GRADING_CHECKS,
         ],
         resources={
@@ -124,7 +126,10 @@ def build_definitions(source_mode: str = "recorded") -> dg.Definitions:
         ],
         executor=dg.in_process_executor,
     )
-    return with_automation(with_versions(definitions), manual={MODEL_RUNS_KEY})
+    published = {RELEASE_KEY, SITE_KEY, analyst_copy.key}
+    return with_automation(
+        with_versions(definitions), manual={MODEL_RUNS_KEY}, publishing=published
+    )
 
 
 # The deployment chooses its sources when the code location loads, as Dagster projects do.

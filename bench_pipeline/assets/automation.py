@@ -7,6 +7,10 @@ run), once no dependency is missing or in progress. A source refresh whose paylo
 one keeps its data version, so nothing follows it; a release with the same content keeps its
 id, so the site is not rebuilt. Roots (raw fetches, the task bank) run on their schedules,
 sensors or by hand.
+
+The publishing assets (release, site, analyst copy) also wait for `PublishingOpen`: automation
+publishes nothing while a `bench run` runs, nor past an upstream asset whose latest run failed
+(see `bench_pipeline.assets.publishing`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import warnings
 from collections.abc import Collection
 
 import dagster as dg
+
+from bench_pipeline.assets.publishing import PublishingOpen
 
 AUTOMATION_SENSOR = "automation"
 
@@ -36,10 +42,15 @@ def on_changed_inputs() -> dg.AutomationCondition:
     )
 
 
-def with_automation(definitions: dg.Definitions, manual: Collection[dg.AssetKey]) -> dg.Definitions:
+def with_automation(
+    definitions: dg.Definitions,
+    manual: Collection[dg.AssetKey],
+    publishing: Collection[dg.AssetKey] = (),
+) -> dg.Definitions:
     """`definitions` with `on_changed_inputs()` on every asset that has dependencies, is not
-    in `manual` and declares no condition of its own, plus the sensor that evaluates them
-    (running by default, every 30 seconds)."""
+    in `manual` and declares no condition of its own (and `PublishingOpen` too on those in
+    `publishing`), plus the sensor that evaluates them (running by default, every 30 seconds,
+    in the code server, where `PublishingOpen` can read the BENCH_HOME)."""
     graph = definitions.resolve_asset_graph()
     partitioned = {k for k in graph.get_all_asset_keys() if graph.get(k).is_partitioned}
     condition = on_changed_inputs()
@@ -50,6 +61,10 @@ def with_automation(definitions: dg.Definitions, manual: Collection[dg.AssetKey]
             return spec
         # a partitioned dependency's data versions are per partition: any update counts
         chosen = dg.AutomationCondition.eager() if deps & partitioned else condition
+        if spec.key in publishing:
+            chosen = (chosen & PublishingOpen(publishing)).with_label(
+                "eager_unless_publishing_blocked"
+            )
         return spec.replace_attributes(automation_condition=chosen)
 
     with warnings.catch_warnings():  # a preview API, used here only
@@ -60,9 +75,11 @@ def with_automation(definitions: dg.Definitions, manual: Collection[dg.AssetKey]
         target=dg.AssetSelection.all(),
         default_status=dg.DefaultSensorStatus.RUNNING,
         minimum_interval_seconds=30,
+        use_user_code_server=True,  # `PublishingOpen` is Python of ours
         description=(
             "Materialises what a landed source refresh, submission or review changed: "
-            "registry, indices, scores, release and site, without anyone launching a job."
+            "registry, indices, scores, release and site, without anyone launching a job. "
+            "It publishes nothing while a `bench run` runs or past a failed upstream run."
         ),
     )
     return dg.Definitions.merge(automated_definitions, dg.Definitions(sensors=[sensor]))

@@ -20,6 +20,8 @@ from bench_pipeline.release.published import ARENA_SQL
 from bench_pipeline.resources.warehouse import WarehouseResource
 
 GROUP = "indices"
+ARENA_GROUP = "arena"
+"""Arena ratings never enter an index: their own group."""
 INDEX_KEY = dg.AssetKey(["indices", "known_good_index"])
 MARKET_KEY = dg.AssetKey(["market", "market_data"])
 ARENA_KEY = dg.AssetKey(["arena", "arena_elo"])
@@ -86,7 +88,7 @@ def market_data(warehouse: WarehouseResource) -> dg.MaterializeResult:
 @dg.asset(
     key=ARENA_KEY,
     deps=[REGISTRY_KEY],
-    group_name=GROUP,
+    group_name=ARENA_GROUP,
     kinds={"duckdb"},
     owners=["team:indices"],
     description=(

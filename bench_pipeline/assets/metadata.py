@@ -93,7 +93,9 @@ def timed(compute: Callable[..., Any]) -> Callable[..., Any]:
 def column_schema(conn: duckdb.DuckDBPyConnection, table: str) -> dg.TableSchema:
     """The table's columns for Dagster's catalogue: the publication schema's names, types and
     descriptions (`release/published.py`) for a published table, else the warehouse's own
-    column types."""
+    column types, described by the live table's rules (`ingest/tables.py`) for a source's
+    live table."""
+    from bench_pipeline.ingest.tables import TABLES
     from bench_pipeline.release.published import PUBLISHED_BY_NAME
 
     published = PUBLISHED_BY_NAME.get(table)
@@ -110,8 +112,16 @@ def column_schema(conn: duckdb.DuckDBPyConnection, table: str) -> dg.TableSchema
         "ORDER BY column_index",
         [table],
     ).fetchall()
+    spec = TABLES.get(table)
     return dg.TableSchema(
-        columns=[dg.TableColumn(name=n, type=t, description=c) for n, t, c in rows]
+        columns=[
+            dg.TableColumn(
+                name=n,
+                type=t,
+                description=c or (spec.describe(n) if spec and n in spec.columns else None),
+            )
+            for n, t, c in rows
+        ]
     )
 
 

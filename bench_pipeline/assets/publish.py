@@ -4,6 +4,7 @@ import dagster as dg
 
 from bench_pipeline.assets.indices import ARENA_KEY, INDEX_KEY, MARKET_KEY
 from bench_pipeline.assets.metadata import timed
+from bench_pipeline.assets.publishing import publishing
 from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import publish_read_only_copy
 from bench_pipeline.release.database import describe_analyst_copy
@@ -23,8 +24,10 @@ from bench_pipeline.resources.warehouse import WarehouseResource
     ),
 )
 @timed
-def analyst_copy(warehouse: WarehouseResource) -> dg.MaterializeResult:
-    with warehouse.connection() as conn:
+def analyst_copy(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
+    with publishing(context), warehouse.connection() as conn:
         target = publish_read_only_copy(
             conn, settings.analyst_copy_path(), describe=describe_analyst_copy
         )

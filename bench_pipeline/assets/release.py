@@ -2,14 +2,13 @@
 files are copied to the site's `data/` by the site asset, inside the site version it swaps in,
 so the downloads page and the files it lists always change together."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import dagster as dg
 
 from bench_pipeline.assets.indices import ARENA_KEY, INDEX_KEY, MARKET_KEY
 from bench_pipeline.assets.metadata import timed
+from bench_pipeline.assets.publishing import publishing
 from bench_pipeline.assets.scores import SCORE_KEYS
 from bench_pipeline.assets.versions import outside_metadata
 from bench_pipeline.core import settings
@@ -56,9 +55,11 @@ def publish_downloads(release_dir: Path, directory: Path) -> list[str]:
     ),
 )
 @timed
-def release_dataset(warehouse: WarehouseResource) -> dg.MaterializeResult:
+def release_dataset(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
     root = settings.releases_dir()
-    with warehouse.connection() as conn:
+    with publishing(context), warehouse.connection() as conn:
         outside = outside_metadata(RELEASE_KEY, conn)
         appended = record_price_history(conn)
         outcome = build_release(conn, root, METHODOLOGY_VERSIONS)

@@ -3,6 +3,7 @@
 import dagster as dg
 
 from bench_pipeline.assets.metadata import timed
+from bench_pipeline.assets.publishing import publishing
 from bench_pipeline.assets.release import publish_downloads
 from bench_pipeline.core import settings
 from bench_pipeline.site import build_site, latest_release
@@ -29,16 +30,16 @@ RELEASE_KEY = dg.AssetKey(["release", "dataset"])
     ),
 )
 @timed
-def static_site() -> dg.MaterializeResult:
-    releases = settings.releases_dir()
-    release = latest_release(releases)
+def static_site(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
     site = settings.downloads_dir().parent
+    with publishing(context):  # the release it shows is read under the same ownership
+        release = latest_release(settings.releases_dir())
 
-    def build(folder):
-        publish_downloads(release, folder / settings.downloads_dir().name)
-        return build_site(release, folder, releases)
+        def build(folder):
+            publish_downloads(release, folder / settings.downloads_dir().name)
+            return build_site(release, folder, settings.releases_dir())
 
-    folder, result = publish_site(site, build)
+        folder, result = publish_site(site, build)
     return dg.MaterializeResult(
         metadata={
             "release_id": result.release_id,

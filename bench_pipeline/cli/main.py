@@ -57,8 +57,13 @@ def _watch(
             step = record.event_log_entry.step_key or ""
             if step and step not in seen:
                 seen.add(step)
-                failed = record.event_log_entry.dagster_event.is_step_failure
-                print(f"  [{len(seen)}/{total}] {'FAILED ' if failed else ''}{step}", file=out)
+                event = record.event_log_entry.dagster_event
+                failed = event.is_step_failure
+                took = getattr(event.event_specific_data, "duration_ms", None)
+                when = f" ({took / 1000:.1f} s)" if took is not None else ""
+                print(
+                    f"  [{len(seen)}/{total}] {'FAILED ' if failed else ''}{step}{when}", file=out
+                )
                 out.flush()
 
 
@@ -66,6 +71,11 @@ def _watch(
 # and the constants live in a private module).
 PARTITION_RANGE_START_TAG = "dagster/asset_partition_range_start"
 PARTITION_RANGE_END_TAG = "dagster/asset_partition_range_end"
+# Every Dagster run of one `bench run` carries the first one's id as `bench/run` and the
+# command as `bench/command`: the UI's run list filtered by that tag shows the `bench run` as
+# one group. (Dagster's own run groups are re-executions: `execute_in_process` cannot start one.)
+BENCH_RUN_TAG = "bench/run"
+COMMAND_TAG = "bench/command"
 
 
 def declared_run_tags(
@@ -231,10 +241,13 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
     print(f"bench run: {steps} steps, sources {mode}, BENCH_HOME={settings.bench_home()}", file=out)
     seen: set[str] = set()
     failure: Failure | None = None
+    started_runs: list[str] = []  # this `bench run`'s Dagster runs, in order
 
     def execute(name: str, tags: dict[str, str], keys: set | None = None) -> bool:
         nonlocal failure
         run_id = str(uuid.uuid4())
+        started_runs.append(run_id)
+        group = {COMMAND_TAG: "bench run", BENCH_RUN_TAG: started_runs[0]}
         job = definitions.resolve_job_def(name)
         if keys is not None:
             job = job.get_subset(asset_selection=keys)
@@ -247,7 +260,7 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
             result = job.execute_in_process(
                 instance=instance,
                 run_id=run_id,
-                tags=tags | run_tags(holder),
+                tags=tags | run_tags(holder) | group,
                 raise_on_error=False,
                 run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
             )

@@ -35,8 +35,9 @@ def lock_path(home: Path) -> Path:
 
 
 @contextmanager
-def exclusive_run(home: Path) -> Iterator[dict[str, Any]]:
-    """Hold the BENCH_HOME's run lock; yields what it records about this process.
+def exclusive_run(home: Path, by: str = "") -> Iterator[dict[str, Any]]:
+    """Hold the BENCH_HOME's run lock; yields what it records about this process. `by` names
+    a holder other than `bench run` (a publishing step of a run the UI or automation started).
 
     Raises:
         RunLockedError: Another live process holds it (the message names that process).
@@ -54,7 +55,7 @@ def exclusive_run(home: Path) -> Iterator[dict[str, Any]]:
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
+        } | ({"by": by} if by else {})
         handle.seek(0)
         handle.truncate()
         handle.write(json.dumps(holder) + "\n")
@@ -98,14 +99,21 @@ def _flocked(path: Path) -> bool | None:
 
 def who_runs(holder: dict[str, Any]) -> str:
     """The `bench run` a lock's holder record names, for an operator's message."""
-    return f"pid {holder['pid']} on {holder['host']}, started {holder['started_at']}"
+    who = f"pid {holder['pid']} on {holder['host']}, started {holder['started_at']}"
+    return f"{holder['by']}: {who}" if holder.get("by") else who
 
 
 def _busy_message(home: Path, path: Path, content: str) -> str:
     try:
-        who = who_runs(json.loads(content))
-    except (ValueError, KeyError, TypeError):
-        who = "a process that has not yet written its details"
+        holder = json.loads(content)
+        who = who_runs(holder)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        holder, who = {}, "a process that has not yet written its details"
+    if isinstance(holder, dict) and holder.get("by"):
+        return (
+            f"{who} is publishing from BENCH_HOME={home} (lock {path}); one publisher at a "
+            "time: wait for its step to finish, then run again."
+        )
     return (
         f"another `bench run` is already running on BENCH_HOME={home} ({who}; lock {path}). "
         "Two runs would write the same warehouse and site; wait for it to finish."

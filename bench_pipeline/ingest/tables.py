@@ -56,6 +56,26 @@ class TableSpec:
             strict=False,
         )
 
+    def describe(self, column: str) -> str:
+        """What the table's rules say of `column`, for the catalogue: its type, whether it is
+        part of the record key or required, and every check its values pass."""
+        dtype = self.columns[column]
+        parts = [str(dtype)]
+        if column in self.key:
+            parts.append(f"record key ({', '.join(self.key)})")
+        elif column in self.required:
+            parts.append("required")
+        else:
+            parts.append("may be missing")
+        if column in self.dates:
+            parts.append("a date no later than the run's day")
+        if column in self.within:
+            low, high = self.within[column]
+            parts.append(f"within its own {low}..{high}")
+        parts.extend(str(c.error or c.name) for c in self.checks.get(column, []))
+        parts.extend(str(c.error or c.name) for c in _bounded_text(dtype))
+        return "; ".join(parts)
+
 
 def _bounded_text(dtype: pl.DataType | DataTypeClass) -> list[pa.Check]:
     """Every text column is at most `MAX_TEXT` characters long."""
