@@ -5,8 +5,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The scale-out extra (`pip install bench-pipeline[scale]`): tests/test_scale_out.py runs it.
+EXTRAS := --extra scale
 
-.PHONY: setup browser services run test test-fast ui bench lint clean
+.PHONY: setup browser services run test test-fast test-313 test-py ui bench lint clean
 
 setup: $(STAMP)
 
@@ -15,7 +17,7 @@ setup: $(STAMP)
 # otherwise compile Dagster, polars and the rest from source, twice the import time.
 $(STAMP): pyproject.toml uv.lock
 	@$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check uv
-	$(PYTHON) -m uv sync --frozen --compile-bytecode --python "$$(command -v $(PYTHON))"
+	$(PYTHON) -m uv sync --frozen --compile-bytecode $(EXTRAS) --python "$$(command -v $(PYTHON))"
 	@touch $@
 
 run: setup browser  ## materialise every asset on the embedded default (recorded sources)
@@ -58,6 +60,22 @@ test: setup browser services  ## the whole test suite
 test-fast: setup  ## the fast loop
 	$(BIN)/python -m pytest -m "not integration"
 
+# The fast suite on another Python (supported: 3.11 to 3.13), in a virtualenv of its own
+# (.venv-3.13) built from the same lock. `.ci/find-python` finds the interpreter (PY313=/path
+# chooses one); without one the target says so and succeeds. `make test-py PYVER=3.12` for 3.12.
+PYVER ?= 3.13
+test-313:  ## the fast loop on Python 3.13, when the machine has one
+	@$(MAKE) --no-print-directory test-py PYVER=3.13
+
+test-py:
+	@interpreter=$$(.ci/find-python $(PYVER)) || { \
+	  echo "test-py: SKIPPED, no Python $(PYVER) on this machine (set PY$(subst .,,$(PYVER))=/path/to/python$(PYVER))"; \
+	  exit 0; }; \
+	echo "test-py: the fast suite on Python $$($$interpreter -c 'import platform; print(platform.python_version())') ($$interpreter) in .venv-$(PYVER)"; \
+	$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check uv; \
+	UV_PROJECT_ENVIRONMENT=.venv-$(PYVER) $(PYTHON) -m uv sync --frozen --quiet $(EXTRAS) --python "$$interpreter" && \
+	.venv-$(PYVER)/bin/python -m pytest -m "not integration"
+
 PORT ?= 3000
 ui: setup browser  ## the Dagster UI on http://127.0.0.1:$(PORT) (`make ui PORT=3001` for another port)
 	$(BIN)/bench ui --port $(PORT)
@@ -65,11 +83,17 @@ ui: setup browser  ## the Dagster UI on http://127.0.0.1:$(PORT) (`make ui PORT=
 bench: setup browser  ## benchmarks, printed as ratios against a baseline measured in the same run
 	$(BIN)/python -m benchmarks
 
-lint: setup  ## formatting, lint and docstrings, types, import rules
+# `dg check defs` loads the Definitions as `[tool.dg]` in pyproject.toml names them. dagster-dg-cli
+# is not in the lock (it would add 19 packages, cryptography and GitPython among them): without
+# `dg`, the same load runs through `dagster definitions validate`.
+lint: setup  ## formatting, lint and docstrings, types, import rules, the Definitions load
 	$(BIN)/ruff format --check bench_pipeline tests benchmarks
 	$(BIN)/ruff check bench_pipeline tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	@if [ -x $(BIN)/dg ]; then $(BIN)/dg check defs; else \
+	  echo "lint: no dg (dagster-dg-cli) in .venv; checking the Definitions with dagster definitions validate"; \
+	  $(BIN)/dagster definitions validate -m bench_pipeline.definitions --log-level warning; fi
 
 clean:
 	rm -rf build warehouse/*.duckdb warehouse/*.duckdb.wal

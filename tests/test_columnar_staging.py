@@ -342,7 +342,7 @@ def test_only_a_file_python_read_may_hold_non_finite_numbers() -> None:
 def _depth_by_array(content: bytes) -> int:
     """`max_depth` as the array screen measures it (the reference of `strict_json_depth`)."""
     data = np.frombuffer(content, dtype=np.uint8)
-    return contract_screen.max_depth(data, contract_screen._delimiting_quotes(data))
+    return contract_screen.max_depth(data, contract_screen.delimiting_quotes(data))
 
 
 @pytest.mark.parametrize("edit", sorted(TEXT_EDITS))

@@ -26,7 +26,8 @@ import polars as pl
 import pytest
 
 from bench_pipeline.ingest import payload, validation
-from bench_pipeline.ingest.payload import PayloadError, RawFile
+from bench_pipeline.ingest.contract import TOO_DEEP
+from bench_pipeline.ingest.payload import NESTING_CUT, PayloadError, RawFile
 
 pytestmark = pytest.mark.unit
 
@@ -164,30 +165,66 @@ def test_too_deep_records_are_still_cut_and_the_bad_payload_still_named() -> Non
         payload._parse_json(RawFile("f.json", HOSTILE["unbalanced deep"]))
 
 
-def _deepest_python_reads() -> int:
-    """The deepest array nesting `json.loads` reads from where the parsers call it."""
-    low, high = 1, 10 * sys.getrecursionlimit()
-    while low < high:
-        middle = (low + high + 1) // 2
-        text = b"[" * middle + b"]" * middle
-        document, depth = by_python(RawFile("f.json", text)), 0
-        while isinstance(document, list) and document:
-            document, depth = document[0], depth + 1
-        if depth + 1 < middle:  # cut: Python could not read it whole
-            high = middle - 1
+def _levels(document: Any) -> tuple[int, Any]:
+    """How many levels of lists and objects `document` holds down its first entries, and what
+    it holds at the bottom."""
+    levels = 0
+    while isinstance(document, list | dict):
+        levels += 1
+        if not document:
+            return levels, None
+        document = document[0] if isinstance(document, list) else next(iter(document.values()))
+    return levels, document
+
+
+# Around the cut, and around the deepest `json.loads` reads by itself from a test on 3.11
+# (991), 3.12 (1,494) and 3.13 (9,995): the pre-scan cuts before either parser, so every
+# Python reads the same document.
+DEPTHS = [1, 60, NESTING_CUT - 1, NESTING_CUT, NESTING_CUT + 1, 200, 990, 991, 992, 1_494]
+DEPTHS += [1_495, 9_995, 9_996, 100_000]
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_deep_documents_are_cut_at_one_level_on_every_python(depth: int) -> None:
+    for content in (b"[" * depth + b"]" * depth, b'[{"a": ' * depth + b"1" + b"}]" * depth):
+        reference = assert_same_parse(content)
+        assert reference[0] == "document", reference
+        levels, bottom = _levels(reference[1])
+        written = content.count(b"[") + content.count(b"{")
+        if written <= NESTING_CUT:
+            assert levels == written
         else:
-            low = middle
-    return low
+            assert (levels, bottom) == (NESTING_CUT, TOO_DEEP)
 
 
-def test_nesting_around_the_recursion_limit_parses_as_python_parses_it() -> None:
-    """Just below Python's limit the document is read whole, just above it is cut: the fast
-    parser must never read whole what Python would have cut."""
-    limit = _deepest_python_reads()
-    assert 100 < limit < 10 * sys.getrecursionlimit()
-    for depth in range(limit - 30, limit + 5):
-        assert_same_parse(b"[" * depth + b"]" * depth)
-        assert_same_parse(b'[{"a": ' * depth + b"1" + b"}]" * depth)
+def test_the_cut_does_not_depend_on_the_recursion_limit() -> None:
+    """3.11's `json.loads` counts its nesting against `sys.getrecursionlimit()`, 3.12's and
+    3.13's against limits of their own: the document must come out the same under any."""
+    content = b"[" * 1_200 + b'{"a": 1}' + b"]" * 1_200
+    documents = []
+    for limit in (400, 1_000, 20_000):
+        before = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit)
+        try:
+            documents += [outcome(fast_parse, content), outcome(by_python, content)]
+        finally:
+            sys.setrecursionlimit(before)
+    assert all(kind == "document" for kind, *_ in documents)
+    assert all(same(d[1], documents[0][1]) for d in documents)
+    assert _levels(documents[0][1]) == (NESTING_CUT, TOO_DEEP)
+
+
+def test_one_scan_decides_the_cut_before_either_parser() -> None:
+    """The parsers read the scanned bytes: a file the scan cuts never reaches a parser whole,
+    and a file within the cut is handed over as it is (the same object, not a copy)."""
+    deep = HOSTILE["too deep for Python"]
+    raw = RawFile("f.json", deep)
+    assert raw.readable.count(b"[") < 2 * NESTING_CUT and raw.nesting == 100_002
+    assert json.dumps(TOO_DEEP).encode() in raw.readable
+    within = RawFile("f.json", HOSTILE["deep"])
+    assert within.readable is within.content
+    utf16 = RawFile("f.json", deep.decode().encode("utf-16"))
+    assert same(by_python(utf16), by_python(raw)) and same(fast_parse(utf16), fast_parse(raw))
 
 
 def _random_float_text(rng: random.Random) -> str:
@@ -475,9 +512,10 @@ def test_dates_are_read_as_before(values: list[Any]) -> None:
 
 
 def _swebench_document_as_it_was(raw: RawFile) -> Any:
-    """The SWE-bench parser's read before msgspec (the oracle of `swebench._document`)."""
+    """The SWE-bench parser's read before msgspec (the oracle of `swebench._document`), of
+    the bytes the pre-scan hands over (`RawFile.readable`)."""
     try:
-        return json.loads(raw.content, parse_float=Decimal)
+        return json.loads(raw.readable, parse_float=Decimal)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         preview = raw.content[:60].decode("utf-8", "replace")
         raise PayloadError(
@@ -531,5 +569,5 @@ def test_random_numbers_parse_exactly_as_python_parses_them() -> None:
     rng = random.Random(13)
     numbers = [_random_float_text(rng) for _ in range(20_000)] + ["1e400", "-2.5E+400"]
     assert_same_exact_parse(("[" + ",".join(numbers) + "]").encode())
-    for depth in (10, 900, 2_000):  # around the recursion limit too
+    for depth in (10, 900, 2_000):  # past the cut too
         assert_same_exact_parse(b'[{"a": ' * depth + b"1.25" + b"}]" * depth)

@@ -179,3 +179,35 @@ def test_bench_decide_records_a_decision_from_the_command_line(
     assert "never changed" in again.getvalue()
     with connect(settings.warehouse_path()) as conn:
         assert _board(conn, datetime.now(UTC))["m1"]["pending_runs"] == 0
+
+
+def test_bench_splits_shows_the_answer_and_each_judges_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person decides from the listing alone: the criterion's question, the answer the
+    judges split on (whole, wrapped at words) and what each judge said."""
+    from bench_pipeline.cli.navigator import splits
+    from bench_pipeline.core.warehouse import connect
+
+    monkeypatch.setenv("BENCH_HOME", str(tmp_path))
+    answer = "The launch moves to March. " * 12 + "Customers A, B and C get the workaround."
+    with connect(settings.warehouse_path()) as conn:
+        migrate(conn, settings.migrations_dir())
+        _setup(conn, "m1")
+        _run(conn, "split", "m1", {CRITERIA[0]: ("pass", "fail")})
+        conn.execute("UPDATE model_runs SET output = ? WHERE run_id = 'split'", [answer])
+        for judge, reason in (("judge/a", "States the new date plainly."), ("judge/b", "")):
+            conn.execute(
+                "UPDATE grades SET reason = ? WHERE grader = ? AND question = ?",
+                [reason, judge, CRITERIA[0]],
+            )
+    listing = io.StringIO()
+    assert splits(listing, width=70) == 0
+    text = listing.getvalue()
+    question = next(c for c in CASE.inputs[0].check.rubric if c.id == CRITERIA[0]).question
+    assert " ".join(question.split()) in " ".join(text.split())
+    assert " ".join(answer.split()) in " ".join(text.split())  # whole, every word intact
+    assert "judge/a: States the new date plainly." in text
+    assert "judge/b: (gave no reason)" in text
+    assert all(len(line) <= 70 or len(line.split()) == 1 for line in text.splitlines())
+    assert text.index("answer:") < text.index("bench decide split")

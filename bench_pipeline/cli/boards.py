@@ -60,16 +60,18 @@ def pm_rows(frame: pl.DataFrame) -> tuple[list[str], list[list[str]]]:
 
 
 def navigator_rows(frame: pl.DataFrame) -> tuple[list[str], list[list[str]]]:
-    """Navigator Index v2: the index, with the range of ranks the paired tests allow."""
+    """Navigator Index v2: the index, with the range of ranks the paired tests allow (`tied`:
+    the tests cannot separate the model from a neighbour, so its best and worst rank differ)."""
     rows = []
     ordered = frame.sort(["rank_best", "index"], descending=[False, True], nulls_last=True)
     for r in ordered.to_dicts():
         best, worst = r["rank_best"], r["rank_worst"]
         rank = "–" if best is None else str(best) if best == worst else f"{best}–{worst}"
         cost = r["cost_per_success_usd"]
-        rows.append([rank, r["model"], _number(r["index"]), "tied" if r["tied"] else "",
-                     str(r["tasks"]), "–" if cost is None else f"${float(cost):.4f}"])  # fmt: skip
-    return ["rank", "setup", "index", "", "tasks", "cost per success"], rows
+        tied = "–" if r["tied"] is None else "yes" if r["tied"] else "no"
+        rows.append([rank, r["model"], _number(r["index"]), tied, str(r["tasks"]),
+                     "–" if cost is None else f"${float(cost):.4f}"])  # fmt: skip
+    return ["rank", "setup", "index", "tied", "tasks", "cost per success"], rows
 
 
 def usecase_rows(frame: pl.DataFrame) -> tuple[list[str], list[list[str]]]:

@@ -21,11 +21,12 @@ work during a session. A review of a simulated run is practice (`grading.review_
 
 from __future__ import annotations
 
+import shlex
 from typing import TextIO
 
 import duckdb
 
-from bench_pipeline.cli.terminal import Prompter, TerminalPrompter, safe
+from bench_pipeline.cli.terminal import Prompter, TerminalPrompter, safe, wrapped
 from bench_pipeline.grading.review_model import Review
 from bench_pipeline.grading.review_store import (
     QueueItem,
@@ -72,18 +73,22 @@ def _ask_critical(ask: Prompter, out: TextIO, item: QueueItem) -> str | None:
         print(f"  Type a number from 1 to {len(ids)}, or press Enter.", file=out)
 
 
-def show_blind(item: QueueItem, position: int, total: int, out: TextIO) -> None:
-    """The task and the output, with no identity and no grade."""
+def show_blind(
+    item: QueueItem, position: int, total: int, out: TextIO, width: int | None = None
+) -> None:
+    """The task and the output, with no identity and no grade; long lines wrap at words to
+    `width` (default: the terminal's)."""
     case = item.case
-    print(f"\n{RULE}\nOutput {position} of {total} · task {case.task} ({case.category})", file=out)
+    lines = [f"\n{RULE}\nOutput {position} of {total} · task {case.task} ({case.category})"]
     if item.why != "pm review":
-        print(f"Asked for a second look: {item.why}", file=out)
+        lines.append(f"Asked for a second look: {item.why}")
     if item.practice:
-        print("Practice: a simulated output; your review is kept apart, never published.", file=out)
-    print(f"{RULE}\nTHE TASK\n\n{case.brief.strip()}\n", file=out)
+        lines.append("Practice: a simulated output; your review is kept apart, never published.")
+    lines.append(f"{RULE}\nTHE TASK\n\n{case.brief.strip()}\n")
     if case.context.strip():
-        print(f"CONTEXT\n\n{case.context.strip()}\n", file=out)
-    print(f"{RULE}\nTHE OUTPUT\n\n{item.output.strip()}\n{RULE}", file=out)
+        lines.append(f"CONTEXT\n\n{case.context.strip()}\n")
+    lines.append(f"{RULE}\nTHE OUTPUT\n\n{item.output.strip()}\n{RULE}")
+    print(wrapped("\n".join(lines), width), file=out)
 
 
 def reveal(conn: duckdb.DuckDBPyConnection, run_id: str, out: TextIO) -> None:
@@ -117,12 +122,15 @@ def review_session(
     out: TextIO,
     ask: Prompter | None = None,
     include_simulated: bool = False,
+    width: int | None = None,
 ) -> int:
     """Work through the queue until it is empty or the reviewer stops; return reviews stored.
 
-    Everything is printed through `terminal.safe` (outputs cannot drive the terminal) and
-    asked through `ask` (default: a `TerminalPrompter` on stdin). `connect` opens a
-    short-lived warehouse connection: one for the queue, one per review stored.
+    Everything is printed through `terminal.safe` (outputs cannot drive the terminal), long
+    lines wrapped at words to `width` (default: the terminal's), and asked through `ask`
+    (default: a `TerminalPrompter` on stdin). `connect` opens a short-lived warehouse
+    connection: one for the queue, one per review stored. When nothing waits but simulated
+    outputs would (the offline demo), it says how to practise on them.
     """
     out = safe(out)
     ask = ask or TerminalPrompter(out=out)
@@ -132,6 +140,11 @@ def review_session(
             conn, bank, reviewer, include_simulated=include_simulated, public_receipts=public
         )
         unblind = len(public.intersection(awaiting_second_look(conn)))
+        practice = 0
+        if not queue and not include_simulated:
+            practice = len(
+                review_queue(conn, bank, reviewer, include_simulated=True, public_receipts=public)
+            )
     if unblind:
         print(
             f"{unblind} second looks are not offered: their runs' receipts were published before "
@@ -140,11 +153,18 @@ def review_session(
         )
     if not queue:
         print(f"Nothing waits for a review by {reviewer}.", file=out)
+        if practice:
+            hint = (
+                f"{practice} simulated outputs (made-up answers, such as the offline demo's) "
+                "can be reviewed as practice, kept apart and never published: "
+                f"bench review --reviewer {shlex.quote(reviewer)} --include-simulated"
+            )
+            print(wrapped(hint, width), file=out)
         return 0
     print(f"{len(queue)} outputs wait for a blind review by {reviewer}.", file=out)
     stored = 0
     for position, item in enumerate(queue, start=1):
-        show_blind(item, position, len(queue), out)
+        show_blind(item, position, len(queue), out, width)
         score = _ask_score(ask, out)
         understood = _ask_text(ask, out, "What did it understand? ")
         missed = _ask_text(ask, out, "What did it miss? ")

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import sys
 import termios
+import textwrap
 import warnings
 from typing import Protocol, TextIO
 
@@ -46,6 +48,31 @@ class SafeOutput(io.TextIOBase):
 def safe(out: TextIO) -> TextIO:
     """`out` behind a `SafeOutput` (once: wrapping a safe stream again changes nothing)."""
     return out if isinstance(out, SafeOutput) else SafeOutput(out)  # type: ignore[return-value]
+
+
+def terminal_width() -> int:
+    """The columns to wrap text to: the terminal's (or `COLUMNS`), one spare for the cursor,
+    never under 40; 100 when the output is no terminal."""
+    return max(40, shutil.get_terminal_size((101, 24)).columns - 1)
+
+
+def wrapped(text: str, width: int | None = None) -> str:
+    """`text` with every line longer than `width` (default: `terminal_width()`) broken at
+    spaces, its continuations indented as the line was, so a terminal never cuts a word in
+    two. A word longer than a whole line (a URL) is left whole, and short lines (code,
+    tables) are kept as they are."""
+    width = width or terminal_width()
+    lines: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            lines.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        lines += textwrap.wrap(
+            line, width, subsequent_indent=indent, break_long_words=False,
+            break_on_hyphens=False, tabsize=4,
+        ) or [line]  # fmt: skip
+    return "\n".join(lines)
 
 
 def quiet_dagster() -> None:

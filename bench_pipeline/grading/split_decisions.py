@@ -14,7 +14,7 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import duckdb
@@ -56,6 +56,10 @@ class OpenSplit:
     criterion: str
     judges: dict[str, str]
     """Judge api id → its outcome."""
+    answer: str = ""
+    """The run's output, the answer the judges split on."""
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Judge api id → the reason it gave (absent when it gave none)."""
 
 
 def _naive(moment: datetime) -> datetime:
@@ -105,7 +109,38 @@ def open_splits(conn: duckdb.DuckDBPyConnection) -> list[OpenSplit]:
         if is_split(judges.values()) and (input_id, criterion) not in decided.get(run_id, {}):
             setup, _, case_id = labels.get(run_id, "|").partition("|")
             splits.append(OpenSplit(run_id, setup, case_id, input_id, criterion, judges))
-    return splits
+    return _with_evidence(conn, splits)
+
+
+def _with_evidence(conn: duckdb.DuckDBPyConnection, splits: list[OpenSplit]) -> list[OpenSplit]:
+    """The splits with the run's answer and each judge's reason, for a person to decide from
+    (the grades read as `_judge_grades` reads them: the last of each judge counts)."""
+    if not splits:
+        return splits
+    runs = sorted({s.run_id for s in splits})
+    answers = dict(
+        conn.execute("SELECT run_id, output FROM model_runs WHERE list_contains(?, run_id)",
+                     [runs]).fetchall()
+    )  # fmt: skip
+    reasons: dict[tuple[str, str, str], dict[str, str]] = defaultdict(dict)
+    for run, input_id, criterion, judge, reason in conn.execute(
+        "SELECT run_id, input_id, question, grader, reason FROM grades "
+        "WHERE suite = 'navigator' AND grader_kind = 'judge' AND NOT sentinel AND NOT held "
+        "AND list_contains(?, run_id) ORDER BY grade_id",
+        [runs],
+    ).fetchall():
+        if reason and reason.strip():
+            reasons[(run, input_id, criterion)][judge] = reason.strip()
+        else:
+            reasons[(run, input_id, criterion)].pop(judge, None)
+    return [
+        replace(
+            split,
+            answer=answers.get(split.run_id) or "",
+            reasons=reasons.get((split.run_id, split.input_id, split.criterion), {}),
+        )
+        for split in splits
+    ]
 
 
 def decide_split(

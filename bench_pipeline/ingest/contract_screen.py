@@ -51,7 +51,7 @@ digits or about 210 integer digits to reach infinity; every run of 199 or more d
 holds an aligned block of 100, which is what is looked for (a safe over-approximation)."""
 
 
-def _delimiting_quotes(data: np.ndarray) -> np.ndarray:
+def delimiting_quotes(data: np.ndarray) -> np.ndarray:
     """Positions of the quotes that open or close strings (not those escaped inside one)."""
     quotes = np.flatnonzero(data == ord('"'))
     slashes = np.flatnonzero(data == ord("\\"))
@@ -158,20 +158,23 @@ def strict_json_colons(content: bytes) -> int:
     return int(_outside_strings(content, b":").size)
 
 
-def whole_file_clean(content: bytes, csv: bool, *, finite: bool = False) -> bool:
+def whole_file_clean(
+    content: bytes, csv: bool, *, finite: bool = False, nesting: int | None = None
+) -> bool:
     """True when no record of the file can be too deep, hold the `TOO_DEEP` marker or a
     non-finite number; False means: check every record one by one. `finite`: msgspec read
     the document (`RawFile.numbers_finite`): it refuses NaN and infinities, so the bytes need
     no search for them (the costliest part of the screen), and it read them as strict JSON,
-    so `strict_json_depth` measures their nesting."""
+    so `strict_json_depth` measures their nesting, unless `nesting` (at least the file's
+    deepest nesting, `RawFile.nesting`) is given."""
     if csv:
         return b"\x00" not in content  # the marker holds NUL characters
     if b"\\u0000" in content:  # the marker's NUL characters, escaped
         return False
     if finite:
-        return strict_json_depth(content) <= MAX_DEPTH
+        return (strict_json_depth(content) if nesting is None else nesting) <= MAX_DEPTH
     data = np.frombuffer(content, dtype=np.uint8)
-    quotes = _delimiting_quotes(data)
+    quotes = delimiting_quotes(data)
     if may_be_non_finite(content, data, quotes):
         return False
     return max_depth(data, quotes) <= MAX_DEPTH
@@ -290,10 +293,12 @@ def check_document(
     *,
     finite: bool = False,
     repeats: bool = True,
+    nesting: int | None = None,
 ) -> None:
     """`contract.check_document`, column by column (one record spec per file: the first);
     `finite` as for `whole_file_clean`; `repeats`: some object of the file may repeat a key
-    (`payload.RawFile.repeats_keys`), so every record is walked for one."""
+    (`payload.RawFile.repeats_keys`), so every record is walked for one; `nesting` as for
+    `whole_file_clean`."""
     for spec in contract.records:
         if not fnmatch.fnmatchcase(name, spec.files):
             continue
@@ -301,6 +306,8 @@ def check_document(
         records = document if csv else list(walk(document, spec.records))
         held = {} if csv or not repeats else repeats_on_path(document, spec.records)
         report.records += len(records)
-        clean = not (repeats and not csv) and whole_file_clean(content, csv, finite=finite)
+        clean = not (repeats and not csv) and whole_file_clean(
+            content, csv, finite=finite, nesting=nesting
+        )
         check_records(spec, name, records, clean, report, held)
         return

@@ -402,7 +402,14 @@ def check_contract(
         finite = not csv and raw.numbers_finite
         repeats = not csv and raw.repeats_keys
         contract_screen.check_document(
-            contract, raw.name, document, raw.content, report, finite=finite, repeats=repeats
+            contract,
+            raw.name,
+            document,
+            raw.content if csv else raw.readable,  # the bytes the document was read from
+            report,
+            finite=finite,
+            repeats=repeats,
+            nesting=None if csv else raw.nesting,
         )
     return report
 

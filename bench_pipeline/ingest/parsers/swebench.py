@@ -27,6 +27,7 @@ from bench_pipeline.ingest.payload import (
     StagedColumns,
     decoded_exactly,
     field_texts,
+    not_json,
     require_keys,
     staged_frame,
 )
@@ -38,16 +39,13 @@ MODEL_TAG = "Model: "
 
 def _document(raw: RawFile) -> Any:
     try:
-        return decoded_exactly(raw.content)
+        return decoded_exactly(raw)
     except (msgspec.DecodeError, RecursionError):  # Python's parser decides, as it did
         pass
     try:
-        return json.loads(raw.content, parse_float=Decimal)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        preview = raw.content[:60].decode("utf-8", "replace")
-        raise PayloadError(
-            f"{raw.name}: not valid JSON ({error}); starts with {preview!r}"
-        ) from error
+        return json.loads(raw.readable, parse_float=Decimal)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise PayloadError(not_json(raw, error)) from error
 
 
 def _value(value: Any) -> Any:
