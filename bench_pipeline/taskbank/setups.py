@@ -218,6 +218,21 @@ class SetupError(ValueError):
         lines = "\n".join(f"  {p}" for p in problems)
         super().__init__(f"the setups do not load ({len(problems)} problems):\n{lines}")
 
+    @property
+    def path(self) -> Path:
+        """The file of the first problem."""
+        return self.problems[0].path
+
+    @property
+    def record(self) -> str:
+        """The record of the first problem (empty for the whole file)."""
+        return self.problems[0].record
+
+    @property
+    def field(self) -> str:
+        """The field of the first problem."""
+        return self.problems[0].field
+
 
 @dataclass(frozen=True)
 class SetupCatalog:
