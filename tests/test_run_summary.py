@@ -94,3 +94,23 @@ def test_times_and_money_as_a_person_reads_them() -> None:
     assert duration(0.04) == "0.0 s"
     # the cost the issue saw printed as $44.27751158: the site's rounding
     assert usd(Decimal("44.27751158")) == "$44.28"
+
+
+def test_an_error_naming_its_input_gives_the_file_record_and_field(tmp_path: Path) -> None:
+    """What a failed step's metadata carries for the summary (`assets.metadata.where_to_fix`)."""
+    from bench_pipeline.assets.metadata import where_to_fix
+    from bench_pipeline.taskbank.setups import SetupError, load_setups
+
+    (tmp_path / "models.toml").write_text(
+        '[[model]]\nid = "m"\napi_id = "x/m"\ncompany = "X"\ncontext_limit = -1\n'
+        "pricing_date = 2026-01-01\n"
+    )
+    (tmp_path / "harnesses.toml").write_text('[[harness]]\nid = "h"\nenvironment = "api"\n')
+    with pytest.raises(SetupError) as caught:
+        load_setups(tmp_path)
+    assert where_to_fix(caught.value) == {
+        "file": str(tmp_path / "models.toml"),
+        "field": "context_limit",
+        "record": "model[0] (m)",
+    }
+    assert where_to_fix(ValueError("no place named")) is None
