@@ -3,7 +3,8 @@ and judge servers that misbehave (a 401 echoing the Authorization header, an err
 quoting the key, a 500 dumping it base64-encoded, a model parroting it back), then every file
 the pipeline wrote, and everything it printed, searched for the key in every form.
 
-Model calls go to a loopback server through the setups' `base_url`. Judges are always called
+Model calls go to a loopback server through the setups' `base_url`, with the key of its own
+that the record names (`api_key_env`); the judges get the OpenRouter key. Judges are called
 at OpenRouter's https address, so the `bench run` subprocess reaches them the way a client
 behind a TLS-inspecting proxy does: `HTTPS_PROXY` names a local proxy that answers CONNECT for
 openrouter.ai with a certificate from a throwaway CA, which `SSL_CERT_FILE` makes the only CA
@@ -47,6 +48,8 @@ pytestmark = [pytest.mark.unit, pytest.mark.abuse]
 REPO = Path(__file__).resolve().parent.parent
 MODEL_PATH = "/v1/chat/completions"
 JUDGE_HOST = "openrouter.ai"
+MODEL_KEY_VARIABLE = "LOOPBACK_MODEL_KEY"
+"""The model server's own key (its record's `api_key_env`); the judges get OPENROUTER_API_KEY."""
 REDACTED = b"[redacted]"
 
 
@@ -235,6 +238,7 @@ def _setups(folder: Path, base_url: str) -> Path:
     (folder / "models.toml").write_text(
         f'[[model]]\nid = "loopback-model"\napi_id = "test/loopback-1"\ncompany = "Test Co"\n'
         f'context_limit = 8192\npricing_date = 2026-01-01\nbase_url = "{base_url}"\n'
+        f'api_key_env = "{MODEL_KEY_VARIABLE}"\n'
     )
     (folder / "harnesses.toml").write_text('[[harness]]\nid = "api-bare"\nenvironment = "api"\n')
     (folder / "pricing.toml").write_text(
@@ -329,16 +333,18 @@ def _review(run_id: str, reviewer: str) -> dict:
 @pytest.mark.timeout(1200)
 def test_the_api_key_never_leaks_anywhere(tmp_path: Path) -> None:
     key = f"sk-or-canary-{uuid.uuid4().hex}"
-    forms = key_forms(key)
+    model_key = f"model-server-canary-{uuid.uuid4().hex}"
+    forms = key_forms(key) | {f"model {n}": f for n, f in key_forms(model_key).items()}
     home = tmp_path / "home"
     ca, certificate, tls_key = _certificates(tmp_path / "tls")
-    model = ModelServer(key)
+    model = ModelServer(model_key)
     with LoopbackServer({MODEL_PATH: model}) as server, JudgeProxy(certificate, tls_key) as proxy:
         env = {k: v for k, v in bench_env(home).items() if not k.lower().endswith("_proxy")}
         env |= {
             "BENCH_SETUPS": str(_setups(tmp_path / "setups", server.url + "/v1")),
             "BENCH_MODEL_MODE": "live",
             "OPENROUTER_API_KEY": key,
+            MODEL_KEY_VARIABLE: model_key,
             "HTTPS_PROXY": proxy.url,
             "NO_PROXY": "127.0.0.1,localhost",
             "SSL_CERT_FILE": str(ca),
@@ -367,8 +373,8 @@ def test_the_api_key_never_leaks_anywhere(tmp_path: Path) -> None:
         model_auth = set(model_auth_all)
         judge_auth = set(proxy.authorizations)
 
-    # The key was really used: every model and judge request carried it.
-    assert model_auth == {f"Bearer {key}"}
+    # The keys were really used: every model and judge request carried its endpoint's own.
+    assert model_auth == {f"Bearer {model_key}"}
     assert judge_auth == {f"Bearer {key}"}
     assert sum(model.injected.values()) > 0 and len(model.injected) == 4, model.injected
 

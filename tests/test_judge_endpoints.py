@@ -1,5 +1,6 @@
-"""Judges served at their own endpoints: a local llama.cpp-style server (never sent the
-OpenRouter key) beside a hosted one, routed by model behind the one judge provider."""
+"""Judges served at their own endpoints: a local llama.cpp-style server (sent no key) beside a
+hosted one (sent the key its record names, never the OpenRouter key), routed by model behind
+the one judge provider."""
 
 import asyncio
 from pathlib import Path
@@ -13,7 +14,8 @@ from bench_pipeline.resources.models import ProviderChooser, load_judges
 pytestmark = pytest.mark.unit
 
 PATH = "/v1/chat/completions"
-KEY = "sk-or-v1-judge-endpoint-test"
+KEY = "hosted-judge-endpoint-test-key"
+PROJECT_KEY = "sk-or-v1-judge-endpoint-test"
 
 
 def _judges_file(folder: Path, local_url: str, hosted_url: str) -> Path:
@@ -32,6 +34,7 @@ api_id = "hosted/judge"
 company = "Hosted"
 family = "hosted"
 base_url = "{hosted_url}"
+api_key_env = "HOSTED_JUDGE_KEY"
 """,
         encoding="utf-8",
     )
@@ -44,7 +47,7 @@ def _ask(provider, model: str):
 
 
 @pytest.mark.integration
-def test_each_judge_is_called_at_its_own_endpoint_and_a_local_one_never_gets_the_key(
+def test_each_judge_is_called_at_its_own_endpoint_with_its_own_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with (
@@ -55,7 +58,8 @@ def test_each_judge_is_called_at_its_own_endpoint_and_a_local_one_never_gets_the
             "BENCH_SETUPS",
             str(_judges_file(tmp_path / "setups", local.url + "/v1", hosted.url + "/v1")),
         )
-        monkeypatch.setenv("OPENROUTER_API_KEY", KEY)
+        monkeypatch.setenv("OPENROUTER_API_KEY", PROJECT_KEY)  # sent to neither server
+        monkeypatch.setenv("HOSTED_JUDGE_KEY", KEY)
         chooser = ProviderChooser("live", ResponseCache(tmp_path / "cache"))
         provider, pool = chooser.judges()
 

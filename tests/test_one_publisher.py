@@ -73,7 +73,9 @@ def _one_run_group(instance: dg.DagsterInstance, output: str) -> None:
     grouped = instance.get_runs(dg.RunsFilter(tags={BENCH_RUN_TAG: root}))
     assert {run.run_id for run in grouped} == {run.run_id for run in runs}
     steps = re.findall(r"^  \[\d+/\d+\] (\S+)(.*)$", output, re.M)
-    assert len(steps) > 50 and all(re.fullmatch(r" \(\d+\.\d s\)", t) for _, t in steps), steps
+    assert len(steps) > 50 and all(
+        re.fullmatch(r" \((\d+\.\d s|\d+ min \d\d s)\)", t) for _, t in steps
+    ), steps
 
 
 @pytest.mark.integration

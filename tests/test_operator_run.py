@@ -58,6 +58,10 @@ def test_bench_run_ends_with_what_changed(first_run: tuple[Path, str]) -> None:
     assert f"Site: {home / 'build' / 'site'} (read it with `bench serve`" in summary
     assert f"Analyst copy: {home / 'build' / 'warehouse' / 'bench.duckdb'}" in summary
     assert summary.rstrip().endswith("OK")
+    # money at the site's rounding, and how long the run and its slowest steps took
+    assert re.search(r"\nModel runs: .*; cost \$[\d,]+\.\d\d, ", summary), summary
+    assert re.search(r"\nTime: .* in all \(\d+ steps\); slowest: \w+ [\d.]+ s", summary)
+    assert re.search(r"\n  \[1/\d+\] \w+ \([\d.]+ s\)\n", output)
     assert "Tables:" not in output and "FAILED" not in output
     assert not DAGSTER_WARNING.search(output), output[-2000:]
 
@@ -143,19 +147,30 @@ def test_a_practice_review_leaves_the_next_run_green(first_run: tuple[Path, str]
         )
 
 
-def test_a_failed_run_names_its_step_and_error(tmp_path: Path) -> None:
+def test_a_failed_run_leads_with_the_step_the_file_and_the_field(tmp_path: Path) -> None:
+    """A task file with a wrong field: after the step lines, the report's first lines name the
+    step, the file and the field, then how to rerun and where Dagster's log went; the
+    terminal gets no Dagster log or stack."""
     tasks = tmp_path / "tasks"
     shutil.copytree(settings.tasks_dir(), tasks)
-    broken = sorted(tasks.rglob("*.toml"))[0]
-    broken.write_text("this is = = not TOML\n")
+    broken = tasks / "pm" / "pm-delay-update.toml"
+    broken.write_text(broken.read_text().replace('measures = "model"', 'measures = "nobody"'))
     home = tmp_path / "home"
     result = bench(home, "run", env=bench_env(home) | {"BENCH_TASKS": str(tasks)})
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
-    failed = re.search(
-        r"\nFAILED at step (\S+): (.*?)\n  \(job \w+, Dagster run ", result.stdout, re.S
-    )
-    assert failed, result.stdout[-2000:]
-    assert broken.name in failed.group(2), failed.group(0)
-    assert "FAILED: runs" not in result.stdout
+    report = result.stdout.split("\n\n", 1)[1].splitlines()  # after the header and steps
+    assert report[0].startswith("FAILED at step runs__task_bank: TaskBankError: "), report[:6]
+    assert re.fullmatch(r"  \(job prepare_inputs, Dagster run [\w-]+\)", report[1]), report[1]
+    assert report[2:4] == [f"  file:   {broken}", "  field:  measures"], report[:6]
+    assert "  fix:    correct that, then run `bench run` again" in report
+    (log_line,) = [line for line in report if line.startswith("  log:    ")]
+    log = Path(log_line.split()[1])
+    assert log.parent == home / "build" / "logs" and "Stack Trace" in log.read_text()
+    assert "Stack Trace" not in result.stdout + result.stderr
+    assert "STEP_FAILURE" not in result.stdout + result.stderr
+    assert re.search(r"\n  \[\d+/\d+\] FAILED runs__task_bank \([\d.]+ s\)\n", result.stdout)
     assert "Release: none yet (the run stopped before it)" in result.stdout
+    assert re.search(
+        r"\nSources: \d+ accepted, 0 rejected, 0 unchanged, \d+ not reached", result.stdout
+    )
     quiet(result)

@@ -40,6 +40,7 @@ company = "Test Co"
 context_limit = 8192
 pricing_date = 2026-01-01
 base_url = "{base_url}"
+api_key_env = "LOOPBACK_MODEL_KEY"
 """
     )
     (folder / "harnesses.toml").write_text('[[harness]]\nid = "api-bare"\nenvironment = "api"\n')
@@ -73,7 +74,7 @@ def test_a_killed_batch_resumes_with_exactly_the_missing_calls(tmp_path: Path) -
         env = bench_env(home) | {
             "BENCH_SETUPS": str(_setups(tmp_path / "setups", server.url + "/v1")),
             "BENCH_MODEL_MODE": "live",
-            "OPENROUTER_API_KEY": CANARY_KEY,
+            "LOOPBACK_MODEL_KEY": CANARY_KEY,
         }
         command = [sys.executable, str(REPO / "tests" / "run_batch_driver.py")]
         first = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.DEVNULL,
@@ -106,7 +107,7 @@ def test_a_killed_batch_resumes_with_exactly_the_missing_calls(tmp_path: Path) -
         assert len(set(resumed)) == len(resumed)
         assert set(_sent_hashes(server)) == _cached_hashes(home)
         assert len(_cached_hashes(home)) == planned
-        # The key reaches the server (local test model) but is never stored anywhere.
+        # The key its record names reaches the server, but is never stored anywhere.
         assert all(r.headers.get("Authorization") == f"Bearer {CANARY_KEY}"
                    for r in server.requests(PATH))  # fmt: skip
 

@@ -63,15 +63,34 @@ def table_metadata(conn: duckdb.DuckDBPyConnection, table: str, preview_rows: in
     }
 
 
+def where_to_fix(error: BaseException) -> dict[str, str] | None:
+    """`file`, `record` and `field` of an error that names where its input is wrong (the task
+    bank's and the setups' errors carry the first problem's `path` and `field`), for the
+    step failure's metadata: `bench run`'s summary leads with them. None for other errors."""
+    path, field = getattr(error, "path", None), getattr(error, "field", None)
+    if path is None or not isinstance(field, str):
+        return None
+    record = getattr(error, "record", "")
+    located = {"file": str(path), "field": field or "(the whole file)"}
+    return located | ({"record": record} if isinstance(record, str) and record else {})
+
+
 def timed(compute: Callable[..., Any]) -> Callable[..., Any]:
     """`compute`, adding `seconds` (its wall time) to the metadata of the `MaterializeResult`
-    or `Output` it returns. Put it under `@dg.asset`: the wrapper keeps the signature Dagster
+    or `Output` it returns; an error naming a file and field fails the step with them in its
+    metadata (`where_to_fix`). Put it under `@dg.asset`: the wrapper keeps the signature Dagster
     reads resources and inputs from."""
 
     @functools.wraps(compute)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
-        result = compute(*args, **kwargs)
+        try:
+            result = compute(*args, **kwargs)
+        except Exception as error:
+            located = where_to_fix(error)
+            if located is None:
+                raise
+            raise dg.Failure(description=str(error), metadata=located) from error
         seconds = {"seconds": dg.MetadataValue.float(round(time.perf_counter() - started, 3))}
         if isinstance(result, dg.MaterializeResult):
             return result._replace(metadata={**(result.metadata or {}), **seconds})

@@ -28,6 +28,7 @@ from bench_pipeline.runs.intake import ingest_inbox
 from bench_pipeline.runs.plan import planned_partitions
 from bench_pipeline.runs.rates import rates_by_api_id, refresh_model_rates
 from bench_pipeline.runs.submitters import demo_submitters
+from bench_pipeline.site.markup import usd
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups
 
@@ -41,7 +42,7 @@ def progress_line(report: BatchReport) -> str:
     finished = report.skipped + report.recorded + len(report.failures)
     return (
         f"{PROGRESS_PREFIX} {finished}/{report.planned} runs, {report.calls} model calls, "
-        f"{report.from_cache} from cache, cost so far ${format_usd(report.cost_usd)}"
+        f"{report.from_cache} from cache, cost so far {usd(report.cost_usd)}"
     )
 
 

@@ -22,8 +22,8 @@ from typing import TextIO
 
 from bench_pipeline.cli.terminal import safe
 from bench_pipeline.core import settings
+from bench_pipeline.providers.keys import OPENROUTER_KEY_VARIABLE as PROJECT_KEY_VARIABLE
 
-PROJECT_KEY_VARIABLE = "OPENROUTER_API_KEY"
 PROMPT = "Your own API key for this comparison (hidden; never stored): "
 
 

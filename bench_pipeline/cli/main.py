@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import sys
@@ -24,10 +25,11 @@ if TYPE_CHECKING:
 
 
 def _progress(
-    instance, run_id: str, total: int, out: TextIO, done: threading.Event, seen: set[str]
+    instance, run_id: str, total: int, out: TextIO, done: threading.Event, seen: dict[str, float]
 ) -> None:
-    """Print each finished step while the run goes on (polls the run's event log); `seen`
-    carries the steps already printed by earlier runs of the same `bench run`."""
+    """Print each finished step with its time while the run goes on (polls the run's event
+    log); `seen` carries the steps already printed by earlier runs of the same `bench run`,
+    with their seconds."""
     try:
         _watch(instance, run_id, total, out, done, seen)
     except Exception:  # the instance unreadable (a full disk): the run's own
@@ -35,14 +37,21 @@ def _progress(
 
 
 def _watch(
-    instance, run_id: str, total: int, out: TextIO, done: threading.Event, seen: set[str]
+    instance, run_id: str, total: int, out: TextIO, done: threading.Event, seen: dict[str, float]
 ) -> None:
     import dagster as dg
 
     from bench_pipeline.assets.runs import PROGRESS_PREFIX
+    from bench_pipeline.cli.summary import duration
 
     finished = False
     shown_logs = 0
+    begun: dict[str, float] = {}
+    kinds = {
+        dg.DagsterEventType.STEP_START,
+        dg.DagsterEventType.STEP_SUCCESS,
+        dg.DagsterEventType.STEP_FAILURE,
+    }
     while not finished:
         finished = done.wait(1.0)  # one more look after the run ends, for its last steps
         logs = instance.all_logs(run_id)
@@ -50,20 +59,15 @@ def _watch(
             if entry.user_message.startswith(PROGRESS_PREFIX):
                 print(f"    {entry.user_message}", file=out)
         shown_logs = len(logs)
-        records = instance.get_records_for_run(
-            run_id, of_type={dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE}
-        ).records
-        for record in records:
-            step = record.event_log_entry.step_key or ""
-            if step and step not in seen:
-                seen.add(step)
-                event = record.event_log_entry.dagster_event
-                failed = event.is_step_failure
-                took = getattr(event.event_specific_data, "duration_ms", None)
-                when = f" ({took / 1000:.1f} s)" if took is not None else ""
-                print(
-                    f"  [{len(seen)}/{total}] {'FAILED ' if failed else ''}{step}{when}", file=out
-                )
+        for record in instance.get_records_for_run(run_id, of_type=kinds).records:
+            entry = record.event_log_entry
+            step = entry.step_key or ""
+            if entry.dagster_event.event_type == dg.DagsterEventType.STEP_START:
+                begun.setdefault(step, entry.timestamp)
+            elif step and step not in seen:
+                seen[step] = seconds = entry.timestamp - begun.get(step, entry.timestamp)
+                failed = "FAILED " if entry.dagster_event.is_step_failure else ""
+                print(f"  [{len(seen)}/{total}] {failed}{step} ({duration(seconds)})", file=out)
                 out.flush()
 
 
@@ -123,14 +127,16 @@ def _log_failure(run_id: str, job: str, message: str) -> None:
 
 def _failure(job: str, run_id: str, result) -> Failure:
     """The first failed step with the error that started it (Dagster wraps it in its own),
-    and the reason any blocking check gave for failing."""
+    the file and field it names (`assets.metadata.where_to_fix`), and the reason any
+    blocking check gave for failing."""
     from bench_pipeline.cli.summary import Failure
 
     events = result.get_step_failure_events()
     step, message = (events[0].step_key or "?", "failed") if events else ("?", "failed")
-    error = (
-        events[0].event_specific_data.error if events and events[0].event_specific_data else None
-    )
+    data = events[0].event_specific_data if events else None
+    error = data.error if data else None
+    user = data.user_failure_data if data else None
+    located = {k: str(v.value) for k, v in (user.metadata if user else {}).items()}
     while error is not None and error.cause is not None:
         error = error.cause
     if error is not None:
@@ -140,7 +146,15 @@ def _failure(job: str, run_id: str, result) -> Failure:
         for e in result.get_asset_check_evaluations()
         if not e.passed and e.description
     ]
-    return Failure(job, run_id, step, "; ".join([message, *reasons]))
+    return Failure(
+        job,
+        run_id,
+        step,
+        "\n".join([message, *(f"check {reason}" for reason in reasons)]),
+        file=located.get("file", ""),
+        field=located.get("field", ""),
+        record=located.get("record", ""),
+    )
 
 
 def run(mode: str, out: TextIO = sys.stdout) -> int:
@@ -152,6 +166,7 @@ def run(mode: str, out: TextIO = sys.stdout) -> int:
     from bench_pipeline.core.warehouse import held
     from bench_pipeline.ingest import prestage
 
+    began = datetime.now(UTC)
     home = prepare_dagster_home()
     if home == default_dagster_home():  # our own instance, not an operator's
         skip_bookkeeping_fsync(home)
@@ -159,7 +174,7 @@ def run(mode: str, out: TextIO = sys.stdout) -> int:
         with exclusive_run(settings.bench_home()) as holder:  # only entering raises it
             # the steps run one by one here, so payloads are staged ahead on the other core
             with prestage.ahead(), held(settings.warehouse_path()):
-                return _run_locked(mode, out, holder)
+                return _run_locked(mode, out, holder, began)
     except RunLockedError as busy:
         print(f"bench run refused: {busy}", file=out)
         return 3
@@ -219,15 +234,16 @@ def _reasons(plan, shown: int = 3) -> str:
     return f"{len(items)} to recompute: {listed}{more}"
 
 
-def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
+def _run_locked(mode: str, out: TextIO, holder: dict, began: datetime | None = None) -> int:
     import dagster as dg
 
     from bench_pipeline import definitions as loaded
     from bench_pipeline.assets.runs import MODEL_RUNS_KEY
     from bench_pipeline.assets.site import SITE_KEY
     from bench_pipeline.cli.run_lock import fail_dead_runs, run_tags
-    from bench_pipeline.cli.summary import print_summary
+    from bench_pipeline.cli.summary import print_summary, run_log_path
     from bench_pipeline.definitions import FETCH_JOB, PIPELINE_JOBS, RUN_JOB, build_definitions
+    from bench_pipeline.ingest.catalog import source_definitions
 
     # the module built them on import; build again only for another source mode
     same = mode == loaded.DEFS_SOURCE_MODE
@@ -239,9 +255,10 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
     graph = definitions.resolve_asset_graph()
     steps = len(graph.get_all_asset_keys()) + len(list(graph.asset_check_keys))
     print(f"bench run: {steps} steps, sources {mode}, BENCH_HOME={settings.bench_home()}", file=out)
-    seen: set[str] = set()
+    seen: dict[str, float] = {}
     failure: Failure | None = None
     started_runs: list[str] = []  # this `bench run`'s Dagster runs, in order
+    log = _LogFile(run_log_path(started))
 
     def execute(name: str, tags: dict[str, str], keys: set | None = None) -> bool:
         nonlocal failure
@@ -257,13 +274,14 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
         )
         watcher.start()
         try:
-            result = job.execute_in_process(
-                instance=instance,
-                run_id=run_id,
-                tags=tags | run_tags(holder) | group,
-                raise_on_error=False,
-                run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
-            )
+            with contextlib.redirect_stderr(log):  # Dagster's log: to the file, not the terminal
+                result = job.execute_in_process(
+                    instance=instance,
+                    run_id=run_id,
+                    tags=tags | run_tags(holder) | group,
+                    raise_on_error=False,
+                    run_config={"loggers": {"console": {"config": {"log_level": "INFO"}}}},
+                )
         except Exception as error:  # Dagster's own storage failed (a full disk)
             from bench_pipeline.cli.summary import Failure, stopped_because
 
@@ -308,11 +326,59 @@ def _run_locked(mode: str, out: TextIO, holder: dict) -> int:
             many = f"{len(unchanged)} {other}assets"
             shown = next(iter(unchanged)).to_user_string() if len(unchanged) == 1 else many
             print(f"  ({name}: {shown}, nothing changed)", file=out)
-    summarised = print_summary(started, failure, out)
+    log.close()
+    summarised = print_summary(
+        started,
+        failure,
+        out,
+        began=began,
+        steps=seen,
+        sources=list(source_definitions()),
+        rerun="bench run" if mode == "recorded" else f"bench run --sources {mode}",
+        log=log.path if log.written else None,
+    )
     return 0 if success and summarised else 1
 
 
-def _last_step(seen: set[str]) -> str:
+class _LogFile(io.TextIOBase):
+    """Where `bench run` sends what Dagster would print on the terminal (its log, with every
+    error's stack): a file opened on the first write. A file that cannot be written (a full
+    disk) loses the log, never the run: the summary then names no log."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.written = False
+        self._file: TextIO | None = None
+        self._broken = False
+
+    def write(self, text: str) -> int:
+        if self._broken or not text:
+            return len(text)
+        try:
+            if self._file is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = self.path.open("a", encoding="utf-8")
+            self._file.write(text)
+            self._file.flush()
+            self.written = True
+        except OSError:
+            self._broken = True
+        return len(text)
+
+    def writable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError:
+                pass
+            self._file = None
+        super().close()
+
+
+def _last_step(seen: dict[str, float]) -> str:
     """What a run that stopped outside any step reports as its step."""
     return "(between steps; the last finished is listed above)" if seen else "(before any step)"
 

@@ -12,6 +12,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from bench_pipeline.providers.base import EndpointUrl
+from bench_pipeline.providers.keys import KeyVariable, key_variable
 from bench_pipeline.taskbank.models import Suite
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -36,11 +37,15 @@ class JudgeModel(BaseModel):
     """Where it is served; None means OpenRouter."""
     local: bool = False
     """Served on our own hardware: never sent the OpenRouter key (needs `base_url`)."""
+    api_key_env: KeyVariable | None = None
+    """The environment variable holding its endpoint's key; None: `OPENROUTER_API_KEY` at
+    OpenRouter, no key anywhere else (`providers.keys`)."""
 
     @model_validator(mode="after")
     def _local_needs_a_server(self) -> JudgeModel:
         if self.local and self.base_url is None:
             raise ValueError("a local judge needs the base URL of its server (base_url)")
+        key_variable(self.base_url, self.api_key_env)  # api_key_env: no OpenRouter key elsewhere
         return self
 
 

@@ -55,6 +55,7 @@ from bench_pipeline.providers.base import (
     ProviderError,
     Usage,
 )
+from bench_pipeline.providers.keys import KeyVariable, key_variable
 from bench_pipeline.providers.simulated import simulated_reply
 
 VISION_FILE = "vision.toml"
@@ -88,6 +89,9 @@ class VisionModel(BaseModel):
     """Where it is served; None means OpenRouter."""
     local: bool = False
     """Served on our own hardware: never sent the OpenRouter key (needs `base_url`)."""
+    api_key_env: KeyVariable | None = None
+    """The environment variable holding its endpoint's key; None: `OPENROUTER_API_KEY` at
+    OpenRouter, no key anywhere else (`providers.keys`)."""
     timeout_seconds: float = Field(default=60.0, gt=0, le=600)
     """A call not answered by then is a stuck attempt: `inconclusive`."""
     max_tokens: int = Field(default=200, gt=0)
@@ -96,6 +100,7 @@ class VisionModel(BaseModel):
     def _local_needs_a_server(self) -> VisionModel:
         if self.local and self.base_url is None:
             raise ValueError("a local vision model needs the base URL of its server (base_url)")
+        key_variable(self.base_url, self.api_key_env)  # api_key_env: no OpenRouter key elsewhere
         return self
 
 

@@ -10,11 +10,8 @@ from bench_pipeline.providers.base import (
     Usage,
 )
 from bench_pipeline.providers.cache import CachedProvider, ResponseCache, ResponseStore
-from bench_pipeline.providers.openai_compatible import (
-    DEFAULT_BASE_URL,
-    OpenAICompatibleProvider,
-    parse_usage,
-)
+from bench_pipeline.providers.keys import DEFAULT_BASE_URL
+from bench_pipeline.providers.openai_compatible import OpenAICompatibleProvider, parse_usage
 from bench_pipeline.providers.recorded import RecordedProvider, RecordingMissing
 from bench_pipeline.providers.runner import run_all
 from bench_pipeline.providers.simulated import SIMULATED_MARKER, SimulatedProvider

@@ -49,12 +49,12 @@ from bench_pipeline.providers.base import (
     ProviderError,
     Usage,
 )
+from bench_pipeline.providers.keys import DEFAULT_BASE_URL
 from bench_pipeline.providers.pool import ClientPool
 from bench_pipeline.providers.scrubbing import holds_secret_key, scrub
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_TIMEOUT = httpx.Timeout(120.0, connect=10.0)
 """Connect within 10 s; otherwise 120 s per read/write (per chunk when streaming)."""
 
@@ -157,8 +157,8 @@ class OpenAICompatibleProvider(Provider):
         """Set up the client.
 
         Args:
-            api_key: Bearer token (the caller reads `OPENROUTER_API_KEY`); None sends no
-                Authorization header (local servers).
+            api_key: Bearer token (the caller resolves it per endpoint: `providers.keys`);
+                None sends no Authorization header.
             base_url: The API root; `/chat/completions` is appended.
             timeout: httpx timeout for every attempt (per chunk when streaming).
             retry: Retry policy (default `RetryPolicy()`: 4 retries, 0.5 s base, 60 s cap).

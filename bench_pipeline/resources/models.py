@@ -6,6 +6,7 @@ import os
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 import dagster as dg
 from pydantic import Field, ValidationError
@@ -30,21 +31,55 @@ from bench_pipeline.providers import (
     ResponseCache,
     SimulatedProvider,
 )
+from bench_pipeline.providers.keys import key_variable
 from bench_pipeline.providers.openai_compatible import DEFAULT_TIMEOUT
 from bench_pipeline.providers.pool import ClientPool
 from bench_pipeline.providers.routing import ModelRouter
 from bench_pipeline.runs.plan import WorkItem
+from bench_pipeline.taskbank.setups import MODELS_FILE
 
 MODEL_MODES = ("simulated", "live", "recorded")
-API_KEY_VARIABLE = "OPENROUTER_API_KEY"
+
+
+class Served(Protocol):
+    """A record that says where it is served and which variable holds its key: a model
+    record, a judge, the vision model."""
+
+    @property
+    def api_id(self) -> str: ...
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def api_key_env(self) -> str | None: ...
+
+
+def endpoint_key(record: Served, where: str) -> str | None:
+    """The key `record`'s endpoint is sent (the rule: `providers.keys.key_variable`), read
+    through Dagster's `EnvVar` at the moment the provider is built; None sends no key.
+
+    Raises:
+        ValueError: The variable it names is unset or empty (`where` names the file and record).
+    """
+    variable = key_variable(record.base_url, record.api_key_env)
+    if variable is None:
+        return None
+    value = (dg.EnvVar(variable).get_value() or "").strip()
+    if not value:
+        named = "its api_key_env" if record.api_key_env else "the OpenRouter key"
+        raise ValueError(
+            f"{where}: its endpoint {record.base_url or DEFAULT_BASE_URL} is sent {named}, "
+            f"but the environment variable {variable} is not set"
+        )
+    return value
 
 
 class ModelCallsResource(dg.ConfigurableResource):
     """Model calls for run execution and judges.
 
     - `simulated` (default): deterministic made-up answers, labelled simulated everywhere;
-    - `live`: OpenAI-compatible HTTP (OpenRouter with `OPENROUTER_API_KEY`, or a model
-      record's own `base_url`, e.g. a local llama.cpp server), behind the response cache;
+    - `live`: OpenAI-compatible HTTP (OpenRouter, or a record's own `base_url`, e.g. a local
+      llama.cpp server), behind the response cache; each endpoint is sent only its own key
+      (`endpoint_key`): no key is part of this resource's config;
     - `recorded`: replay of a response-cache directory, no network.
     """
 
@@ -77,7 +112,7 @@ class ProviderChooser:
         self.concurrency = concurrency
         self._simulated = SimulatedProvider()
         self._recorded = RecordedProvider(cache)
-        self._live: dict[str, CachedProvider] = {}
+        self._live: dict[tuple[str, str | None], CachedProvider] = {}
         self._pool: ClientPool | None = None
 
     @property
@@ -94,7 +129,7 @@ class ProviderChooser:
         if self.mode == "recorded":
             return self._recorded, pool
         routes = {
-            j.api_id: self._live_provider(j.base_url or DEFAULT_BASE_URL, j.local) for j in pool
+            j.api_id: self._live_provider(j, "judges.toml", f"judge {j.api_id}") for j in pool
         }
         return ModelRouter(routes), pool
 
@@ -115,20 +150,22 @@ class ProviderChooser:
         model = load_vision_model(path, benchmarked_companies)
         if self.mode == "recorded":
             return VisionStep(self._recorded, model)
-        return VisionStep(
-            self._live_provider(model.base_url or DEFAULT_BASE_URL, model.local), model
-        )
+        live = self._live_provider(model, VISION_FILE, f"vision model {model.api_id}")
+        return VisionStep(live, model)
 
-    def _live_provider(self, base_url: str, local: bool) -> Provider:
-        if base_url not in self._live:
-            key = None if local else os.environ.get(API_KEY_VARIABLE)
-            if not local and not key:
-                raise ValueError(f"live model calls to {base_url} need {API_KEY_VARIABLE}")
+    def _live_provider(self, record: Served, file: str, name: str) -> Provider:
+        """The cached live provider of `record`'s endpoint: one per (base URL, key variable),
+        so two records at one server with different keys never share a key. `file` (under
+        the setups folder) and `name` name the record in an error."""
+        base_url = record.base_url or DEFAULT_BASE_URL
+        endpoint = (base_url, key_variable(record.base_url, record.api_key_env))
+        if endpoint not in self._live:
+            key = endpoint_key(record, f"{settings.setups_dir() / file}: {name}")
             if self._pool is None:  # made inside the event loop that uses it
                 self._pool = ClientPool(self.concurrency, timeout=DEFAULT_TIMEOUT)
             live = OpenAICompatibleProvider(key, base_url=base_url, client=self._pool)
-            self._live[base_url] = CachedProvider(live, self.cache)
-        return self._live[base_url]
+            self._live[endpoint] = CachedProvider(live, self.cache)
+        return self._live[endpoint]
 
     def __call__(self, item: WorkItem) -> Provider:
         if self.mode == "simulated":
@@ -136,7 +173,7 @@ class ProviderChooser:
         if self.mode == "recorded":
             return self._recorded
         model = item.setup.model
-        return self._live_provider(model.base_url or DEFAULT_BASE_URL, model.local)
+        return self._live_provider(model, MODELS_FILE, f"model {model.id}")
 
     async def aclose(self) -> None:
         if self._pool is not None:

@@ -41,6 +41,7 @@ from bench_pipeline.providers.base import (
     Message,
     without_reserved_keys,
 )
+from bench_pipeline.providers.keys import KeyVariable, key_variable
 from bench_pipeline.taskbank.errors import rule_error, validation_problems
 from bench_pipeline.taskbank.models import Slug, Text, content_hash
 
@@ -83,6 +84,9 @@ class ModelRecord(_Record):
     """Run on our own hardware: costs exactly 0."""
     base_url: EndpointUrl | None = None
     """OpenAI-compatible endpoint; None means OpenRouter. Required for local models."""
+    api_key_env: KeyVariable | None = None
+    """The environment variable holding this endpoint's key (its name, never the key). None:
+    `OPENROUTER_API_KEY` at OpenRouter, no key anywhere else (`providers.keys`)."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Further request body parameters (`top_p`, OpenRouter `provider` routing, ...)."""
     notes: str = ""
@@ -98,11 +102,16 @@ class ModelRecord(_Record):
             raise rule_error("base_url", "a local model needs the base URL of its server")
         if not self.local and self.pricing_date is None:
             raise rule_error("pricing_date", "a hosted model needs the date of its price snapshot")
+        try:
+            key_variable(self.base_url, self.api_key_env)
+        except ValueError as error:
+            raise rule_error("api_key_env", str(error)) from None
         return self
 
     def identity(self) -> dict[str, Any]:
-        """What the setup id hashes: every field but `id` and `notes`."""
-        return self.model_dump(mode="json", exclude={"id", "notes"})
+        """What the setup id hashes: every field but `id`, `notes` and `api_key_env` (which
+        key pays for a call changes neither its answer nor its price)."""
+        return self.model_dump(mode="json", exclude={"id", "notes", "api_key_env"})
 
 
 class Harness(_Record):
@@ -208,6 +217,21 @@ class SetupError(ValueError):
         self.problems = problems
         lines = "\n".join(f"  {p}" for p in problems)
         super().__init__(f"the setups do not load ({len(problems)} problems):\n{lines}")
+
+    @property
+    def path(self) -> Path:
+        """The file of the first problem."""
+        return self.problems[0].path
+
+    @property
+    def record(self) -> str:
+        """The record of the first problem (empty for the whole file)."""
+        return self.problems[0].record
+
+    @property
+    def field(self) -> str:
+        """The field of the first problem."""
+        return self.problems[0].field
 
 
 @dataclass(frozen=True)
