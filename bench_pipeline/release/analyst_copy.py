@@ -43,7 +43,9 @@ COMMON_COLUMNS = {
     "methodology_version": "The methodology version whose rules made the row.",
 }
 
-_TABLE = re.compile(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)\s*\(", re.IGNORECASE)
+_TABLE = re.compile(
+    r"CREATE (?:OR REPLACE )?(?:TABLE|VIEW) (?:IF NOT EXISTS )?(\w+)\s*(?:\(|AS\b)", re.IGNORECASE
+)
 _ADDED = re.compile(r"ALTER TABLE (\w+) ADD COLUMN (?:IF NOT EXISTS )?(\w+)[^;]*;\s*--\s*(.+)")
 _COLUMN = re.compile(r"^\s*\"?(\w+)\"?\s+[A-Z][^-]*?(?:--\s*(.+))?$")
 
@@ -71,11 +73,12 @@ def declared(directory: Path | None = None) -> Declared:
             stripped = line.strip()
             opened = _TABLE.search(line)
             if opened:
-                table = opened.group(1)
-                found.homes.setdefault(table, path.name)
+                name = opened.group(1)
+                found.homes.setdefault(name, path.name)
                 if above:
-                    found.tables.setdefault(table, " ".join(above))
+                    found.tables.setdefault(name, " ".join(above))
                 above = []
+                table = None if "VIEW" in opened.group(0).upper() else name  # no column list
                 continue
             if table and stripped.startswith(")"):
                 table = None
@@ -165,6 +168,46 @@ def type_copy(conn: duckdb.DuckDBPyConnection, catalog: str) -> list[str]:
             except duckdb.Error:
                 continue
         changed.append(f"{table}.{column}: {data_type} -> {target}")
+    return changed + _type_views(conn, catalog)
+
+
+def _type_views(conn: duckdb.DuckDBPyConnection, catalog: str) -> list[str]:
+    """Every view of the copy defined anew over its own query, so it takes the retyped
+    columns of its tables (a view keeps the types it was made with), and a timestamp it still
+    gives without a zone made `TIMESTAMPTZ` (UTC)."""
+    views = conn.execute(
+        "SELECT view_name, sql FROM duckdb_views() "
+        "WHERE database_name = ? AND schema_name = 'main' AND NOT internal ORDER BY view_name",
+        [catalog],
+    ).fetchall()
+    changed: list[str] = []
+    if not views:
+        return changed
+    ((previous,),) = conn.execute("SELECT current_database()").fetchall()
+    conn.execute(f"USE {_quoted(catalog)}")  # the views' names resolve in the copy
+    try:
+        for view, sql in views:
+            qualified = f"{_quoted(catalog)}.main.{_quoted(view)}"
+            query = re.split(r"\bAS\b", sql, maxsplit=1, flags=re.IGNORECASE)[1]
+            query = query.strip().rstrip(";")
+            conn.execute(f"CREATE OR REPLACE VIEW {qualified} AS {query}")
+            naive = [
+                name
+                for (name,) in conn.execute(
+                    "SELECT column_name FROM duckdb_columns() WHERE database_name = ? "
+                    "AND table_name = ? AND data_type = 'TIMESTAMP' ORDER BY column_index",
+                    [catalog, view],
+                ).fetchall()
+            ]
+            if naive:
+                zoned = ", ".join(f"timezone('UTC', {_quoted(c)}) AS {_quoted(c)}" for c in naive)
+                conn.execute(
+                    f"CREATE OR REPLACE VIEW {qualified} AS "
+                    f"SELECT * REPLACE ({zoned}) FROM ({query})"
+                )
+                changed += [f"{view}.{c}: TIMESTAMP -> TIMESTAMPTZ" for c in naive]
+    finally:
+        conn.execute(f"USE {_quoted(previous)}")
     return changed
 
 
@@ -180,17 +223,19 @@ def comment_rest(
     found = found or declared()
     written = 0
     tables = conn.execute(
-        "SELECT table_name, comment FROM duckdb_tables() "
-        "WHERE database_name = ? AND schema_name = 'main'",
-        [catalog],
+        "SELECT table_name, comment, 'TABLE' FROM duckdb_tables() "
+        "WHERE database_name = ? AND schema_name = 'main' "
+        "UNION ALL SELECT view_name, comment, 'VIEW' FROM duckdb_views() "
+        "WHERE database_name = ? AND schema_name = 'main' AND NOT internal",
+        [catalog, catalog],
     ).fetchall()
-    for table, comment in tables:
+    for table, comment, kind in tables:
         qualified = f"{_quoted(catalog)}.main.{_quoted(table)}"
         home = found.homes.get(table)
         where = f"warehouse/migrations/{home}" if home else "the pipeline's code"
         if not comment:
-            text = found.tables.get(table) or f"Warehouse table `{table}`"
-            conn.execute(f"COMMENT ON TABLE {qualified} IS {_text(f'{text} (made by {where}).')}")
+            text = found.tables.get(table) or f"Warehouse {kind.lower()} `{table}`"
+            conn.execute(f"COMMENT ON {kind} {qualified} IS {_text(f'{text} (made by {where}).')}")
             written += 1
         rows = conn.execute(
             "SELECT column_name, data_type, comment FROM duckdb_columns() "

@@ -27,6 +27,7 @@ from bench_pipeline.release.schema import PublishedTable
 # is made from the source definitions and has no warehouse table).
 WAREHOUSE_NAMES = {
     "arena_elo": "arena_ratings",
+    "epoch_scores": "evaluation_rows",
     "index_lineage": "evaluation_normalised",
     "pipeline_failures": "run_failure_log",
 }
