@@ -245,10 +245,9 @@ def comment_rest(
         for column, data_type, existing in rows:
             if existing:
                 continue
-            text = found.columns.get((table, column)) or COMMON_COLUMNS.get(column)
-            if text is None:
-                text = f"`{column}` ({data_type}) of `{table}`; declared in {where}."
-            elif data_type == "VARCHAR" and DATE_NAME.search(column):
+            said = found.columns.get((table, column)) or COMMON_COLUMNS.get(column)
+            text = said or f"`{column}` ({data_type}) of `{table}`; declared in {where}."
+            if data_type == "VARCHAR" and DATE_NAME.search(column):
                 text += " (Text as its publisher wrote it: not every value is a date.)"
             conn.execute(f"COMMENT ON COLUMN {qualified}.{_quoted(column)} IS {_text(text)}")
             written += 1
