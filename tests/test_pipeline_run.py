@@ -373,6 +373,11 @@ def test_a_rejected_fetch_reaches_the_next_release_and_keeps_the_live_rows(
     assert cut.name in last["openrouter_endpoints"]["reason"]
     assert {row["status"] for s, row in last.items() if s != "openrouter_endpoints"} == {"accepted"}
     assert release in (home / "build" / "site" / "downloads.html").read_text()
+    # the analyst copy is rewritten too: it holds the rejected run
+    rejected = last["openrouter_endpoints"]["run_id"]
+    with duckdb.connect(str(home / "build" / "warehouse" / "bench.duckdb"), read_only=True) as copy:
+        held = copy.execute("SELECT status FROM source_runs WHERE run_id = ?", [rejected])
+        assert held.fetchall() == [("rejected",)], result.stdout
 
     # the same cut download again: judged and rejected again, and nothing below the source's
     # live tables (which kept their data version) is rebuilt for it
@@ -383,5 +388,7 @@ def test_a_rejected_fetch_reaches_the_next_release_and_keeps_the_live_rows(
     assert again.returncode == 0, again.stdout + again.stderr
     stages = [f"openrouter_endpoints/{stage}" for stage in ("live", "staging", "validated")]
     fetched = [f"{name}/raw" for name in expected_sources()]
-    assert _materialized_since(home, since) == sorted(fetched + stages), again.stdout
+    # (only the analyst copy below them: the warehouse holds one more rejected run)
+    copied = ["warehouse/analyst_copy"]
+    assert _materialized_since(home, since) == sorted(fetched + stages + copied), again.stdout
     assert latest.read_text() == release

@@ -6,7 +6,9 @@ timestamps with their offset, and `model_id` on the per-setup tables."""
 
 from __future__ import annotations
 
+import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -154,6 +156,111 @@ def test_analyst_copy_comments_every_published_table_it_holds(built: dict) -> No
     assert described > 200
 
 
+def _columns(path: Path) -> list[tuple[str, str, str, str | None]]:
+    """(table, column, type, comment) of every table and view column a DuckDB file holds."""
+    with duckdb.connect(str(path), read_only=True) as conn:
+        return conn.execute(
+            "SELECT table_name, column_name, data_type, comment FROM duckdb_columns() "
+            "WHERE database_name = current_database() AND schema_name = 'main'"
+        ).fetchall()
+
+
+def test_every_table_and_column_of_both_files_is_commented(built: dict) -> None:
+    for path in (built["release"] / "bench.duckdb", built["copy"]):
+        with duckdb.connect(str(path), read_only=True) as conn:
+            bare = conn.execute(
+                "SELECT table_name FROM duckdb_tables() "
+                "WHERE database_name = current_database() AND comment IS NULL"
+            ).fetchall()
+        assert bare == [], path
+        columns = _columns(path)
+        assert [(t, c) for t, c, _, comment in columns if not comment] == [], path
+    copy = {(t, c): comment for t, c, _, comment in _columns(built["copy"])}
+    # a warehouse column outside the publication schema has its migration's words
+    assert copy[("evaluation_rows", "agent")].startswith("The scaffold or agent")
+    assert copy[("source_runs", "mode")] == "recorded | live"
+    assert len(copy) > 750
+
+
+MONEY_NAMES = re.compile(r"(^|_)usd($|_)|(^|_)cost($|_)|price")
+DATE_NAMES = re.compile(r"(_date$|^date$|_at$|^as_of$|_as_of$|_on$|_cutoff$)")
+
+
+def test_no_money_or_date_column_is_typed_as_text(built: dict) -> None:
+    """Money is DECIMAL (or a binary float where a figure is a mean), dates are DATE or
+    TIMESTAMPTZ, never naive; a text date column is left only where its publisher wrote
+    values that are no full date (and its comment says so)."""
+    for path in (built["release"] / "bench.duckdb", built["copy"]):
+        columns = _columns(path)
+        naive = [(t, c) for t, c, kind, _ in columns if kind == "TIMESTAMP"]
+        assert naive == [], path
+        money = [(t, c, k) for t, c, k, _ in columns if MONEY_NAMES.search(c) and k == "VARCHAR"]
+        money = [m for m in money if not m[1].endswith(("_flag", "_source_run_id", "_warnings"))]
+        assert money == [], path
+        dates = [(t, c) for t, c, k, _ in columns if DATE_NAMES.search(c) and k == "VARCHAR"]
+        with duckdb.connect(str(path), read_only=True) as conn:
+            for table, column in dates:
+                partial = conn.execute(
+                    f'SELECT count(*) FROM "{table}" WHERE TRY_CAST("{column}" AS DATE) IS NULL '
+                    f'AND "{column}" IS NOT NULL'
+                ).fetchone()[0]
+                assert partial > 0, (path, table, column)
+        comments = {(t, c): comment for t, c, _, comment in columns}
+        for table, column in dates:
+            assert "not every value is a date" in comments[(table, column)], (table, column)
+    release = {(t, c): k for t, c, k, _ in _columns(built["release"] / "bench.duckdb")}
+    assert release[("item_boards", "cost_usd")] == "DECIMAL(38,20)"
+    assert release[("source_runs", "started_at")] == "TIMESTAMP WITH TIME ZONE"
+    copy = {(t, c): k for t, c, k, _ in _columns(built["copy"])}
+    assert copy[("evaluation_rows", "run_date")] == "TIMESTAMP WITH TIME ZONE"
+    assert copy[("evaluation_rows", "release_date")] == "DATE"
+    assert copy[("swebench_item_results", "cost_usd")].startswith("DECIMAL")
+
+
+def test_exact_costs_keep_every_digit_in_every_rendering(built: dict) -> None:
+    """A real SWE-bench entry's cost, 20 decimal places: the same in DuckDB, Parquet, CSV and
+    JSON (as text there, the downloads' contract)."""
+    folder = built["release"]
+    key = "20251124_mini-v1.16.0_claude-opus-4-5-20251101"
+    with duckdb.connect(str(folder / "bench.duckdb"), read_only=True) as conn:
+        (cost,) = conn.execute(
+            "SELECT cost_usd FROM item_boards WHERE entry_key = ? AND board = 'Verified'", [key]
+        ).fetchone()
+    assert str(cost) == "360.62249849999999934000"
+    csv_rows = [r for r in csv.DictReader((folder / "data/item_boards.csv").open(encoding="utf-8"))]
+    row = next(r for r in csv_rows if r["entry_key"] == key and r["board"] == "Verified")
+    assert row["cost_usd"] == "360.62249849999999934"
+    rows = json.loads((folder / "data/item_boards.json").read_text(encoding="utf-8"))
+    entry = next(r for r in rows if r["entry_key"] == key and r["board"] == "Verified")
+    assert entry["cost_usd"] == "360.62249849999999934"
+    parquet = pl.read_parquet(folder / "data/item_boards.parquet")
+    value = parquet.filter(pl.col("entry_key") == key, pl.col("board") == "Verified")["cost_usd"]
+    assert isinstance(value.dtype, pl.Decimal) and str(value[0]) == "360.62249849999999934000"
+
+
+def test_epoch_scores_are_published_with_standard_error_run_date_and_log(built: dict) -> None:
+    """Hand-read from Epoch AI's gpqa_diamond.csv: DeepSeek-R1, mean_score 0.6922…,
+    stderr 0.0307…, started 2025-05-26T18:38:03.702Z, row id fFGyQR2mfDufvrSV2rzWyV; 307 rows
+    of the four files Epoch AI runs itself carry a log viewer link."""
+    with duckdb.connect(str(built["release"] / "bench.duckdb"), read_only=True) as conn:
+        row = conn.execute(
+            "SELECT model_id, score, stderr, run_at, release_date, log_url FROM epoch_scores "
+            "WHERE evaluation_id = 'gpqa_diamond' AND row_key = 'fFGyQR2mfDufvrSV2rzWyV'"
+        ).fetchone()
+        counts = conn.execute(
+            "SELECT count(*), count(stderr), count(run_at), count(log_url) FROM epoch_scores"
+        ).fetchone()
+    model_id, score, stderr, run_at, release_date, log_url = row
+    assert model_id == "deepseek/deepseek-r1"
+    assert round(score, 4) == 69.2235 and round(stderr, 4) == 3.0705
+    assert run_at.isoformat() == "2025-05-26T18:38:03.702000+00:00"
+    assert release_date.isoformat() == "2025-01-20"
+    assert log_url.startswith("https://logs.epoch.ai/inspect-viewer/")
+    assert log_url.endswith("fFGyQR2mfDufvrSV2rzWyV.eval")
+    total, with_error, dated, logged = counts
+    assert total == 838 and with_error == 628 and dated > 400 and logged == 307
+
+
 OLD_READER = textwrap.dedent(
     """
     import json, sys, duckdb
@@ -259,7 +366,7 @@ def test_datapackage_validates_against_every_file(built: dict) -> None:
         )
     by_name = {t.name: t for t in PUBLISHED}
     tabular = [r for r in descriptor["resources"] if r["profile"] == "tabular-data-resource"]
-    assert len(tabular) == 3 * len(PUBLISHED)
+    assert sorted(r["format"] for r in tabular) == ["csv"] * len(PUBLISHED)
     for resource in tabular:
         table = by_name[Path(resource["path"]).stem]
         fields = resource["schema"]["fields"]
@@ -267,20 +374,59 @@ def test_datapackage_validates_against_every_file(built: dict) -> None:
             (c.name, FIELD_TYPES[c.type]) for c in table.columns
         ]
         assert all(f["description"] for f in fields)
-    # Frictionless reads CSV and JSON (Parquet needs a plugin; checked below with polars)
-    checked = [r for r in tabular if r["format"] in ("csv", "json")]
-    errors, validated = [], 0
-    for resource in checked:
-        if resource["format"] == "json":  # its JSON reader counts no bytes (checked above)
-            if json.loads((folder / resource["path"]).read_text(encoding="utf-8")) == []:
-                continue  # and reads no table from an empty array; nothing to check in it
-            resource = {k: v for k, v in resource.items() if k not in ("bytes", "hash")}
+    # the JSON and Parquet renderings are files with the CSV's columns
+    others = [r for r in descriptor["resources"] if r["format"] in ("json", "parquet")]
+    others = [r for r in others if r["path"].startswith("data/")]
+    assert len(others) == 2 * len(PUBLISHED)
+    assert all(r["type"] == "file" and r["schema_of"] in {t["name"] for t in tabular}
+               for r in others)  # fmt: skip
+    errors = []
+    for resource in tabular:
         report = frictionless.validate(frictionless.Resource(resource, basepath=str(folder)))
         errors += [f"{resource['name']}: {e.message}" for t in report.tasks for e in t.errors]
-        assert report.stats["tasks"] == 1
-        validated += 1
     assert errors == []
-    assert validated > len(PUBLISHED)
+
+
+def test_frictionless_validates_the_whole_package(built: dict) -> None:
+    """`frictionless validate datapackage.json`, the command a reader runs, passes: every CSV
+    against its schema, every other file by its size and SHA-256; and it fails on a file
+    changed after the release was written."""
+    command = Path(sys.executable).parent / "frictionless"
+    folder = built["release"]
+    done = subprocess.run(
+        [str(command), "validate", "--json", DATAPACKAGE],
+        cwd=folder, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    errors = [(t["name"], e["message"]) for t in report["tasks"] for e in t["errors"]]
+    assert errors == [] and done.returncode == 0
+    assert len(report["tasks"]) == 3 * len(PUBLISHED) + 4
+    damaged = built["root"] / "damaged"
+    shutil.copytree(folder, damaged)
+    with (damaged / "data" / "market.parquet").open("ab") as handle:
+        handle.write(b"x")
+    failed = subprocess.run(
+        [str(command), "validate", "--json", DATAPACKAGE],
+        cwd=damaged, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    bad = [t["name"] for t in json.loads(failed.stdout)["tasks"] if t["errors"]]
+    assert failed.returncode != 0 and bad == ["market_parquet"]
+
+
+def test_every_resource_names_its_licence(built: dict) -> None:
+    descriptor = json.loads((built["release"] / DATAPACKAGE).read_text(encoding="utf-8"))
+    for resource in descriptor["resources"]:
+        assert resource["licenses"], resource["name"]
+        assert all(entry["name"] and entry["title"] for entry in resource["licenses"])
+    by_name = {r["name"]: r for r in descriptor["resources"]}
+    for table in ("item_boards", "item_board_pairs"):  # SWE-bench rows
+        for fmt in ("csv", "json", "parquet"):
+            names = [e["name"] for e in by_name[f"{table}_{fmt}"]["licenses"]]
+            assert names == ["CC-BY-NC-4.0"], (table, fmt)
+    assert [e["name"] for e in by_name["epoch_scores_csv"]["licenses"]] == ["CC-BY-4.0"]
+    assert by_name["pm_setups_csv"]["licenses"][0]["name"] == "notspecified"
+    package = {e["name"] for e in descriptor["licenses"]}
+    assert {"CC-BY-4.0", "CC-BY-NC-4.0", "MIT", "other-closed", "notspecified"} == package
 
 
 def test_parquet_files_have_the_declared_types(built: dict) -> None:

@@ -293,11 +293,15 @@ def test_one_changed_score_makes_a_release_whose_diff_says_exactly_that(
     assert [(c["key"], c["column"]) for c in tables["source_runs"]["changed"]] == [
         ({"source": "epoch"}, "content_sha256")
     ]
+    # Epoch's own row, as published: its score and nothing else
+    published = tables["epoch_scores"]["changed"]
+    assert [(c["key"]["row_key"], c["column"]) for c in published] == [(model["row_key"], "score")]
     untouched = set(PUBLISHED_BY_NAME) - {
         "index_lineage",
         "known_good_index",
         "capability_indices",
         "source_runs",
+        "epoch_scores",
     }
     for name in untouched:
         assert tables[name]["changed"] == [] and tables[name]["rank_moves"] == [], name

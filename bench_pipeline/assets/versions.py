@@ -128,10 +128,27 @@ def outside_inputs(key: dg.AssetKey, conn: duckdb.DuckDBPyConnection) -> str | N
             f"SELECT * EXCLUDE ({', '.join(runs.lineage)}) FROM ({runs.sql})"
         ).fetchall()
         return _digest([str(last).encode(), _latest(conn, "run_failure_log", "failed_at")])
+    if path == ["warehouse", "analyst_copy"]:
+        # a copy of the whole warehouse: any change to it is news, even one no asset above
+        # the copy made (a rejected or failed source run is a `source_runs` row, nothing more)
+        return warehouse_state(conn)
     if path[0] == "scores" and path[-1] in _DATED_BOARDS:
         # boards weigh runs by their age and compare with a week before: a new day is news
         return _digest([now_utc().date().isoformat().encode()])
     return None
+
+
+def warehouse_state(conn: duckdb.DuckDBPyConnection) -> str:
+    """A digest that changes whenever the warehouse does: every source run (accepted or
+    rejected), every pipeline failure, and each table's columns and row count."""
+    runs = conn.execute("SELECT run_id, status FROM source_runs ORDER BY run_id").fetchall()
+    tables = conn.execute(
+        "SELECT schema_name, table_name, column_count, estimated_size FROM duckdb_tables() "
+        "WHERE database_name = current_database() ORDER BY ALL"
+    ).fetchall()
+    return _digest(
+        [str(runs).encode(), str(tables).encode(), _latest(conn, "run_failure_log", "failed_at")]
+    )
 
 
 def outside_metadata(key: dg.AssetKey, conn: duckdb.DuckDBPyConnection) -> dict[str, str]:

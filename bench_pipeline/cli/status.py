@@ -78,7 +78,8 @@ def failing_checks(instance: Any, check_keys: list[Any]) -> list[FailingCheck]:
 def _ago(moment: datetime | None, now: datetime) -> str:
     if moment is None:
         return "never"
-    hours = (now - moment.replace(tzinfo=UTC)).total_seconds() / 3600
+    zoned = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    hours = (now - zoned).total_seconds() / 3600
     if hours < 1:
         return f"{max(hours * 60, 0):.0f} min ago"
     if hours < 48:

@@ -156,6 +156,8 @@ class EvaluationSpec(BaseModel):
     stderr_column: str | None = None
     agent_column: str | None = None
     run_date_column: str | None = None
+    log_column: str | None = None
+    """The column linking each row's run to the publisher's log viewer, where the file has one."""
 
 
 def _read(path: Path) -> dict:

@@ -13,7 +13,7 @@ One home for the rule: `bench status`, the `fresh` asset check and the about pag
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 import duckdb
@@ -90,12 +90,20 @@ def live_data(conn: duckdb.DuckDBPyConnection) -> dict[str, LiveData]:
         source: LiveData(
             source,
             run_id,
-            as_of,
+            naive_utc(as_of) if as_of is not None else None,
             basis if dated else "not recorded (the run predates data dates)",
-            fetched,
+            naive_utc(fetched),
         )
         for source, run_id, as_of, basis, fetched in rows
     }
+
+
+def naive_utc(moment: datetime) -> datetime:
+    """A time as the warehouse keeps it, UTC without a zone (the analyst copy gives its
+    times with their zone)."""
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(UTC).replace(tzinfo=None)
 
 
 _DAYS = ("Sundays", "Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays")

@@ -256,12 +256,17 @@ EVALUATION_ROWS = TableSpec(
         "run_date": pl.Utf8,
         "score": pl.Float64,
         "stderr": pl.Float64,
+        "log_url": pl.Utf8,
         "source_file": pl.Utf8,
     },
     key=("evaluation_id", "row_key"),
     required=("model_version", "score", "source_file"),
     dates=("release_date", "run_date"),
-    checks={"score": _percent(), "stderr": _non_negative()},
+    checks={
+        "score": _percent(),
+        "stderr": _non_negative(),
+        "log_url": [pa.Check.str_matches(r"^https://[^\s\"'<>]+$")],
+    },
 )
 
 EPOCH_MODELS = TableSpec(

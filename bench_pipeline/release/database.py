@@ -19,6 +19,7 @@ import polars as pl
 
 from bench_pipeline.core.warehouse import STORAGE_VERSION, transaction
 from bench_pipeline.core.writer import write_frame
+from bench_pipeline.release.analyst_copy import comment_rest, type_copy
 from bench_pipeline.release.published import PUBLISHED
 from bench_pipeline.release.schema import PublishedTable
 
@@ -26,6 +27,7 @@ from bench_pipeline.release.schema import PublishedTable
 # is made from the source definitions and has no warehouse table).
 WAREHOUSE_NAMES = {
     "arena_elo": "arena_ratings",
+    "epoch_scores": "evaluation_rows",
     "index_lineage": "evaluation_normalised",
     "pipeline_failures": "run_failure_log",
 }
@@ -242,7 +244,9 @@ def write_release_database(
 
 
 def describe_analyst_copy(conn: duckdb.DuckDBPyConnection, catalog: str) -> int:
-    """Comment every published table of the analyst copy and its published columns.
+    """Type the analyst copy's money and dates, comment every published table and its
+    published columns from the publication schema, then every other table and column
+    (`release.analyst_copy`).
 
     A published table is found under its own name or its `WAREHOUSE_NAMES` entry; only the
     columns the warehouse table has are described (the release adds rank columns).
@@ -254,6 +258,7 @@ def describe_analyst_copy(conn: duckdb.DuckDBPyConnection, catalog: str) -> int:
     Returns:
         The number of tables described.
     """
+    type_copy(conn, catalog)
     rows = conn.execute(
         "SELECT table_name, list(column_name) FROM duckdb_columns() "
         "WHERE database_name = ? AND schema_name = 'main' GROUP BY table_name",
@@ -268,4 +273,5 @@ def describe_analyst_copy(conn: duckdb.DuckDBPyConnection, catalog: str) -> int:
         for statement in comment_statements(catalog, table, target, columns[target]):
             conn.execute(statement)
         described += 1
+    comment_rest(conn, catalog)
     return described

@@ -140,6 +140,18 @@ FROM evaluation_normalised
 ORDER BY model_id, evaluation_id
 """
 
+# Every score row Epoch AI publishes for an ingested evaluation, as published (a model's several
+# rows, agents and re-runs, all kept), with its standard error, run date and log viewer link.
+EPOCH_SCORES_SQL = """
+SELECT e.evaluation_id, e.row_key, e.model_version, a.model_id, e.agent, e.score, e.stderr,
+       TRY_CAST(e.run_date AS TIMESTAMPTZ) AS run_at,
+       TRY_CAST(e.release_date AS DATE) AS release_date, e.log_url, e.source_file,
+       e.source_run_id
+FROM evaluation_rows e
+LEFT JOIN model_aliases a ON a.source = 'epoch' AND a.source_key = e.model_version
+ORDER BY e.evaluation_id, e.model_version, e.row_key
+"""
+
 # Rates as they changed: the first observation of each (model, host, tag) and every later one
 # whose rate differs from the one before. The warehouse keeps every observation; publishing
 # only the changes keeps an unchanged re-ingestion from making a new release.
@@ -372,6 +384,20 @@ LINEAGE_COLUMNS = (
     c("normalised", "number", "Min-max normalised score, 0-1 (lower-is-better inverted)."),
     SOURCE_RUN,
     c("publisher", "string", "Who published the score."),
+)
+EPOCH_SCORES_COLUMNS = (
+    c("evaluation_id", "string", "The evaluation (titles in schema.json `evaluations`)."),
+    c("row_key", "string", "Epoch AI's id of the row (one run of one model)."),
+    c("model_version", "string", "The model as Epoch AI names it."),
+    c("model_id", "string", "Canonical model id in the registry (null: not matched)."),
+    c("agent", "string", "The scaffold or agent, where Epoch AI names one."),
+    c("score", "number", "The published score, percent (0-100)."),
+    c("stderr", "number", "Its standard error as Epoch AI publishes it, percentage points."),
+    c("run_at", "timestamp", "When Epoch AI started the run (UTC), where it says."),
+    c("release_date", "date", "The model's release date as Epoch AI states it."),
+    c("log_url", "string", "Epoch AI's log viewer for the run, where the file links one."),
+    c("source_file", "string", "The Epoch AI file the row was read from."),
+    SOURCE_RUN,
 )
 PRICE_HISTORY_COLUMNS = (
     MODEL_ID,
@@ -727,11 +753,14 @@ PUBLISHED: tuple[PublishedTable, ...] = (
     T("index_lineage", "Normalised evaluation scores behind the indices", INDEX_LINEAGE_SQL,
       ("model_id", "evaluation_id"), "known_good_index", LINEAGE_COLUMNS,
       ("source_run_id", "publisher")),
+    T("epoch_scores", "Epoch AI scores as published, with standard errors and logs",
+      EPOCH_SCORES_SQL, ("evaluation_id", "row_key"), "known_good_index",
+      EPOCH_SCORES_COLUMNS, ("source_run_id", "source_file")),
     T("price_history", "OpenRouter rates as they changed", PRICE_HISTORY_SQL,
       ("model_id", "host", "tag", "source_run_id"), "market", PRICE_HISTORY_COLUMNS,
       ("observed_at", "source_run_id")),
     T("sources", "Sources, publishers and licences", None, ("name",), "provenance",
-      SOURCES_COLUMNS, build=sources_frame),
+      SOURCES_COLUMNS, ("data_run_id",), build=sources_frame),
     T("pipeline_failures", "Failed pipeline runs",
       "SELECT failed_at, job_name, message, dagster_run_id FROM run_failure_log "
       "ORDER BY failed_at, dagster_run_id", ("dagster_run_id",), "provenance", FAILURE_COLUMNS),

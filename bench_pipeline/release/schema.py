@@ -37,7 +37,13 @@ _DTYPES: dict[str, tuple[type[pl.DataType], ...]] = {
     "timestamp": (pl.Datetime,),
 }  # fmt: skip
 
-__all__ = ["Column", "Eligible", "PublishedTable", "RankRule", "rules_from_document"]
+MONEY = pl.Decimal(38, 20)
+"""The type a decimal the score modules keep as text is published in (DuckDB's
+`DECIMAL(38,20)`): 18 integer digits and 20 fractional, enough for every cost they state (the
+item boards' run costs carry 20); a value needing more fractional digits is refused, never
+rounded."""
+
+__all__ = ["MONEY", "Column", "Eligible", "PublishedTable", "RankRule", "rules_from_document"]
 
 Row = Mapping[str, Any]
 Frames = Mapping[str, pl.DataFrame]
@@ -182,7 +188,34 @@ class PublishedTable:
         ]
         if wrong:
             raise ValueError(f"published table {self.name}: {'; '.join(wrong)}")
-        return frame.select(self.column_names)
+        return self._typed(frame.select(self.column_names))
+
+    def _typed(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """The frame with every column in its published type: an exact decimal kept as text
+        becomes `MONEY`, a timestamp without a zone becomes UTC (the warehouse keeps every
+        timestamp in UTC), so the DuckDB file and the Parquet files are typed as declared.
+
+        Raises:
+            ValueError: When a decimal has more fractional digits than `MONEY` keeps.
+        """
+        casts = []
+        for column in self.columns:
+            dtype = frame[column.name].dtype
+            if column.type == "decimal" and dtype == pl.String:
+                digits = frame.select(
+                    pl.col(column.name).str.split(".").list.get(1, null_on_oob=True)
+                    .str.len_chars().max()
+                ).item()  # fmt: skip
+                if digits is not None and digits > (MONEY.scale or 0):
+                    raise ValueError(
+                        f"published table {self.name}: {column.name} has a value with "
+                        f"{digits} decimal places, more than the {MONEY.scale} published"
+                    )
+                casts.append(pl.col(column.name).cast(MONEY))
+            elif column.type == "timestamp" and isinstance(dtype, pl.Datetime):
+                if dtype.time_zone is None:
+                    casts.append(pl.col(column.name).dt.replace_time_zone("UTC"))
+        return frame.with_columns(casts) if casts else frame
 
     def _check_rank(self, rule: RankRule, published: pl.Series, expected: pl.Series) -> None:
         differs = pl.DataFrame({"have": published.cast(pl.Int64), "want": expected}).select(

@@ -45,6 +45,7 @@ def _evaluation_rows(raw: RawFile, spec: EvaluationSpec) -> list[tuple[str, int,
                 "stderr": _scaled(record.get(spec.stderr_column), spec.scale)
                 if spec.stderr_column
                 else None,
+                "log_url": record.get(spec.log_column) or None if spec.log_column else None,
                 "source_file": raw.name,
             },
         )
