@@ -760,7 +760,7 @@ PUBLISHED: tuple[PublishedTable, ...] = (
       ("model_id", "host", "tag", "source_run_id"), "market", PRICE_HISTORY_COLUMNS,
       ("observed_at", "source_run_id")),
     T("sources", "Sources, publishers and licences", None, ("name",), "provenance",
-      SOURCES_COLUMNS, ("data_run_id",), build=sources_frame),
+      SOURCES_COLUMNS, ("data_run_id", "data_as_of_basis"), build=sources_frame),
     T("pipeline_failures", "Failed pipeline runs",
       "SELECT failed_at, job_name, message, dagster_run_id FROM run_failure_log "
       "ORDER BY failed_at, dagster_run_id", ("dagster_run_id",), "provenance", FAILURE_COLUMNS),
