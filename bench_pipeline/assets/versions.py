@@ -140,11 +140,14 @@ def outside_inputs(key: dg.AssetKey, conn: duckdb.DuckDBPyConnection) -> str | N
 
 def warehouse_state(conn: duckdb.DuckDBPyConnection) -> str:
     """A digest that changes whenever the warehouse does: every source run (accepted or
-    rejected), every pipeline failure, and each table's columns and row count."""
+    rejected), every pipeline failure, and each table's columns and row count. The log of
+    fetches that found their payload unchanged (`source_checks`) is left out: such a fetch
+    changes no data, and a rerun that changes nothing must rebuild nothing."""
     runs = conn.execute("SELECT run_id, status FROM source_runs ORDER BY run_id").fetchall()
     tables = conn.execute(
         "SELECT schema_name, table_name, column_count, estimated_size FROM duckdb_tables() "
-        "WHERE database_name = current_database() ORDER BY ALL"
+        "WHERE database_name = current_database() AND table_name <> 'source_checks' "
+        "ORDER BY ALL"
     ).fetchall()
     return _digest(
         [str(runs).encode(), str(tables).encode(), _latest(conn, "run_failure_log", "failed_at")]
