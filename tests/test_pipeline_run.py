@@ -5,6 +5,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tomllib
 from itertools import combinations
 from pathlib import Path
 
@@ -72,14 +73,20 @@ def expected_valid_rows() -> dict[str, int]:
 
 
 def distinct_openrouter_models() -> int:
-    """OpenRouter ids less the `:variant` and `~alias` ids that name a listed model."""
+    """OpenRouter ids less the `:variant` and `~alias` ids that name a listed model, and the
+    ids that add a reasoning effort (`sources/aliases.toml`) to a listed id."""
     listing = json.loads((SNAPSHOTS / "openrouter_models" / "models.json").read_text())["data"]
     ids = {m["id"] for m in listing}
+    aliases = tomllib.loads((SNAPSHOTS.parent / "aliases.toml").read_text())
+    suffixes = [
+        s for group in aliases["setting_suffixes"]["openrouter_models"].values() for s in group
+    ]
     folded = [
         m
         for m in listing
         if (":" in m["id"] and m["id"].split(":")[0] in ids)
         or (m["id"].startswith("~") and (m.get("alias_target") or {}).get("slug") in ids)
+        or any(m["id"].endswith(s) and m["id"].removesuffix(s) in ids for s in suffixes)
     ]
     return len(ids) - len(folded)
 
