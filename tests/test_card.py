@@ -28,6 +28,7 @@ from bench_pipeline.scores.card import (
     paired_pvalue,
     rank_sets,
     resolution,
+    resolution_continuous,
 )
 
 pytestmark = pytest.mark.unit
@@ -111,6 +112,13 @@ def test_binary_card_by_hand() -> None:
     # Tiers: longest chain A > C (2); established order A,B above C,D: a maximum matching
     # of 2 (A–C, B–D), so the largest antichain is 4 − 2 = 2 ({A, B}).
     assert (computed.tiers.height, computed.tiers.largest_antichain) == (2, 2)
+    # Each entry's tier: 1 + the longest established chain above it. Nobody is established
+    # above A or B (tier 1); C and D sit under A (tier 2). Neighbours in score order: A–B
+    # and C–D undecided, B–C established: 2 of 3 adjacent pairs undecided.
+    assert [(e.system, e.tier) for e in computed.entries] == [
+        ("A", 1), ("B", 1), ("C", 2), ("D", 2)
+    ]  # fmt: skip
+    assert (computed.adjacent_pairs, computed.adjacent_undecided) == (3, 2)
     # Discordance: (2 + 10 + 10 + 8 + 8 + 4) / 6 = 7 items, 7/12 of the items. Top decile:
     # at least two systems, A and B; their one pair carries 2.
     d = computed.discordance
@@ -163,6 +171,12 @@ def test_continuous_card_by_hand() -> None:
     # Tiers: A > B > C is a chain of 3; A, B and one of C/D are pairwise ordered, so a
     # maximum matching has 2 edges (A–B, B–C) and the largest antichain is {C, D}: 2.
     assert (computed.tiers.height, computed.tiers.largest_antichain) == (3, 2)
+    # Tiers per entry: A 1, B 2 (under A), C and D 3 (under A > B). Adjacent pairs: A–B and
+    # B–C established, C–D not: 1 of 3 undecided.
+    assert [(e.system, e.tier) for e in computed.entries] == [
+        ("A", 1), ("B", 2), ("C", 3), ("D", 3)
+    ]  # fmt: skip
+    assert (computed.adjacent_pairs, computed.adjacent_undecided) == (3, 1)
     # Every pair differs on all 12 items: discordance 12 (share 1), top decile (A, B) 12.
     assert computed.discordance.mean_carrying_items == 12.0
     assert computed.discordance.mean_share == 1.0
@@ -379,21 +393,58 @@ def test_text_card_prints_both_rank_sets(tmp_path: Path, capsys) -> None:
 
 
 def test_resolution_by_hand() -> None:
-    # One pair of 12 items whose systems never disagree: every resampled draw has c = 0
-    # discordant items, so a shift of s items is s wins to none, p = 2/2^s: p ≤ 0.05 from
-    # s = 6 (2/64), never at 5 (2/32). Both gaps are 6/12.
-    same = resolution(np.array([12.0]), np.array([0.0]), 0.05)
-    assert (same.gap_50, same.gap_80) == (0.5, 0.5)
-    # Disagreeing on all 12: c = 12 always; s gives ⌈(12 + s)/2⌉ wins to the other's rest.
-    # Two-sided p with the smaller side at 2 is 2·(1 + 12 + 66)/4096 = 0.039, at 3 it is
-    # 0.146: the smaller side must be 2, i.e. 10–2, first reached at s = 7 (⌈19/2⌉ = 10).
-    apart = resolution(np.array([12.0]), np.array([12.0]), 0.05)
-    assert (apart.gap_50, apart.gap_80) == (7 / 12, 7 / 12)
+    # A power simulation: the pair's items drawn again with one side shifted by s/12, counted
+    # as separated when the exact binomial p ≤ 0.05. 20,000 replicates put the simulated
+    # power within ±0.01 of the exact one, worked out here:
+    # * a pair that never disagrees: the shifted side wins each item with chance s/12, the
+    #   other none; p = 2/2^wins ≤ 0.05 from 6 wins. Power P(Bin(12, s/12) ≥ 6): s = 5 0.380,
+    #   s = 6 0.613, s = 7 0.811 → 50% at 6/12, 80% at 7/12.
+    same = resolution(np.array([12.0]), np.array([0.0]), 0.05, replicates=20_000)
+    assert (same.gap_50, same.gap_80) == (6 / 12, 7 / 12)
+    # * a pair disagreeing on all 12: wins ~ Bin(12, (1 + s/12)/2), the other the rest;
+    #   separated when the smaller side is ≤ 2 (2·(1 + 12 + 66)/4096 = 0.039; at 3, 0.146).
+    #   Power: s = 6 0.391, s = 7 0.529, s = 8 0.677, s = 9 0.818 → 7/12 and 9/12.
+    apart = resolution(np.array([12.0]), np.array([12.0]), 0.05, replicates=20_000)
+    assert (apart.gap_50, apart.gap_80) == (7 / 12, 9 / 12)
+    assert apart.test == "exact binomial"
+    for s, power in ((6, 0.391), (7, 0.529), (9, 0.818)):
+        exact = 1 - scipy_stats.binom.cdf(9, 12, (1 + s / 12) / 2)
+        exact += scipy_stats.binom.cdf(2, 12, (1 + s / 12) / 2)
+        assert exact == pytest.approx(power, abs=5e-4)
 
 
-def test_card_reports_resolution_for_pass_fail_only() -> None:
-    assert card(_matrix(BINARY)).resolution is not None
-    assert card(_matrix(CONTINUOUS)).resolution is None
+def test_continuous_resolution_by_hand() -> None:
+    # A–B, A–C, B–C of CONTINUOUS differ by a constant: centred, every difference is 0, so
+    # any gap g > 0 gives 12 equal positive terms, p = 2/4096 ≤ the threshold: their least
+    # gap is the grid's first step above 0. C–D, A–D, B–D centre to ±0.5 (six of each): a
+    # gap of 0 is never separated. Half the replicates pick a constant pair (3 of 6 pairs),
+    # so the 50% gap is the first step; the 80% gap lies within the ±0.5 pairs.
+    computed = card(_matrix(CONTINUOUS))
+    found = computed.resolution
+    assert found is not None and found.test == "exact sign-flip"
+    # Holm's next threshold: one pair (C–D) left, 0.05 / 1.
+    assert found.threshold == 0.05
+    assert 0 < found.gap_50 < 0.05
+    # With ±0.5 differences resampled, separating at 5% needs the shifted mean at least
+    # around 2 standard errors (0.5/√12 ≈ 0.144): the 80% gap is between 0.2 and 1.
+    assert 0.2 < found.gap_80 < 1.0
+
+
+def test_continuous_resolution_matches_the_formula_on_a_long_pair() -> None:
+    # 400 items, differences N(0, 1): the normal approximation's 80% power gap at 5% is
+    # (1.96 + 0.84)·1/√400 = 0.140 and its 50% gap 1.96/20 = 0.098; the simulation from
+    # the pair's own items lands there (within the grid's steps and sampling).
+    rng = np.random.default_rng(3)
+    values = np.vstack([rng.normal(0, 1, 400), np.zeros(400)])
+    found = resolution_continuous(values, 0.05, replicates=2000)
+    assert found.test == "sign-flip, normal approximation"
+    assert found.gap_80 == pytest.approx(POWER_FACTOR / 20, rel=0.08)
+    assert found.gap_50 == pytest.approx(1.959964 / 20, rel=0.08)
+
+
+def test_resolution_is_simulated_for_both_kinds() -> None:
+    assert card(_matrix(BINARY)).resolution.test == "exact binomial"
+    assert card(_matrix(CONTINUOUS)).resolution.test == "exact sign-flip"
 
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "sources" / "snapshots" / "swebench"
@@ -440,3 +491,30 @@ def test_real_valued_pairs_beyond_the_exact_count_use_the_normal_approximation()
     assert pair.test == "sign-flip, normal approximation"
     assert pair.established and pair.better == "A"
     assert any("normal approximation" in note for note in computed.notes)
+
+
+def test_card_records_what_computed_it(tmp_path: Path, capsys) -> None:
+    computed = card(_matrix(BINARY), command="bench run")
+    assert computed.command == "bench run"
+    assert computed.software.startswith("bench-pipeline") and computed.software.endswith("card 2")
+    wide = _wide_csv(tmp_path / "wide.csv", BINARY)
+    parsed = json.loads(_card_json(capsys, str(wide), "--json")[1])
+    assert list(parsed)[:2] == ["command", "software"]
+    assert parsed["command"] == "bench card --draws 1000 --seed 20260101"
+    assert parsed["software"] == computed.software
+    assert parsed["entries"][0]["tier"] == 1 and parsed["adjacent_undecided"] == 2
+
+
+def test_no_true_difference_rarely_establishes_a_pair() -> None:
+    # RANKS: on random data with no difference, at most α of boards have any established
+    # pair (Holm controls the family-wise error). 200 boards of 4 systems × 40 fair coins:
+    # the count is Binomial(200, ≤ 0.05), so above 19 (mean 10 + 3 sd) would be a fault.
+    rng = np.random.default_rng(11)
+    systems = ("A", "B", "C", "D")
+    items = tuple(f"i{k:02d}" for k in range(40))
+    boards_with_a_pair = 0
+    for _ in range(200):
+        values = (rng.random((4, 40)) < 0.5).astype(np.float64)
+        computed = card(Matrix(systems, items, values), draws=100)
+        boards_with_a_pair += computed.pairs_established > 0
+    assert boards_with_a_pair <= 19

@@ -23,7 +23,6 @@ import math
 import re
 import sys
 from collections.abc import Iterator
-from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -216,16 +215,9 @@ def _groups_by(pattern: str, items: list[str], path: Path) -> dict[str, str]:
     return groups
 
 
-def software() -> str:
-    try:
-        return f"bench-pipeline {metadata.version('bench-pipeline')}"
-    except metadata.PackageNotFoundError:
-        return "bench-pipeline"
-
-
-def card_json(computed: Card, command: str) -> dict[str, Any]:
+def card_json(computed: Card) -> dict[str, Any]:
     """The card as `bench card --json` prints it: the command and software first."""
-    return {"command": command, "software": software(), **computed.to_json()}
+    return {"command": computed.command, "software": computed.software, **computed.to_json()}
 
 
 def _range(low: int | None, high: int | None) -> str:
@@ -310,22 +302,22 @@ def run(
     except OSError as problem:
         print(f"bench card: {path}: cannot be read ({problem.strerror or problem})", file=out)
         return 2
-    try:
-        computed = card(matrix, draws=draws, seed=seed)
-    except CardRefused as refused:
-        print(f"bench card: refused, nothing printed: {refused}", file=safe(out))
-        return 1
-    except ValueError as problem:
-        print(f"bench card: {path}: {problem}", file=safe(out))
-        return 2
     command = "bench card"
     if groups_file is not None:
         command += " --groups FILE"
     if group_by is not None:
         command += f" --group-by {group_by}"
     command += f" --draws {draws} --seed {seed}"
+    try:
+        computed = card(matrix, draws=draws, seed=seed, command=command)
+    except CardRefused as refused:
+        print(f"bench card: refused, nothing printed: {refused}", file=safe(out))
+        return 1
+    except ValueError as problem:
+        print(f"bench card: {path}: {problem}", file=safe(out))
+        return 2
     if as_json:
-        print(json.dumps(card_json(computed, command), indent=2), file=out)
+        print(json.dumps(card_json(computed), indent=2), file=out)
     else:
         print(text(computed), file=safe(out))
     return 0

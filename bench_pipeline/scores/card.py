@@ -15,11 +15,14 @@ system s on item i (missing cells are missing, never 0):
 * per system: the score (mean over its items), the rank range of the Holm rule
   (`stats.rank_bounds`) and the simultaneous rank set from a seeded paired bootstrap over
   items (:func:`rank_sets`), and over groups when items carry groups.
-* per board: pairs established, tiers (height of the partial order "established better" and
-  its largest antichain), discordance (mean carrying items over all pairs, and over the top
-  decile) and, for pass/fail boards, the resolution: the gaps separated at 50% and 80% power
-  by simulation from the board's own pairs (:func:`resolution`), at the board's Holm
-  threshold α ÷ (pairs − established).
+* per board: pairs established, the adjacent pairs (neighbours in score order) left
+  undecided, tiers (height of the partial order "established better", its largest antichain,
+  and each system's tier: the longest chain of established pairs from the top down to it),
+  discordance (mean carrying items over all pairs, and over the top decile) and the
+  resolution: the gaps separated at 50% and 80% power by simulation from the board's own
+  pairs (:func:`resolution` for pass/fail, :func:`resolution_continuous` otherwise), at the
+  board's Holm threshold α ÷ (pairs − established).
+* provenance: the software (:func:`software`) and the command that computed the card.
 
 Self-checks run before a card is returned; when one fails, :class:`CardRefused` is raised and
 nothing is published. Systems and items are put in a canonical order (sorted) before anything
@@ -33,6 +36,7 @@ import hashlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from importlib import metadata
 from typing import Any
 
 import numpy as np
@@ -58,7 +62,13 @@ many standard errors."""
 PLANTED_ITEMS = 21
 """Items a planted loss covers: 21 one-sided items give p = 2 ÷ 2²¹ < 10⁻⁶."""
 RESOLUTION_REPLICATES = 400
-CARD_VERSION = "1"
+EXACT_RESOLUTION_ITEMS = 20
+"""Real-valued pairs of up to this many items are simulated with the exact sign-flip test;
+longer ones with its normal approximation, which has a closed form (see
+:func:`resolution_continuous`)."""
+CARD_VERSION = "2"
+"""2: each entry's tier, the adjacent pairs undecided, the resolution of real-valued boards,
+and the software and command that computed the card."""
 
 FloatMatrix = npt.NDArray[np.float64]
 PairTest = Callable[[npt.NDArray[np.float64], bool], tuple[float, str]]
@@ -66,6 +76,15 @@ PairTest = Callable[[npt.NDArray[np.float64], bool], tuple[float, str]]
 
 class CardRefused(RuntimeError):
     """A self-check failed: the card is not published."""
+
+
+def software() -> str:
+    """The software that computes a card: the installed package's version and the card's."""
+    try:
+        version = f"bench-pipeline {metadata.version('bench-pipeline')}"
+    except metadata.PackageNotFoundError:
+        version = "bench-pipeline"
+    return f"{version}, card {CARD_VERSION}"
 
 
 @dataclass(frozen=True)
@@ -280,6 +299,7 @@ class Entry:
     rank_best: int
     rank_worst: int
     tied: bool
+    tier: int
     rank_set_low: int
     rank_set_high: int
     group_rank_set_low: int | None = None
@@ -335,6 +355,7 @@ class Resolution:
     gap_80: float | None
     threshold: float
     replicates: int
+    test: str = "exact binomial"
 
 
 @dataclass(frozen=True)
@@ -359,6 +380,8 @@ class Card:
     pairs_total: int
     pairs_established: int
     established_share: float | None
+    adjacent_pairs: int
+    adjacent_undecided: int
     tiers: Tiers
     discordance: Discordance
     resolution: Resolution | None
@@ -366,6 +389,8 @@ class Card:
     pairs: tuple[Pair, ...]
     self_checks: tuple[SelfCheck, ...]
     notes: tuple[str, ...] = field(default=())
+    software: str = field(default_factory=software)
+    command: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The card as JSON-ready data (key order as the fields)."""
@@ -398,7 +423,11 @@ def _pair_moments(
     return items, gap, sd, kappa
 
 
-def _tiers(count: int, winners: npt.NDArray[np.int64], losers: npt.NDArray[np.int64]) -> Tiers:
+def _tiers(
+    count: int, winners: npt.NDArray[np.int64], losers: npt.NDArray[np.int64]
+) -> tuple[Tiers, npt.NDArray[np.int64]]:
+    """The board's tiers and each system's tier (1 + the longest chain of established pairs
+    above it: tier 1 holds the systems no other is established better than)."""
     above = np.zeros((count, count), dtype=bool)  # above[w, l]: w established better than l
     above[winners, losers] = True
     closure = above.copy()
@@ -413,7 +442,8 @@ def _tiers(count: int, winners: npt.NDArray[np.int64], losers: npt.NDArray[np.in
             height[v] = 1 + int(height[beaters].max())
     matching = maximum_bipartite_matching(csr_matrix(closure), perm_type="column")
     matched = int(np.count_nonzero(matching >= 0))
-    return Tiers(height=int(height.max(initial=0)), largest_antichain=count - matched)
+    tiers = Tiers(height=int(height.max(initial=0)), largest_antichain=count - matched)
+    return tiers, height
 
 
 def _discordance(
@@ -452,38 +482,133 @@ def resolution(
     replicates: int = RESOLUTION_REPLICATES,
     seed: int = SEED,
 ) -> Resolution:
-    """The board's resolution, by simulation from its own pairs (pass/fail).
+    """The board's resolution, by simulation from its own pairs (pass/fail): the least gap
+    a pair of the board, one side shifted by it, is separated half the time and four times
+    in five.
 
-    Each replicate picks one of the board's pairs at random and resamples its n items: the
-    discordant items drawn are c ~ Binomial(n, carrying ÷ n). Then one side of the pair is
-    shifted by a gap of s items (s = 0 … n): of the c discordant items, ⌈(c + s) ÷ 2⌉ go to
-    it (all s when c < s), the rest to the other. The exact binomial test
-    (`stats.sign_test_pvalues`) separates the pair when p ≤ ``threshold`` (the board's Holm
-    threshold). The gaps reported are the least s ÷ n (in score units) separated in at
-    least 50% and 80% of the replicates.
+    Each replicate picks one of the board's pairs at random: n shared items of which a share
+    q = carrying ÷ n are discordant. With no true gap each item is won by either side with
+    probability q ÷ 2. A shift by a gap g (a share of the items) moves the chances to
+    (q + g) ÷ 2 and (q − g) ÷ 2 (to g and 0 when g > q: the pair cannot disagree less than
+    the gap). Each replicate draws the items once per gap, wins of a ~ Binomial(n, p_a) and
+    of b ~ Binomial(n − wins of a, p_b ÷ (1 − p_a)), and the exact binomial test
+    (`stats.sign_test_pvalues`) separates them when p ≤ ``threshold`` (the board's Holm
+    threshold). The gaps are s ÷ m for s = 0 … m (m the median pair's items); those reported
+    are the least separated in at least 50% and 80% of the replicates.
     """
     usable = np.flatnonzero(items > 0)
     if usable.size == 0:
         return Resolution(None, None, threshold, 0)
     rng = np.random.default_rng(seed)
     chosen = usable[rng.integers(0, usable.size, size=replicates)]
-    n = items[chosen].astype(np.int64)
-    drawn = rng.binomial(n, carrying[chosen] / items[chosen])
-    width = int(n.max()) + 1
-    shift = np.arange(width)[None, :]
-    c = drawn[:, None]
-    wins_a = np.where(c >= shift, (c + shift + 1) // 2, shift)
-    wins_b = np.where(c >= shift, c - wins_a, 0)
-    pvalues = sign_test_pvalues(wins_a, wins_b)
-    valid = shift <= n[:, None]
-    separated = ((pvalues <= threshold) & valid).sum(axis=0) / replicates
-    gap_scale = float(np.median(n))
+    n = items[chosen].astype(np.int64)[:, None]
+    share = (carrying[chosen] / items[chosen])[:, None]
+    scale = int(np.median(items[usable]))
+    gaps = (np.arange(scale + 1) / scale)[None, :]
+    within = gaps <= share
+    p_a = np.where(within, (share + gaps) / 2.0, np.minimum(gaps, 1.0))
+    p_b = np.where(within, (share - gaps) / 2.0, 0.0)
+    shape = (replicates, gaps.size)
+    wins_a = rng.binomial(np.broadcast_to(n, shape), p_a)
+    rest = np.where(p_a < 1.0, p_b / np.where(p_a < 1.0, 1.0 - p_a, 1.0), 0.0)
+    wins_b = rng.binomial(n - wins_a, np.clip(rest, 0.0, 1.0))
+    separated = (sign_test_pvalues(wins_a, wins_b) <= threshold).mean(axis=0)
 
-    def least(share: float) -> float | None:
-        reached = np.flatnonzero(separated >= share)
-        return float(reached[0] / gap_scale) if reached.size else None
+    def least(level: float) -> float | None:
+        reached = np.flatnonzero(separated >= level)
+        return float(reached[0] / scale) if reached.size else None
 
     return Resolution(least(0.5), least(0.8), threshold, replicates)
+
+
+def resolution_continuous(
+    values: FloatMatrix,
+    threshold: float,
+    *,
+    replicates: int = RESOLUTION_REPLICATES,
+    seed: int = SEED,
+    steps: int = 200,
+) -> Resolution:
+    """The board's resolution, by simulation from its own pairs (real-valued scores).
+
+    Each replicate picks one of the board's pairs with at least two shared items at random,
+    centres its differences d on zero (no true gap: c = d − mean d) and draws its n items
+    again with replacement (c*); one side shifted by a gap g gives the differences c* + g,
+    which the board's paired test separates when p ≤ ``threshold``. Up to
+    :data:`EXACT_RESOLUTION_ITEMS` items the test is the exact sign-flip test
+    (`stats.sign_flip_pvalue`; the least separated gap of each replicate is found by
+    bisection over the grid), beyond it its normal approximation, which the board uses there
+    too past the exact count and reads directly: |Σ(c* + g)| ÷ √Σ(c* + g)² ≥ z, z the normal
+    quantile of 1 − threshold ÷ 2. The gaps tried are ``steps`` equal steps up to ten times
+    the formula's 80% gap (2.80 × sd ÷ √n of the median pair), and those reported are the
+    least separated in at least 50% and 80% of the replicates (None: not within the grid).
+    """
+    count = values.shape[0]
+    present = ~np.isnan(values)
+    a, b = np.triu_indices(count, 1)
+    shared = (present.astype(np.int64) @ present.T.astype(np.int64))[a, b]
+    usable = np.flatnonzero(shared >= 2)
+    if usable.size == 0:
+        return Resolution(None, None, threshold, 0, "exact sign-flip")
+    rng = np.random.default_rng(seed)
+    chosen = usable[rng.integers(0, usable.size, size=replicates)]
+    centred: list[npt.NDArray[np.float64]] = []
+    for pair in chosen.tolist():
+        common = present[a[pair]] & present[b[pair]]
+        d = values[a[pair], common] - values[b[pair], common]
+        c = d - d.mean()
+        centred.append(c[rng.integers(0, c.size, size=c.size)])
+    spreads = [float(np.std(c, ddof=1)) for c in centred]
+    sizes = np.array([c.size for c in centred])
+    typical = POWER_FACTOR * float(np.median(spreads)) / math.sqrt(float(np.median(sizes)))
+    span = float(np.nanmax(values) - np.nanmin(values))
+    top = 10.0 * typical if typical > 0 else span / 100.0
+    gaps = np.linspace(0.0, top if top > 0 else 1.0, steps + 1)
+    least = np.full(replicates, np.inf)
+    z = float(scipy_stats.norm.isf(threshold / 2.0))
+    exact = sizes <= EXACT_RESOLUTION_ITEMS
+    for r, c in enumerate(centred):
+        if exact[r]:
+            least[r] = _least_exact_gap(c, gaps, threshold)
+            continue
+        total = c.sum() + c.size * gaps
+        squares = float((c * c).sum()) + 2.0 * gaps * c.sum() + c.size * gaps * gaps
+        with np.errstate(invalid="ignore", divide="ignore"):
+            found = np.flatnonzero(np.abs(total) >= z * np.sqrt(squares))
+        found = found[squares[found] > 0]
+        least[r] = gaps[found[0]] if found.size else np.inf
+
+    def quantile(level: float) -> float | None:
+        value = float(np.quantile(least, level, method="inverted_cdf"))
+        return value if math.isfinite(value) else None
+
+    test = "exact sign-flip" if exact.all() else "sign-flip, normal approximation"
+    if exact.any() and not exact.all():
+        test = "exact sign-flip up to 20 items, else its normal approximation"
+    return Resolution(quantile(0.5), quantile(0.8), threshold, replicates, test)
+
+
+def _least_exact_gap(
+    centred: npt.NDArray[np.float64], gaps: npt.NDArray[np.float64], threshold: float
+) -> float:
+    """The least of ``gaps`` at which the exact sign-flip test separates ``centred + gap``
+    (bisection: separation grows with the gap), or infinity."""
+
+    def separated(k: int) -> bool:
+        return sign_flip_pvalue(centred + gaps[k]) <= threshold
+
+    low, high = 0, gaps.size - 1
+    if not separated(high):
+        return math.inf
+    if separated(low):
+        return float(gaps[low])
+    while high - low > 1:
+        middle = (low + high) // 2
+        if separated(middle):
+            high = middle
+        else:
+            low = middle
+    return float(gaps[high])
 
 
 def self_checks(
@@ -545,9 +670,11 @@ def card(
     seed: int = SEED,
     test: PairTest = paired_pvalue,
     with_pairs: bool = True,
+    command: str = "",
 ) -> Card:
     """The card of a board (see the module docstring); ``with_pairs=False`` leaves the
-    per-pair records out (a board whose pairs are published elsewhere).
+    per-pair records out (a board whose pairs are published elsewhere); ``command`` is
+    recorded on the card as what computed it.
 
     Raises:
         ValueError: On fewer than two systems or an empty matrix.
@@ -608,6 +735,10 @@ def card(
     # Entries by score, highest first, level scores by name (already sorted): a stable sort.
     order = np.argsort(-_rank_key(values, exact, scores), kind="stable")
     listed = {int(s): p for p, s in enumerate(order)}
+    tiers, tier_of = _tiers(count, winners, losers)
+    apart = np.zeros((count, count), dtype=bool)
+    apart[winners, losers] = apart[losers, winners] = True
+    undecided = int(np.count_nonzero(~apart[order[:-1], order[1:]]))
     entries = tuple(
         Entry(
             system=matrix.systems[s],
@@ -616,6 +747,7 @@ def card(
             rank_best=int(best[s]),
             rank_worst=int(worst[s]),
             tied=bool(best[s] != worst[s]),
+            tier=int(tier_of[s]),
             rank_set_low=int(low[s]),
             rank_set_high=int(high[s]),
             group_rank_set_low=None if group_low is None else int(group_low[s]),
@@ -649,6 +781,7 @@ def card(
             )
         )
     where = {name: listed[s] for s, name in enumerate(matrix.systems)}
+    threshold = alpha / max(1, a.size - int(established.sum()))  # Holm's next threshold
     pairs.sort(key=lambda p: (where[p.a], where[p.b]))
     notes = []
     if matrix.duplicates:
@@ -678,17 +811,18 @@ def card(
         pairs_total=int(a.size),
         pairs_established=int(established.sum()),
         established_share=float(established.mean()) if a.size else None,
-        tiers=_tiers(count, winners, losers),
+        adjacent_pairs=count - 1,
+        adjacent_undecided=undecided,
+        tiers=tiers,
         discordance=_discordance(scores, a, b, carrying, items),
-        resolution=resolution(
-            items, carrying, alpha / max(1, a.size - int(established.sum())), seed=seed
-        )
+        resolution=resolution(items, carrying, threshold, seed=seed)
         if binary
-        else None,
+        else resolution_continuous(values, threshold, seed=seed),
         entries=entries,
         pairs=tuple(pairs),
         self_checks=checks,
         notes=tuple(notes),
+        command=command,
     )
 
 
@@ -727,6 +861,8 @@ __all__ = [
     "paired_pvalue",
     "rank_sets",
     "resolution",
+    "resolution_continuous",
     "score_text",
     "self_checks",
+    "software",
 ]
