@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from bench_pipeline.release.published import PUBLISHED_BY_NAME
-from bench_pipeline.scores.item_boards_store import card_frames, load_boards
+from bench_pipeline.scores.item_boards_store import card_frames, item_board_frames, load_boards
 
 pytestmark = pytest.mark.assets
 
@@ -26,13 +28,37 @@ def test_the_recorded_boards_publish_their_cards(recorded_warehouse) -> None:
         assert row["pairs_established"] == sum(p.significant for p in board.pairs) == 222
         assert 1 <= row["tiers_height"] <= 25 and 1 <= row["largest_antichain"] <= 25
         assert 0 < row["resolution_gap_50"] <= row["resolution_gap_80"] < 1
+        assert row["adjacent_pairs"] == 24 and 0 <= row["adjacent_undecided"] <= 24
+        assert row["pair_test"] == "exact binomial" and row["alpha"] == 0.05
+        assert row["software"].endswith("card 2") and row["command"].startswith("bench run")
+        assert "copy never established" in row["self_checks"]
+        assert 2 <= row["top_decile_entries"] < 25
+        assert 0 < row["discordance_share"] < 1
         sets = frames["item_board_rank_sets"].filter(board=name)
         ranked = {r.key for r in board.rows if r.items}
         assert set(sets["entry_key"]) == ranked
         for entry in sets.to_dicts():
             assert 1 <= entry["rank_set_low"] <= entry["rank_set_high"] <= 25
             assert 1 <= entry["group_rank_set_low"] <= entry["group_rank_set_high"] <= 25
+            assert 1 <= entry["tier"] <= row["tiers_height"]
+        assert sets["tier"].max() == row["tiers_height"]
+    # The pairs carry the card's per-pair figures, signed for their order: on pass/fail
+    # items the difference is (wins_a − wins_b) / items and Σd² the discordant count.
+    pairs = item_board_frames(recorded_warehouse)["item_board_pairs"]
+    assert pairs["difference"].null_count() == 0
+    for pair in pairs.sample(40, seed=1).to_dicts():
+        n, wins_a, wins_b = pair["items"], pair["wins_a"], pair["wins_b"]
+        gap = (wins_a - wins_b) / n
+        assert pair["difference"] == pytest.approx(gap)
+        assert pair["sd"] == pytest.approx(math.sqrt((wins_a + wins_b - n * gap * gap) / (n - 1)))
+        assert pair["smallest_separable_gap"] == pytest.approx(
+            2.8016 * pair["sd"] / math.sqrt(n), rel=1e-4
+        )
+        assert 0 <= pair["kappa"]
+    declared = [c.name for c in PUBLISHED_BY_NAME["item_board_pairs"].columns]
+    assert declared == pairs.columns
     # Both tables are declared for release with every column the frames have.
+    frames.pop("pair_statistics")
     for table in ("item_board_cards", "item_board_rank_sets"):
         declared = [c.name for c in PUBLISHED_BY_NAME[table].columns]
         assert declared == frames[table].columns

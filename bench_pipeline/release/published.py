@@ -677,6 +677,11 @@ ITEM_BOARD_PAIRS_COLUMNS = (
     c("wins_b", "integer", "Discordant items entry_b resolved."),
     c("entry_key_a", "string", "entry_a's submission folder."),
     c("entry_key_b", "string", "entry_b's submission folder."),
+    c("difference", "number", "Score of entry_a minus entry_b over the shared items (share)."),
+    c("sd", "number", "Sample standard deviation of the per-item differences."),
+    c("kappa", "number", "sd / sqrt(var a + var b): 1 when errors are independent."),
+    c("smallest_separable_gap", "number",
+      "Least gap this pair could separate at 80% power: 2.80 x sd / sqrt(items)."),
 )
 ITEM_BOARD_CARDS_COLUMNS = (
     c("board", "string", "The leaderboard."),
@@ -699,6 +704,19 @@ ITEM_BOARD_CARDS_COLUMNS = (
     c("resolution_gap_50", "number",
       "Least gap (share of items) a simulated pair is separated at half the time."),
     c("resolution_gap_80", "number", "The same, four times in five (80% power)."),
+    c("alpha", "number", "The level of the Holm correction."),
+    c("adjacent_pairs", "integer", "Pairs of entries next to each other by score."),
+    c("adjacent_undecided", "integer", "Of those, the pairs not established apart."),
+    c("top_decile_entries", "integer", "Entries in the top decile by score (at least two)."),
+    c("discordance_share", "number", "Mean share of a pair's shared items they disagree on."),
+    c("discordance_top_decile_share", "number", "The same among the top decile."),
+    c("pair_test", "string", "The paired test of every pair."),
+    c("resolution_threshold", "number",
+      "p-value at which a simulated pair counts as separated (Holm's next threshold)."),
+    c("resolution_replicates", "integer", "Simulated pairs per gap behind the resolution."),
+    c("self_checks", "string", "The self-checks the card passed before publishing."),
+    c("software", "string", "The software and card version that computed the card."),
+    c("command", "string", "What computed the card."),
 )  # fmt: skip
 ITEM_BOARD_RANK_SETS_COLUMNS = (
     c("board", "string", "The leaderboard."),
@@ -707,6 +725,7 @@ ITEM_BOARD_RANK_SETS_COLUMNS = (
     c("rank_set_high", "integer", "Worst rank in that set."),
     c("group_rank_set_low", "integer", "Best rank when whole repositories are resampled."),
     c("group_rank_set_high", "integer", "Worst rank when whole repositories are resampled."),
+    c("tier", "integer", "1 + the longest chain of entries established better than it."),
 )
 
 # ------------------------------------------------------------------------------ rank rules

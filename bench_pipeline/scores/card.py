@@ -423,6 +423,32 @@ def _pair_moments(
     return items, gap, sd, kappa
 
 
+@dataclass(frozen=True)
+class PairStatistics:
+    """The per-pair figures of every pair at once (numpy columns, NaN where undefined), for
+    a board whose pairs are published as a table: pair t is ``systems[a[t]]`` against
+    ``systems[b[t]]``, its difference x[a] − x[b]."""
+
+    a: npt.NDArray[np.int64]
+    b: npt.NDArray[np.int64]
+    items: npt.NDArray[np.float64]
+    difference: npt.NDArray[np.float64]
+    sd: npt.NDArray[np.float64]
+    kappa: npt.NDArray[np.float64]
+    smallest_separable_gap: npt.NDArray[np.float64]
+
+
+def pair_statistics(values: FloatMatrix) -> PairStatistics:
+    """Every pair's items, difference, sd of the differences, κ and the smallest gap it
+    could separate at 80% power (2.80 × sd ÷ √items), over the items both systems have."""
+    a, b = np.triu_indices(values.shape[0], 1)
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    items, gap, sd, kappa = _pair_moments(_pair_products(values), a, b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        smallest = np.where(items > 0, POWER_FACTOR * sd / np.sqrt(items), np.nan)
+    return PairStatistics(a, b, items, gap, sd, kappa, smallest)
+
+
 def _tiers(
     count: int, winners: npt.NDArray[np.int64], losers: npt.NDArray[np.int64]
 ) -> tuple[Tiers, npt.NDArray[np.int64]]:
@@ -690,10 +716,9 @@ def card(
         empty = matrix.systems[int(np.argmin(present.any(axis=1)))]
         raise ValueError(f"system {empty!r} has no score on any item")
     scores = np.nanmean(values, axis=1)
-    a, b = np.triu_indices(count, 1)
-    a, b = a.astype(np.int64), b.astype(np.int64)
-    products = _pair_products(values)
-    items, gap, sd, kappa = _pair_moments(products, a, b)
+    moments = pair_statistics(values)
+    a, b, items, gap = moments.a, moments.b, moments.items, moments.difference
+    sd, kappa = moments.sd, moments.kappa
     exact = exact_scale(values)
     tested = exact if exact is not None else values
     if binary and test is paired_pvalue:  # every pair at once, the same numbers
@@ -769,9 +794,7 @@ def card(
                 sd=_finite(sd[t]),
                 kappa=_finite(kappa[t]),
                 carrying_items=int(carrying[t]),
-                smallest_separable_gap=_finite(POWER_FACTOR * sd[t] / math.sqrt(items[t]))
-                if items[t] > 0
-                else None,
+                smallest_separable_gap=_finite(moments.smallest_separable_gap[t]),
                 test=tests[t],
                 p_value=float(pvalues[t]),
                 established=bool(established[t]),
@@ -858,6 +881,8 @@ __all__ = [
     "competition_ranks_rows",
     "matrix_from_cells",
     "matrix_sha256",
+    "PairStatistics",
+    "pair_statistics",
     "paired_pvalue",
     "rank_sets",
     "resolution",

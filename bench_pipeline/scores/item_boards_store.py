@@ -16,7 +16,7 @@ import polars as pl
 from bench_pipeline.core.warehouse import fetch_frame
 from bench_pipeline.registry.entries import SOURCE, stored_entry_models
 from bench_pipeline.scores.board_matrix import ItemResults
-from bench_pipeline.scores.card import card, matrix_from_cells
+from bench_pipeline.scores.card import PairStatistics, card, matrix_from_cells, pair_statistics
 from bench_pipeline.scores.item_boards import (
     BoardEntry,
     ItemBoard,
@@ -107,9 +107,11 @@ def _results(
 def card_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
     """`item_board_cards` (one row per board) and `item_board_rank_sets` (one per entry
     with per-item results): each board's reporting card (`scores.card`), from the same
-    per-item results, the instances grouped by repository. A card whose self-check fails
-    raises `CardRefused`, and the run publishes nothing."""
-    boards, entries = [], []
+    per-item results, the instances grouped by repository; and `pair_statistics`, the
+    card's per-pair figures keyed by board and entry keys in both orders (the difference
+    signed for the order), for `item_board_pairs`. A card whose self-check fails raises
+    `CardRefused`, and the run publishes nothing."""
+    boards, entries, pairs = [], [], []
     results = fetch_frame(
         conn,
         "SELECT leaderboard, folder, instance_id, resolved FROM swebench_item_results "
@@ -126,8 +128,10 @@ def card_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
         for _, instance, _ in cells:
             match = REPOSITORY.match(instance)
             groups[instance] = match.group(1) if match else instance
-        computed = card(matrix_from_cells(cells, groups), with_pairs=False)
+        matrix = matrix_from_cells(cells, groups)
+        computed = card(matrix, with_pairs=False, command=COMMAND)
         resolution = computed.resolution
+        pairs.append(_pair_statistics(board, matrix.systems, pair_statistics(matrix.values)))
         boards.append(
             {
                 "board": board, "systems": computed.systems, "items": computed.items,
@@ -143,20 +147,62 @@ def card_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
                 "discordance_top_decile": computed.discordance.top_decile_mean_carrying_items,
                 "resolution_gap_50": None if resolution is None else resolution.gap_50,
                 "resolution_gap_80": None if resolution is None else resolution.gap_80,
+                "alpha": computed.alpha, "adjacent_pairs": computed.adjacent_pairs,
+                "adjacent_undecided": computed.adjacent_undecided,
+                "top_decile_entries": computed.discordance.top_decile_systems,
+                "discordance_share": computed.discordance.mean_share,
+                "discordance_top_decile_share": computed.discordance.top_decile_mean_share,
+                "pair_test": "exact binomial",
+                "resolution_threshold": None if resolution is None else resolution.threshold,
+                "resolution_replicates": None if resolution is None else resolution.replicates,
+                "self_checks": "; ".join(f"{c.name}: {c.detail}" for c in computed.self_checks),
+                "software": computed.software, "command": computed.command,
             }
         )  # fmt: skip
         entries += [
             {
                 "board": board, "entry_key": e.system, "rank_set_low": e.rank_set_low,
                 "rank_set_high": e.rank_set_high, "group_rank_set_low": e.group_rank_set_low,
-                "group_rank_set_high": e.group_rank_set_high,
+                "group_rank_set_high": e.group_rank_set_high, "tier": e.tier,
             }
             for e in computed.entries
         ]  # fmt: skip
     return {
         "item_board_cards": pl.DataFrame(boards, schema=_CARD_SCHEMA, orient="row"),
         "item_board_rank_sets": pl.DataFrame(entries, schema=_RANK_SET_SCHEMA, orient="row"),
+        "pair_statistics": pl.concat(pairs) if pairs else pl.DataFrame(schema=_PAIR_STATISTICS),
     }
+
+
+COMMAND = "bench run (asset scores/item_boards: scores.item_boards_store.card_frames)"
+"""What computes the published cards, recorded on each."""
+PAIR_FIGURES = ("difference", "sd", "kappa", "smallest_separable_gap")
+"""The card's per-pair figures `item_board_pairs` carries beside its own test."""
+
+
+def _pair_statistics(board: str, systems: tuple[str, ...], found: PairStatistics) -> pl.DataFrame:
+    """The card's pair figures as rows keyed (board, entry_key_a, entry_key_b), each pair in
+    both orders: the difference is x[entry_key_a] − x[entry_key_b]; NaN becomes null."""
+    keys = pl.Series(systems, dtype=pl.String)
+    a, b = keys.gather(found.a), keys.gather(found.b)
+    figures = {
+        name: pl.Series(getattr(found, name), dtype=pl.Float64).fill_nan(None)
+        for name in PAIR_FIGURES
+    }
+    forward = pl.DataFrame(
+        {
+            "board": pl.repeat(board, a.len(), dtype=pl.String, eager=True),
+            "entry_key_a": a,
+            "entry_key_b": b,
+            **figures,
+        }  # fmt: skip
+    )
+    backward = forward.with_columns(
+        entry_key_a=forward["entry_key_b"],
+        entry_key_b=forward["entry_key_a"],
+        difference=-forward["difference"],
+    )
+    return pl.concat([forward, backward]).cast(_PAIR_STATISTICS)  # type: ignore[arg-type]
 
 
 _CARD_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -166,15 +212,31 @@ _CARD_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "pairs_established": pl.Int64, "established_share": pl.Float64,
     "tiers_height": pl.Int64, "largest_antichain": pl.Int64, "discordance": pl.Float64,
     "discordance_top_decile": pl.Float64, "resolution_gap_50": pl.Float64,
-    "resolution_gap_80": pl.Float64,
+    "resolution_gap_80": pl.Float64, "alpha": pl.Float64, "adjacent_pairs": pl.Int64,
+    "adjacent_undecided": pl.Int64, "top_decile_entries": pl.Int64,
+    "discordance_share": pl.Float64, "discordance_top_decile_share": pl.Float64,
+    "pair_test": pl.String, "resolution_threshold": pl.Float64,
+    "resolution_replicates": pl.Int64, "self_checks": pl.String, "software": pl.String,
+    "command": pl.String,
 }  # fmt: skip
 _RANK_SET_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "board": pl.String, "entry_key": pl.String, "rank_set_low": pl.Int64,
     "rank_set_high": pl.Int64, "group_rank_set_low": pl.Int64, "group_rank_set_high": pl.Int64,
+    "tier": pl.Int64,
+}  # fmt: skip
+_PAIR_STATISTICS: dict[str, pl.DataType | type[pl.DataType]] = {
+    "board": pl.String, "entry_key_a": pl.String, "entry_key_b": pl.String,
+    **dict.fromkeys(PAIR_FIGURES, pl.Float64),
 }  # fmt: skip
 
 
 def item_board_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
     """The published tables, recomputed from the live tables and the entries' models: the
-    boards, their pairs and their cards."""
-    return board_frames(load_boards(conn)) | card_frames(conn)
+    boards, their pairs (with the card's per-pair figures) and their cards."""
+    frames = board_frames(load_boards(conn))
+    cards = card_frames(conn)
+    figures = cards.pop("pair_statistics")
+    frames["item_board_pairs"] = frames["item_board_pairs"].join(
+        figures, on=["board", "entry_key_a", "entry_key_b"], how="left"
+    )
+    return frames | cards
