@@ -601,6 +601,20 @@ NAVIGATOR_PAIRS_COLUMNS = (
     c("better", "string", "The better model, when significant."),
     SIMULATED,
 )
+NAVIGATOR_RESOLUTION_COLUMNS = (
+    c("models", "integer", "Models with an index (the simulation's rows)."),
+    c("tasks", "integer", "Active tasks of the bank (its columns)."),
+    c(
+        "gap_50",
+        "number",
+        "Least index gap (points) a simulated pair is separated at half the time.",
+    ),
+    c("gap_80", "number", "The same, four times in five (80% power)."),
+    c("threshold", "number", "p-value counted as separated (Holm's next threshold)."),
+    c("replicates", "integer", "Simulated pairs behind each gap."),
+    c("test", "string", "The paired test simulated."),
+    SIMULATED,
+)
 NAVIGATOR_FIT_COLUMNS = (
     c("task", "string", "The task."),
     c("monthly_volume", "integer", "Monthly calls."),
@@ -680,8 +694,11 @@ ITEM_BOARD_PAIRS_COLUMNS = (
     c("difference", "number", "Score of entry_a minus entry_b over the shared items (share)."),
     c("sd", "number", "Sample standard deviation of the per-item differences."),
     c("kappa", "number", "sd / sqrt(var a + var b): 1 when errors are independent."),
-    c("smallest_separable_gap", "number",
-      "Least gap this pair could separate at 80% power: 2.80 x sd / sqrt(items)."),
+    c(
+        "smallest_separable_gap",
+        "number",
+        "Least gap this pair could separate at 80% power: 2.80 x sd / sqrt(items).",
+    ),
 )
 ITEM_BOARD_CARDS_COLUMNS = (
     c("board", "string", "The leaderboard."),
@@ -819,6 +836,9 @@ PUBLISHED: tuple[PublishedTable, ...] = (
     T("navigator_pairs", "Navigator Index v2: paired tests",
       "SELECT * FROM navigator_pairs ORDER BY model_a, model_b", ("model_a", "model_b"),
       "navigator_index", NAVIGATOR_PAIRS_COLUMNS),
+    T("navigator_resolution", "Navigator Index v2: the gap its own data separates",
+      "SELECT * FROM navigator_resolution ORDER BY models", ("models", "tasks"),
+      "navigator_index", NAVIGATOR_RESOLUTION_COLUMNS),
     T("navigator_v1_fit", "Navigator classic v1: fit for a task, volume, budget",
       f"SELECT t.*, s.model_id FROM navigator_v1_fit t LEFT JOIN {LABEL_MODELS} s "
       "ON s.label = t.model "

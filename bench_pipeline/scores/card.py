@@ -554,6 +554,7 @@ def resolution_continuous(
     replicates: int = RESOLUTION_REPLICATES,
     seed: int = SEED,
     steps: int = 200,
+    shift: npt.NDArray[np.float64] | None = None,
 ) -> Resolution:
     """The board's resolution, by simulation from its own pairs (real-valued scores).
 
@@ -568,6 +569,11 @@ def resolution_continuous(
     quantile of 1 − threshold ÷ 2. The gaps tried are ``steps`` equal steps up to ten times
     the formula's 80% gap (2.80 × sd ÷ √n of the median pair), and those reported are the
     least separated in at least 50% and 80% of the replicates (None: not within the grid).
+
+    ``shift`` (one value per item, mean 1 over the items) spreads a gap over the items
+    unevenly: item i's difference moves by g × shift[i], so the mean still moves by g (a
+    board whose score weighs its items, such as the Navigator Index, shifts each item in
+    proportion to its weight). By default every item moves by g.
     """
     count = values.shape[0]
     present = ~np.isnan(values)
@@ -578,12 +584,16 @@ def resolution_continuous(
         return Resolution(None, None, threshold, 0, "exact sign-flip")
     rng = np.random.default_rng(seed)
     chosen = usable[rng.integers(0, usable.size, size=replicates)]
+    profile = np.ones(values.shape[1]) if shift is None else np.asarray(shift, dtype=np.float64)
     centred: list[npt.NDArray[np.float64]] = []
+    moved: list[npt.NDArray[np.float64]] = []
     for pair in chosen.tolist():
         common = present[a[pair]] & present[b[pair]]
         d = values[a[pair], common] - values[b[pair], common]
         c = d - d.mean()
-        centred.append(c[rng.integers(0, c.size, size=c.size)])
+        drawn = rng.integers(0, c.size, size=c.size)
+        centred.append(c[drawn])
+        moved.append(profile[common][drawn])
     spreads = [float(np.std(c, ddof=1)) for c in centred]
     sizes = np.array([c.size for c in centred])
     typical = POWER_FACTOR * float(np.median(spreads)) / math.sqrt(float(np.median(sizes)))
@@ -593,12 +603,13 @@ def resolution_continuous(
     least = np.full(replicates, np.inf)
     z = float(scipy_stats.norm.isf(threshold / 2.0))
     exact = sizes <= EXACT_RESOLUTION_ITEMS
-    for r, c in enumerate(centred):
+    for r, (c, u) in enumerate(zip(centred, moved, strict=True)):
         if exact[r]:
-            least[r] = _least_exact_gap(c, gaps, threshold)
+            least[r] = _least_exact_gap(c, u, gaps, threshold)
             continue
-        total = c.sum() + c.size * gaps
-        squares = float((c * c).sum()) + 2.0 * gaps * c.sum() + c.size * gaps * gaps
+        total = c.sum() + gaps * u.sum()
+        squares = float((c * c).sum()) + 2.0 * gaps * float((c * u).sum())
+        squares = squares + gaps * gaps * float((u * u).sum())
         with np.errstate(invalid="ignore", divide="ignore"):
             found = np.flatnonzero(np.abs(total) >= z * np.sqrt(squares))
         found = found[squares[found] > 0]
@@ -615,13 +626,16 @@ def resolution_continuous(
 
 
 def _least_exact_gap(
-    centred: npt.NDArray[np.float64], gaps: npt.NDArray[np.float64], threshold: float
+    centred: npt.NDArray[np.float64],
+    profile: npt.NDArray[np.float64],
+    gaps: npt.NDArray[np.float64],
+    threshold: float,
 ) -> float:
-    """The least of ``gaps`` at which the exact sign-flip test separates ``centred + gap``
-    (bisection: separation grows with the gap), or infinity."""
+    """The least of ``gaps`` at which the exact sign-flip test separates
+    ``centred + gap × profile`` (bisection: separation grows with the gap), or infinity."""
 
     def separated(k: int) -> bool:
-        return sign_flip_pvalue(centred + gaps[k]) <= threshold
+        return sign_flip_pvalue(centred + gaps[k] * profile) <= threshold
 
     low, high = 0, gaps.size - 1
     if not separated(high):

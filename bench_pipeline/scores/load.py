@@ -25,7 +25,13 @@ from bench_pipeline.grading.outcomes import OUTCOME_CREDIT, Outcome
 from bench_pipeline.grading.split_decisions import Decisions, is_split
 from bench_pipeline.grading.split_decisions import decisions as split_decisions
 from bench_pipeline.runs.submissions import content_key
-from bench_pipeline.scores.navigator import NavigatorRun, navigator_board
+from bench_pipeline.scores.navigator import (
+    NavigatorBoard,
+    NavigatorRun,
+    navigator_board,
+    task_scores,
+)
+from bench_pipeline.scores.navigator_power import navigator_resolution, resolution_frame
 from bench_pipeline.scores.navigator_v1_tables import v1_frames
 from bench_pipeline.scores.pm import (
     PmRun,
@@ -248,6 +254,18 @@ def _waits_for_a_person(grades: Iterable[tuple], decided: Decisions) -> bool:
     return any(is_split(o) and key not in decided for key, o in by_question.items())
 
 
+def _navigator_resolution(
+    runs: list[NavigatorRun], categories: dict[str, str], board: NavigatorBoard
+) -> pl.DataFrame:
+    """`navigator_resolution`: what gap the board's own data separates (`navigator_power`)."""
+    indexed = [m.model for m in board.models if m.index is not None]
+    found = navigator_resolution(
+        task_scores(runs), categories, indexed, len(board.pairs),
+        sum(p.significant for p in board.pairs),
+    )  # fmt: skip
+    return resolution_frame(found, len(indexed), len(categories))
+
+
 def navigator_frames(
     conn: duckdb.DuckDBPyConnection, bank: TaskBank, as_of: datetime
 ) -> dict[str, pl.DataFrame]:
@@ -294,9 +312,15 @@ def navigator_frames(
             .alias("pending_runs")
         ),
         "navigator_pairs": board.navigator_pairs,
+        "navigator_resolution": _navigator_resolution(runs, categories, board),
     }
     frames |= v1_frames(conn, load_library(), as_of)  # classic v1: its own library and judge
     label_simulated(conn, frames)
+    # The resolution comes from every indexed model's runs: simulated when any of them is.
+    indexed = frames["navigator_models"].filter(pl.col("index").is_not_null())
+    frames["navigator_resolution"] = frames["navigator_resolution"].with_columns(
+        simulated=pl.lit(bool(indexed["simulated"].any()), dtype=pl.Boolean)
+    )
     return frames
 
 

@@ -434,6 +434,7 @@ def navigator_view(release: Release) -> dict[str, Any]:
     return {
         "models": release.rows("navigator_models"),
         "pairs": release.rows("navigator_pairs"),
+        "resolution": next(iter(release.rows("navigator_resolution")), None),  # power figure
         "categories": list(categories),
         "fits": sorted(fits.items()),
         **navigator_v1_view(release),  # judge splits waiting, classic v1 (site/navigator_v1.py)
