@@ -195,7 +195,7 @@ def _pair_statistics(board: str, systems: tuple[str, ...], found: PairStatistics
             "entry_key_a": a,
             "entry_key_b": b,
             **figures,
-        }  # fmt: skip
+        }
     )
     backward = forward.with_columns(
         entry_key_a=forward["entry_key_b"],
