@@ -358,7 +358,9 @@ class SiteBuilder:
                     **views.usecase_view(release))  # fmt: skip
         if "item_boards" in release.tables:  # the home page links them only then
             pairs = release.large.get("item_board_pairs") or release.rows("item_board_pairs")
-            render_item_boards(self, release.rows("item_boards"), pairs)
+            render_item_boards(self, release.rows("item_boards"), pairs,
+                               release.rows("item_board_cards"),
+                               release.rows("item_board_rank_sets"))  # fmt: skip
         self.render(
             "about.html", "about.html", ("source_runs",),
             runs=views.last_runs(release, self.sources),

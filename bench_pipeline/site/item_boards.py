@@ -355,9 +355,20 @@ def matrix_keys(rows: list[Row], limit: int = MATRIX_ENTRIES) -> set[Any]:
     return {r["entry_key"] for r in _ranked(rows)[:limit]}
 
 
-def render_item_boards(builder: Renderer, boards: list[Row], pairs: list[Row] | LargeTable) -> None:
+def render_item_boards(
+    builder: Renderer,
+    boards: list[Row],
+    pairs: list[Row] | LargeTable,
+    cards: Iterable[Row] = (),
+    rank_sets: Iterable[Row] = (),
+) -> None:
     """`item-boards.html` and `item-boards/<board>.html` for every board in the release;
-    `pairs` are the `item_board_pairs` rows, or that table's file (`large_tables.py`)."""
+    `pairs` are the `item_board_pairs` rows, or that table's file (`large_tables.py`);
+    `cards` and `rank_sets` the boards' reporting cards (none in an older release)."""
+    card_of = {str(c["board"]): c for c in cards}
+    sets_of: dict[str, dict[Any, Row]] = defaultdict(dict)
+    for found in rank_sets:
+        sets_of[str(found["board"])][found["entry_key"]] = found
     rows_of: dict[str, list[Row]] = defaultdict(list)
     for row in boards:
         rows_of[str(row["board"])].append(row)
@@ -378,5 +389,205 @@ def render_item_boards(builder: Renderer, boards: list[Row], pairs: list[Row] | 
             intervals=intervals_svg(rows, f"{name}: scores with 95% intervals and rank ranges"),
             scatter=scatter_svg(rows, f"{name}: cost per resolved instance against score"),
             matrix=pair_matrix(rows, board_pairs_),
+            card_reading=card_reading(rows, card_of.get(name), sets_of[name]),
+            tiers=tier_bands(rows, card_of.get(name), sets_of[name]),
+            card_facts=card_facts(card_of.get(name)),
         )  # fmt: skip
     builder.render("item-boards.html", "item_boards.html", ("item_boards",), boards=summaries)
+
+
+# The reporting card on the page -------------------------------------------------------------
+# What a board's card (`item_board_cards`, `item_board_rank_sets`; `scores.card`) adds to its
+# page: the tiers drawn as bands, each entry's rank sets over items and over groups side by
+# side, the card's figures, and a plain reading generated from them. Nothing here computes a
+# statistic: every figure is the card's, so a different card reads and draws differently.
+
+
+def _points(value: float, binary: bool) -> str:
+    """A gap in the board's units: percentage points on pass/fail boards, else the scale's."""
+    shown = 100.0 * value if binary else value
+    text = f"{shown:.0f}" if abs(shown) >= 10 else f"{shown:.1f}"
+    return f"{text} point{'' if text == '1' else 's'}" if binary else text
+
+
+def card_reading(rows: list[Row], card: Row | None, sets: Mapping[Any, Row]) -> list[str]:
+    """The card in plain sentences: the top tier, how many tiers, the adjacent ranks, the
+    gap the board separates, what resampling groups does, and how often entries disagree."""
+    ranked = [r for r in _ranked(rows) if r["entry_key"] in sets]
+    if card is None or not ranked:
+        return []
+    sentences = []
+    top = [r for r in ranked if sets[r["entry_key"]].get("tier") == 1]
+    if len(top) == 1:
+        sentences.append(
+            f"{top[0]['entry']} alone makes up the top tier: no entry is established better."
+        )
+    elif top and all(r is s for r, s in zip(top, ranked, strict=False)):
+        sentences.append(
+            f"The top {len(top)} are one tier: no two of them are established apart, "
+            "and no entry is established better than any of them."
+        )
+    elif top:
+        sentences.append(
+            f"{len(top)} entries make up the top tier (no entry is established better than "
+            f"any of them): {_named(str(r['entry']) for r in top)}."
+        )
+    height, widest, systems = card["tiers_height"], card["largest_antichain"], card["systems"]
+    sentences.append(
+        f"The data resolves {height} tier{'s' if height != 1 else ''}; the largest set of "
+        f"entries no two of which are established apart holds {widest} of {systems}."
+    )
+    adjacent, undecided = card.get("adjacent_pairs"), card.get("adjacent_undecided")
+    if not missing(adjacent) and adjacent:
+        if undecided == adjacent:
+            lead = "No adjacent ranks are separable"
+        elif undecided == 0:
+            lead = "Every adjacent rank is separable"
+        elif undecided * 2 > adjacent:
+            lead = "Most adjacent ranks are not separable"
+        elif undecided * 2 == adjacent:
+            lead = "Half the adjacent ranks are not separable"
+        else:
+            lead = "Most adjacent ranks are separable"
+        sentences.append(
+            f"{lead}: {undecided} of {adjacent} pairs of entries next to each other by score "
+            "are not established apart."
+        )
+    binary = card.get("data_type") == "binary"
+    gap_80, gap_50 = card.get("resolution_gap_80"), card.get("resolution_gap_50")
+    if not missing(gap_80):
+        half = "" if missing(gap_50) else f", half the time at {_points(gap_50, binary)}"
+        sentences.append(
+            f"The board separates gaps of about {_points(gap_80, binary)}: two entries that "
+            f"far apart are told apart four times in five{half} (simulated from its own pairs)."
+        )
+    widths = [
+        (s["rank_set_high"] - s["rank_set_low"] + 1,
+         s["group_rank_set_high"] - s["group_rank_set_low"] + 1)
+        for s in (sets[r["entry_key"]] for r in ranked)
+        if not missing(s.get("group_rank_set_low"))
+    ]  # fmt: skip
+    if widths:
+        items = sum(w for w, _ in widths) / len(widths)
+        groups = sum(g for _, g in widths) / len(widths)
+        change = 100.0 * (groups - items) / items
+        how = f"widens the rank sets by {change:.0f}%"
+        if abs(change) < 0.5:
+            how = "leaves the rank sets as wide"
+        elif change < 0:
+            how = f"narrows the rank sets by {-change:.0f}%"
+        sentences.append(
+            f"Resampling whole groups of items ({card.get('groups')} of them) instead of single "
+            f"items {how}: they are {groups:.1f} ranks wide on average, against "
+            f"{items:.1f}."
+        )
+    share, top_share = card.get("discordance_share"), card.get("discordance_top_decile_share")
+    if not missing(share):
+        among = (
+            ""
+            if missing(top_share)
+            else f"; {100 * top_share:.0f}% among the top decile's "
+            f"{card.get('top_decile_entries')} entries"
+        )
+        sentences.append(
+            f"Two entries disagree on {100 * share:.0f}% of the items they share, on "
+            f"average{among}."
+        )
+    return sentences
+
+
+def _bar(low: int, high: int, count: int, label: str, kind: str) -> str:
+    """One rank set as a bar over ranks 1..count (an inline SVG that stretches to its cell)."""
+    x, width = 100.0 * (low - 1) / count, 100.0 * (high - low + 1) / count
+    shown = str(low) if low == high else f"{low}–{high}"
+    return (
+        f'<span class="set {kind}" data-low="{low}" data-high="{high}">'
+        f'<span class="what">{escape(label)} {shown}</span>'
+        f'<svg viewBox="0 0 100 8" preserveAspectRatio="none" aria-hidden="true">'
+        f'<rect class="track" x="0" y="0" width="100" height="8"/>'
+        f'<rect class="span" x="{x:.2f}" y="0" width="{width:.2f}" height="8"/></svg></span>'
+    )
+
+
+def tier_bands(
+    rows: list[Row], card: Row | None, sets: Mapping[Any, Row], limit: int = CHART_ROWS
+) -> Markup:
+    """The tiers drawn: one band per tier of the partial order "established better" (tier 1
+    on top), its entries in board order, each with its rank set over items and, when items
+    carry groups, over groups, side by side. The top `limit` entries are drawn."""
+    ranked = [r for r in _ranked(rows) if r["entry_key"] in sets][:limit]
+    if card is None or not ranked:
+        return Markup("")
+    count = int(card["systems"])
+    grouped = not missing(sets[ranked[0]["entry_key"]].get("group_rank_set_low"))
+    by_tier: dict[int, list[Row]] = defaultdict(list)
+    for row in ranked:
+        by_tier[int(sets[row["entry_key"]]["tier"])].append(row)
+    groups = card.get("groups")
+    parts = [f'<div class="tiers" data-tiers="{card["tiers_height"]}">']
+    for tier in sorted(by_tier):
+        members = by_tier[tier]
+        parts.append(
+            f'<section class="tier" data-tier="{tier}"><h3>Tier {tier} '
+            f'<span class="basis">{len(members)} entr{"y" if len(members) == 1 else "ies"}'
+            "</span></h3><ol>"
+        )
+        for row in members:
+            found = sets[row["entry_key"]]
+            bars = _bar(int(found["rank_set_low"]), int(found["rank_set_high"]), count,
+                        "items: ranks", "items")  # fmt: skip
+            if grouped:
+                bars += _bar(int(found["group_rank_set_low"]), int(found["group_rank_set_high"]),
+                             count, f"{groups} groups: ranks", "groups")  # fmt: skip
+            parts.append(
+                f'<li data-entry="{escape(str(row["entry_key"]))}"><span class="name">'
+                f'{escape(str(row["entry"]))} <span class="basis">'
+                f"{_float(row['score']):.1f}</span></span>{bars}</li>"
+            )
+        parts.append("</ol></section>")
+    parts.append("</div>")
+    return Markup("".join(parts))
+
+
+def card_facts(card: Row | None) -> list[tuple[str, str]]:
+    """The card's board figures as (label, value) lines for the page."""
+    if card is None:
+        return []
+
+    def share(value: Any) -> str:
+        return "–" if missing(value) else f"{100 * float(value):.1f}%"
+
+    binary = card.get("data_type") == "binary"
+    facts = [
+        ("Matrix", f"{card['systems']} entries × {card['items']} items, {card['data_type']}"
+                   f", {card['missing_cells']} cells missing"),
+        ("Matrix SHA-256", str(card["matrix_sha256"])),
+        ("Pairs established",
+         f"{card['pairs_established']} of {card['pairs_total']} "
+         f"({share(card.get('established_share'))}), Holm at "
+         f"{card.get('alpha') if not missing(card.get('alpha')) else 0.05}"),
+        ("Tiers", f"{card['tiers_height']} (longest chain); largest set not established "
+                  f"apart: {card['largest_antichain']}"),
+    ]  # fmt: skip
+    if not missing(card.get("adjacent_pairs")):
+        facts.append(("Adjacent pairs not separable",
+                      f"{card['adjacent_undecided']} of {card['adjacent_pairs']}"))  # fmt: skip
+    if not missing(card.get("discordance")):
+        facts.append(("Discordance", f"{float(card['discordance']):.1f} items a pair "
+                      f"({share(card.get('discordance_share'))}); top decile "
+                      f"{share(card.get('discordance_top_decile_share'))}"))  # fmt: skip
+    if not missing(card.get("resolution_gap_80")):
+        half = card.get("resolution_gap_50")
+        facts.append(("Resolution (simulated)",
+                      f"{_points(card['resolution_gap_80'], binary)} at 80% power, "
+                      f"{'–' if missing(half) else _points(half, binary)} at 50%"))  # fmt: skip
+    facts.append(("Rank sets", f"{card['draws']} paired bootstrap draws, seed {card['seed']}"
+                  + ("" if missing(card.get("groups")) else
+                     f"; also resampling {card['groups']} groups")))  # fmt: skip
+    if not missing(card.get("pair_test")):
+        facts.append(("Pair test", str(card["pair_test"])))
+    if not missing(card.get("self_checks")):
+        facts.append(("Self-checks passed", str(card["self_checks"])))
+    if not missing(card.get("software")):
+        facts.append(("Computed by", f"{card['software']}; {card.get('command') or ''}"))
+    return facts
