@@ -175,7 +175,7 @@ def intervals_svg(rows: list[Row], label: str, limit: int = CHART_ROWS) -> Marku
             f'data-high="{high!r}" data-rank-best="{best}" data-rank-worst="{worst}">'
             f"<title>{tip}</title>"
             f'<text x="{LABEL_WIDTH - 8}" y="{y + 4:.1f}" text-anchor="end" fill="{INK}">'
-            f"{name}</text>"
+            f"{escape(_fitted(str(row['entry'])))}</text>"
             f'<line x1="{sx(low):.1f}" y1="{y:.1f}" x2="{sx(high):.1f}" y2="{y:.1f}" '
             f'stroke="{ACCENT}" stroke-width="2"/>'
             f'<circle cx="{sx(score):.1f}" cy="{y:.1f}" r="3.5" fill="{ACCENT}"/>'
@@ -185,6 +185,15 @@ def intervals_svg(rows: list[Row], label: str, limit: int = CHART_ROWS) -> Marku
         )
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+LABEL_CHARS = 46
+"""Characters of an entry's name that fit left of the chart (11 px text in LABEL_WIDTH); a
+longer name is cut with an ellipsis there, whole in its tooltip and the table."""
+
+
+def _fitted(name: str) -> str:
+    return name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1].rstrip() + "…"
 
 
 def _tick_step(n: int) -> int:
@@ -581,7 +590,7 @@ def card_facts(card: Row | None) -> list[tuple[str, str]]:
         facts.append(("Resolution (simulated)",
                       f"{_points(card['resolution_gap_80'], binary)} at 80% power, "
                       f"{'–' if missing(half) else _points(half, binary)} at 50%"))  # fmt: skip
-    facts.append(("Rank sets", f"{card['draws']} paired bootstrap draws, seed {card['seed']}"
+    facts.append(("Rank sets", f"{card['draws']:,} paired bootstrap draws, seed {card['seed']}"
                   + ("" if missing(card.get("groups")) else
                      f"; also resampling {card['groups']} groups")))  # fmt: skip
     if not missing(card.get("pair_test")):
