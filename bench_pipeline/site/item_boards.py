@@ -419,6 +419,12 @@ def _points(value: float, binary: bool) -> str:
     return f"{text} point{'' if text == '1' else 's'}" if binary else text
 
 
+def _figure(card: Row, name: str) -> float | None:
+    """A figure of the card, None when missing (an older card has no such column)."""
+    value: Any = card.get(name)
+    return None if missing(value) else float(value)
+
+
 def card_reading(rows: list[Row], card: Row | None, sets: Mapping[Any, Row]) -> list[str]:
     """The card in plain sentences: the top tier, how many tiers, the adjacent ranks, the
     gap the board separates, what resampling groups does, and how often entries disagree."""
@@ -446,8 +452,8 @@ def card_reading(rows: list[Row], card: Row | None, sets: Mapping[Any, Row]) -> 
         f"The data resolves {height} tier{'s' if height != 1 else ''}; the largest set of "
         f"entries no two of which are established apart holds {widest} of {systems}."
     )
-    adjacent, undecided = card.get("adjacent_pairs"), card.get("adjacent_undecided")
-    if not missing(adjacent) and adjacent:
+    adjacent, undecided = _figure(card, "adjacent_pairs"), _figure(card, "adjacent_undecided")
+    if adjacent and undecided is not None:
         if undecided == adjacent:
             lead = "No adjacent ranks are separable"
         elif undecided == 0:
@@ -459,13 +465,13 @@ def card_reading(rows: list[Row], card: Row | None, sets: Mapping[Any, Row]) -> 
         else:
             lead = "Most adjacent ranks are separable"
         sentences.append(
-            f"{lead}: {undecided} of {adjacent} pairs of entries next to each other by score "
-            "are not established apart."
+            f"{lead}: {undecided:.0f} of {adjacent:.0f} pairs of entries next to each other "
+            "by score are not established apart."
         )
     binary = card.get("data_type") == "binary"
-    gap_80, gap_50 = card.get("resolution_gap_80"), card.get("resolution_gap_50")
-    if not missing(gap_80):
-        half = "" if missing(gap_50) else f", half the time at {_points(gap_50, binary)}"
+    gap_80, gap_50 = _figure(card, "resolution_gap_80"), _figure(card, "resolution_gap_50")
+    if gap_80 is not None:
+        half = "" if gap_50 is None else f", half the time at {_points(gap_50, binary)}"
         sentences.append(
             f"The board separates gaps of about {_points(gap_80, binary)}: two entries that "
             f"far apart are told apart four times in five{half} (simulated from its own pairs)."
@@ -490,11 +496,12 @@ def card_reading(rows: list[Row], card: Row | None, sets: Mapping[Any, Row]) -> 
             f"items {how}: they are {groups:.1f} ranks wide on average, against "
             f"{items:.1f}."
         )
-    share, top_share = card.get("discordance_share"), card.get("discordance_top_decile_share")
-    if not missing(share):
+    share = _figure(card, "discordance_share")
+    top_share = _figure(card, "discordance_top_decile_share")
+    if share is not None:
         among = (
             ""
-            if missing(top_share)
+            if top_share is None
             else f"; {100 * top_share:.0f}% among the top decile's "
             f"{card.get('top_decile_entries')} entries"
         )
@@ -585,11 +592,11 @@ def card_facts(card: Row | None) -> list[tuple[str, str]]:
         facts.append(("Discordance", f"{float(card['discordance']):.1f} items a pair "
                       f"({share(card.get('discordance_share'))}); top decile "
                       f"{share(card.get('discordance_top_decile_share'))}"))  # fmt: skip
-    if not missing(card.get("resolution_gap_80")):
-        half = card.get("resolution_gap_50")
+    gap_80, half = _figure(card, "resolution_gap_80"), _figure(card, "resolution_gap_50")
+    if gap_80 is not None:
         facts.append(("Resolution (simulated)",
-                      f"{_points(card['resolution_gap_80'], binary)} at 80% power, "
-                      f"{'–' if missing(half) else _points(half, binary)} at 50%"))  # fmt: skip
+                      f"{_points(gap_80, binary)} at 80% power, "
+                      f"{'–' if half is None else _points(half, binary)} at 50%"))  # fmt: skip
     facts.append(("Rank sets", f"{card['draws']:,} paired bootstrap draws, seed {card['seed']}"
                   + ("" if missing(card.get("groups")) else
                      f"; also resampling {card['groups']} groups")))  # fmt: skip
