@@ -25,6 +25,7 @@ from bench_pipeline.scores.card import (
     card,
     matrix_from_cells,
     matrix_sha256,
+    pair_statistics,
     paired_pvalue,
     rank_sets,
     resolution,
@@ -196,6 +197,29 @@ def test_ungrouped_card_has_no_group_rank_sets() -> None:
     assert computed.groups is None
     assert all(e.group_rank_set_low is None for e in computed.entries)
     assert computed.to_json()["entries"][0]["rank_set_low"] == 1
+
+
+@pytest.mark.parametrize("rows", [BINARY, CONTINUOUS], ids=["binary", "continuous"])
+def test_tiers_adjacent_pairs_and_pair_figures_do_not_depend_on_groups(rows) -> None:
+    # Tiers, adjacent pairs and every per-pair figure come from the pairs' tests over
+    # items: grouping the items changes only the group rank sets.
+    grouped, ungrouped = card(_matrix(rows, grouped=True)), card(_matrix(rows))
+    assert [(e.system, e.tier) for e in grouped.entries] == [
+        (e.system, e.tier) for e in ungrouped.entries
+    ]
+    assert grouped.adjacent_undecided == ungrouped.adjacent_undecided
+    assert grouped.pairs == ungrouped.pairs
+    # `pair_statistics` (what item_board_pairs publishes) is the card's per-pair figures,
+    # the difference signed as x[a] − x[b] for a before b in sorted order.
+    found = pair_statistics(_matrix(rows).values)
+    names = sorted(rows)
+    for t in range(found.a.size):
+        a, b = names[found.a[t]], names[found.b[t]]
+        pair = next(p for p in ungrouped.pairs if {p.a, p.b} == {a, b})
+        sign = 1.0 if pair.a == a else -1.0
+        assert found.difference[t] * sign == pytest.approx(pair.difference)
+        assert found.sd[t] == pytest.approx(pair.sd)
+        assert found.smallest_separable_gap[t] == pytest.approx(pair.smallest_separable_gap)
 
 
 def test_matrix_hash_is_the_canonical_text() -> None:
