@@ -413,6 +413,8 @@ def test_text_card_prints_both_rank_sets(tmp_path: Path, capsys) -> None:
     status, out = _card_json(capsys, str(long_csv))
     assert status == 0
     assert "pairs established: 4 of 6" in out
+    assert "not established apart: 2 of 3" in out
+    assert "| tier |" in out or " tier " in out
     assert "rank set (3 groups)" in out
 
 

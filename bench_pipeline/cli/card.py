@@ -232,11 +232,16 @@ def _resolution(computed: Card) -> list[str]:
         return []
 
     def gap(value: float | None) -> str:
-        return "none up to the whole scale" if value is None else f"{100 * value:.1f} points"
+        if value is None:
+            return "no gap tried"
+        if computed.data_type == "binary":
+            return f"{100 * value:.1f} points"
+        return f"{value:.4g} (score units)"
 
     return [
-        f"resolution: gaps of {gap(found.gap_50)} separated half the time, {gap(found.gap_80)} "
-        f"four times in five ({found.replicates} simulated pairs, p ≤ {found.threshold:.3g})"
+        f"resolution: separated half the time: {gap(found.gap_50)}; four times in five: "
+        f"{gap(found.gap_80)} ({found.replicates} simulated pairs, {found.test} "
+        f"p ≤ {found.threshold:.3g})"
     ]
 
 
@@ -251,6 +256,8 @@ def text(computed: Card) -> str:
         + ("" if share is None else f" ({100 * share:.1f}%, Holm at {computed.alpha:g})"),
         f"tiers: {tiers.height} (longest chain of established pairs); "
         f"largest set of systems not separated: {tiers.largest_antichain}",
+        f"adjacent pairs (neighbours by score) not established apart: "
+        f"{computed.adjacent_undecided} of {computed.adjacent_pairs}",
         "discordance: "
         + ("–" if discord.mean_carrying_items is None else f"{discord.mean_carrying_items:.1f}")
         + " carrying items a pair; top decile ("
@@ -265,13 +272,13 @@ def text(computed: Card) -> str:
         *computed.notes,
     ]
     grouped = computed.groups is not None
-    headers = ["system", "score", "items", "Holm rank", "rank set"]
+    headers = ["system", "score", "items", "Holm rank", "tier", "rank set"]
     if grouped:
         headers.append(f"rank set ({computed.groups} groups)")
     rows = []
     for e in computed.entries:
         row = [e.system, f"{e.score:.4g}", str(e.items), _range(e.rank_best, e.rank_worst),
-               _range(e.rank_set_low, e.rank_set_high)]  # fmt: skip
+               str(e.tier), _range(e.rank_set_low, e.rank_set_high)]  # fmt: skip
         if grouped:
             row.append(_range(e.group_rank_set_low, e.group_rank_set_high))
         rows.append(row)
