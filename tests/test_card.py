@@ -22,6 +22,7 @@ from bench_pipeline.scores.card import (
     POWER_FACTOR,
     CardRefused,
     Matrix,
+    Resolution,
     card,
     matrix_from_cells,
     matrix_sha256,
@@ -29,6 +30,7 @@ from bench_pipeline.scores.card import (
     paired_pvalue,
     rank_sets,
     resolution,
+    resolution_check,
     resolution_continuous,
 )
 
@@ -544,3 +546,18 @@ def test_no_true_difference_rarely_establishes_a_pair() -> None:
         computed = card(Matrix(systems, items, values), draws=100)
         boards_with_a_pair += computed.pairs_established > 0
     assert boards_with_a_pair <= 19
+
+
+def test_the_resolution_checks_itself() -> None:
+    # Level pairs (no gap) are separated about as often as the threshold allows: on the
+    # hand-worked boards, never (12 items cannot reach p ≤ 0.025 from a level draw often).
+    for rows in (BINARY, CONTINUOUS):
+        computed = card(_matrix(rows))
+        check = next(c for c in computed.self_checks if c.name.startswith("simulated level"))
+        assert check.passed and computed.resolution.null_separated <= 0.05
+    # A simulation that separated level pairs a fifth of the time at p ≤ 0.05 would be
+    # measuring nothing: its check fails (0.2 > 0.05 + 3·√(0.05·0.95/400) + 0.02 = 0.1027).
+    broken = Resolution(0.1, 0.2, 0.05, 400, "exact binomial", null_separated=0.2)
+    assert not resolution_check(broken).passed
+    assert not resolution_check(Resolution(0.1, 0.2, 0.05, 400, null_separated=0.103)).passed
+    assert resolution_check(Resolution(0.1, 0.2, 0.05, 400, null_separated=0.102)).passed

@@ -356,6 +356,9 @@ class Resolution:
     threshold: float
     replicates: int
     test: str = "exact binomial"
+    null_separated: float = 0.0
+    """Share of the simulated pairs separated with no gap at all (the simulated test's false
+    separations: about the threshold or less, else the simulation is wrong)."""
 
 
 @dataclass(frozen=True)
@@ -544,7 +547,9 @@ def resolution(
         reached = np.flatnonzero(separated >= level)
         return float(reached[0] / scale) if reached.size else None
 
-    return Resolution(least(0.5), least(0.8), threshold, replicates)
+    return Resolution(
+        least(0.5), least(0.8), threshold, replicates, null_separated=float(separated[0])
+    )
 
 
 def resolution_continuous(
@@ -622,7 +627,8 @@ def resolution_continuous(
     test = "exact sign-flip" if exact.all() else "sign-flip, normal approximation"
     if exact.any() and not exact.all():
         test = "exact sign-flip up to 20 items, else its normal approximation"
-    return Resolution(quantile(0.5), quantile(0.8), threshold, replicates, test)
+    null = float(np.mean(least <= 0.0))
+    return Resolution(quantile(0.5), quantile(0.8), threshold, replicates, test, null)
 
 
 def _least_exact_gap(
@@ -702,6 +708,23 @@ def self_checks(
     return tuple(checks)
 
 
+def resolution_check(found: Resolution) -> SelfCheck:
+    """The resolution's self-check: with no gap, the simulated pairs are separated about as
+    often as the threshold allows: within three binomial standard errors of it, plus 2 points
+    for the normal approximation's error in far tails (a simulation that separates level
+    pairs more often than that measures nothing, and refuses the card)."""
+    allowed = found.threshold + 0.02
+    if found.replicates:
+        spread = math.sqrt(found.threshold * (1.0 - found.threshold) / found.replicates)
+        allowed += 3.0 * spread
+    return SelfCheck(
+        "simulated level pair rarely separated",
+        bool(found.null_separated <= allowed),
+        f"{found.null_separated:.3g} of {found.replicates} simulated pairs with no gap "
+        f"separated (at most {allowed:.3g} allowed at p ≤ {found.threshold:.3g})",
+    )
+
+
 def card(
     matrix: Matrix,
     *,
@@ -767,7 +790,13 @@ def card(
         group_low, group_high = rank_sets(
             values, draws=draws, seed=seed, alpha=alpha, groups=codes.reshape(-1).astype(np.int64)
         )
-    checks = self_checks(matrix, a.size, alpha=alpha, test=test)
+    threshold = alpha / max(1, a.size - int(established.sum()))  # Holm's next threshold
+    found = (
+        resolution(items, carrying, threshold, seed=seed)
+        if binary
+        else resolution_continuous(values, threshold, seed=seed)
+    )
+    checks = (*self_checks(matrix, a.size, alpha=alpha, test=test), resolution_check(found))
     failed = [c for c in checks if not c.passed]
     if failed:
         raise CardRefused("; ".join(f"self-check {c.name!r} failed: {c.detail}" for c in failed))
@@ -818,7 +847,6 @@ def card(
             )
         )
     where = {name: listed[s] for s, name in enumerate(matrix.systems)}
-    threshold = alpha / max(1, a.size - int(established.sum()))  # Holm's next threshold
     pairs.sort(key=lambda p: (where[p.a], where[p.b]))
     notes = []
     if matrix.duplicates:
@@ -852,9 +880,7 @@ def card(
         adjacent_undecided=undecided,
         tiers=tiers,
         discordance=_discordance(scores, a, b, carrying, items),
-        resolution=resolution(items, carrying, threshold, seed=seed)
-        if binary
-        else resolution_continuous(values, threshold, seed=seed),
+        resolution=found,
         entries=entries,
         pairs=tuple(pairs),
         self_checks=checks,
@@ -900,6 +926,7 @@ __all__ = [
     "paired_pvalue",
     "rank_sets",
     "resolution",
+    "resolution_check",
     "resolution_continuous",
     "score_text",
     "self_checks",
