@@ -49,7 +49,8 @@ from bench_pipeline.site.reuse import (
     page_key,
     shared_key,
 )
-from bench_pipeline.site.views import Model, Release, load_release, safe_id
+from bench_pipeline.site.release_view import Release, load_release, safe_id
+from bench_pipeline.site.views import Model
 from bench_pipeline.site.workers import Split, default_workers, objects_frozen
 
 SITE_SOURCES = settings.REPO_ROOT / "site"
