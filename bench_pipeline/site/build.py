@@ -26,7 +26,7 @@ import jinja2
 from bench_pipeline.core import settings
 from bench_pipeline.core.files import sha256_file
 from bench_pipeline.site import boards as board_views
-from bench_pipeline.site import markup, pm_checks, views
+from bench_pipeline.site import compare, hub, markup, pm_checks, views
 from bench_pipeline.site.charts import price_history_svg
 from bench_pipeline.site.disclosures import render_disclosures
 from bench_pipeline.site.environment import PageEnvironment, remembered
@@ -41,6 +41,7 @@ from bench_pipeline.site.paging import (
     write_if_changed,
 )
 from bench_pipeline.site.receipts import render_receipts
+from bench_pipeline.site.release_view import Release, load_release, safe_id
 from bench_pipeline.site.reuse import (
     MODEL_GLOBALS,
     PageRecord,
@@ -49,7 +50,6 @@ from bench_pipeline.site.reuse import (
     page_key,
     shared_key,
 )
-from bench_pipeline.site.release_view import Release, load_release, safe_id
 from bench_pipeline.site.views import Model
 from bench_pipeline.site.workers import Split, default_workers, objects_frozen
 
@@ -79,7 +79,9 @@ RELEASE_PAGES = frozenset(
 whose figures did not change keeps its bytes from one release to the next. About and
 Attribution state how old each source's data was when the release was made, so they are
 the release's own."""
-GENERATED_DIRS = ("models", "methodology", "releases", "static", "item-boards", "receipts")
+GENERATED_DIRS = (
+    "models", "methodology", "releases", "static", "item-boards", "receipts", "compare",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,11 @@ class SiteBuilder:
         self.runs = runs | {r["run_id"]: r for r in release.rows("source_runs")}
         self.data_dates = views.data_dates(release, self.sources)
         """Each source's data date and its age when the release was made (every footer)."""
+        dates = {d["source"]: d["as_of"] for d in self.data_dates}
+        for model_id, entries in hub.board_entries(release, dates).items():
+            if model_id in self.models:  # every board it is on, listed on its page (hub.py)
+                self.models[model_id].boards = entries
+        hrefs = {i: m.href for i, m in self.models.items()}
         self.env: jinja2.Environment = PageEnvironment(
             loader=jinja2.FileSystemLoader(TEMPLATES),
             autoescape=True,
@@ -140,6 +147,8 @@ class SiteBuilder:
             simulated_label=lambda table: board_views.simulated_label(
                 table, release.tables, release.large
             ),
+            model_link=lambda root, model_id, name: hub.model_link(root, hrefs, model_id, name),
+            usecase_models=hub.usecase_model(release),
         )
         # Model pages see only the release-wide values their reuse key holds (reuse.py).
         self.model_env = self.env.overlay()
@@ -334,6 +343,7 @@ class SiteBuilder:
             boards=[b | {"page": first_page(b["entries"], "arena_elo")} for b in arena],
         )  # fmt: skip
         self.render("models.html", "models.html", ("models",), models=first_page(by_name, "models"))
+        compare.render_compare(self, by_name)
 
     def site_pages(self, tables: list[dict[str, Any]], older: list[Row]) -> None:
         """Every page after the models' own: methodology, documents, receipts, the suites'

@@ -52,6 +52,7 @@ class Model:
     lineage: list[Row] = field(default_factory=list)
     aliases: list[Row] = field(default_factory=list)  # "also listed as"
     openness: list[Row] = field(default_factory=list)  # every input weighed, in order
+    boards: list[Row] = field(default_factory=list)  # every board it is on (`hub.py`)
 
     @property
     def href(self) -> str:

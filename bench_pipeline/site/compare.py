@@ -1,0 +1,94 @@
+"""The compare page: two to four models side by side on every figure the site publishes.
+
+The site is static, so the page (`compare.html`) is one template and a small script
+(`static/compare.js`) that reads the models named in its address (`compare.html?m=a,b,c`,
+model page slugs) and fetches what the build wrote for each: `compare/index.json` (every
+model's slug, id and name, for the chooser) and `compare/<slug>.json` (the model's entries:
+its board entries from `hub.board_entries`, and the figures each board publishes beside its
+main one, such as the Known Good Index's components and the market's rates). Every figure,
+interval, rank range and cost is formatted here, by the site's own formatters, so the page
+shows what the boards show; the script only lays them out and marks a difference where the
+board's own rule separates it (`hub.py` names the rules), never otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from bench_pipeline.site import markup
+from bench_pipeline.site.hub import SOURCES, entry, shaped
+from bench_pipeline.site.layout import Row
+
+MAX_MODELS = 4
+MARKET_FIGURES = (
+    ("input_usd_per_1m", "Input, $ per 1M tokens", "openrouter_models", "usd"),
+    ("output_usd_per_1m", "Output, $ per 1M tokens", "openrouter_models", "usd"),
+    ("output_speed_tps", "Output speed (median, tokens/s)", "openrouter_endpoints", "1"),
+    ("latency_ttft_s", "Time to first token (median, s)", "openrouter_endpoints", "2"),
+    ("openness", "Openness", "openrouter_models", "0"),
+)
+"""The market figures beside the blended price: column, title, the source dating it, and
+how it is shown (`usd`, or the decimals)."""
+
+
+def _shown(value: Any, how: str = "1") -> str:
+    if how == "usd":
+        return markup.usd(value)
+    return markup.number(value, int(how))
+
+
+def extra_figures(
+    model: Any, dates: dict[str, Any], components: Iterable[tuple[str, str]]
+) -> list[Row]:
+    """The figures a model's boards publish beside their main one: each Known Good Index
+    component (normalised 0-1) and the market's rates, speed, latency and openness."""
+    out = []
+    kgi = model.kgi or {}
+    for column, title in components:
+        if not markup.missing(kgi.get(column)):
+            out.append(entry(
+                "known_good_index", f"Known Good Index: {title}", "known-good-index.html",
+                "Normalised, 0-1", kgi.get(column), row=f"kgi:{column}",
+                as_of=dates.get(SOURCES["known_good_index"]),
+                dated_by=SOURCES["known_good_index"], value_text=markup.number(kgi.get(column), 3),
+            ))  # fmt: skip
+    market = model.market or {}
+    for column, title, source, how in MARKET_FIGURES:
+        if not markup.missing(market.get(column)):
+            out.append(entry(
+                "market", f"Market: {title}", "market.html", title, market.get(column),
+                row=f"market:{column}", as_of=dates.get(source), dated_by=source,
+                value_text=_shown(market.get(column), how),
+            ))  # fmt: skip
+    return out
+
+
+def model_document(model: Any, dates: dict[str, Any], components: list[tuple[str, str]]) -> Row:
+    """What `compare/<slug>.json` holds for one model."""
+    entries = shaped([*model.boards, *extra_figures(model, dates, components)])
+    return {"id": model.id, "name": model.name, "slug": model.slug, "href": model.href,
+            "entries": entries}  # fmt: skip
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str).encode("utf-8")
+
+
+def render_compare(builder: Any, models: Sequence[Any]) -> None:
+    """`compare.html`, `compare/index.json` and one `compare/<slug>.json` per model."""
+    dates = {d["source"]: d["as_of"] for d in builder.data_dates}
+    schema = builder.release.schema
+    components = [
+        (c, schema.title("known_good_index", c))
+        for c in schema.parameters("known_good_index").get("components", [])
+    ]
+    index = [{"slug": m.slug, "id": m.id, "name": m.name, "boards": len(m.boards)} for m in models]
+    builder.write(builder.out / "compare" / "index.json", _json(index))
+    for model in models:
+        builder.write(
+            builder.out / "compare" / f"{model.slug}.json",
+            _json(model_document(model, dates, components)),
+        )
+    builder.render("compare.html", "compare.html", max_models=MAX_MODELS)
