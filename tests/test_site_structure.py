@@ -30,7 +30,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(module)
         for imported in sorted(graph[module]):
             if state.get(imported) == 1:
-                return [*path[path.index(imported):], imported]
+                return [*path[path.index(imported) :], imported]
             if imported not in state and (found := visit(imported)):
                 return found
         path.pop()

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from bench_pipeline.site import markup
-from bench_pipeline.site.hub import SOURCES, entry, shaped
+from bench_pipeline.site.hub import BOARD_ORDER, SOURCES, entry, shaped
 from bench_pipeline.site.layout import Row
 
 MAX_MODELS = 4
@@ -67,7 +67,13 @@ def extra_figures(
 
 def model_document(model: Any, dates: dict[str, Any], components: list[tuple[str, str]]) -> Row:
     """What `compare/<slug>.json` holds for one model."""
-    entries = shaped([*model.boards, *extra_figures(model, dates, components)])
+    order = {board: i for i, board in enumerate(BOARD_ORDER)}
+    # boards in the hub's order, each one's main figures before those beside them
+    main = [e | {"order": 2 * order[e["board"]]} for e in model.boards]
+    beside = [
+        e | {"order": 2 * order[e["board"]] + 1} for e in extra_figures(model, dates, components)
+    ]
+    entries = shaped([*main, *beside])
     return {"id": model.id, "name": model.name, "slug": model.slug, "href": model.href,
             "entries": entries}  # fmt: skip
 

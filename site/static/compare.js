@@ -86,6 +86,9 @@
         if (!info[e.row]) { info[e.row] = e; rows.push(e.row); }
       });
     });
+    rows.sort(function (a, b) {
+      return info[a].order - info[b].order || (a < b ? -1 : a > b ? 1 : 0);
+    });
     var body = table.tBodies[0];
     body.textContent = "";
     rows.forEach(function (row) {
