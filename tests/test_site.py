@@ -148,8 +148,10 @@ def test_every_script_is_the_sites_own_file(built: Built) -> None:
     UseCaseRank adds its weight controls (a JSON data block and its own file); nothing is
     fetched from elsewhere and no page carries inline code."""
     scripted = {p.relative_to(built.site).as_posix(): parse(p).scripts for p in built.result.pages}
-    assert set(scripted.values()) == {1, 3}
+    assert set(scripted.values()) == {1, 2, 3}
     assert [name for name, count in scripted.items() if count == 3] == ["usecase-rank.html"]
+    assert [name for name, count in scripted.items() if count == 2] == ["compare.html"]
+    assert '<script src="static/compare.js"></script>' in built.page("compare.html")
     for page in built.result.pages:
         html = page.read_text("utf-8")
         root = "../" * page.relative_to(built.site).as_posix().count("/")
