@@ -160,6 +160,16 @@ def shaped(entries: Iterable[Row]) -> list[Row]:
     return out
 
 
+def _index_interval(row: Row, column: str) -> Row:
+    """An index's interval where the release publishes one (`<column>_low`, `_high`: 95%,
+    from the publishers' standard errors); the index boards state no rule that separates
+    two models by it, so no difference on them is marked."""
+    low, high = _float(row.get(f"{column}_low")), _float(row.get(f"{column}_high"))
+    if low is None or high is None:
+        return {}
+    return {"low": low, "high": high, "interval": "95% interval"}
+
+
 def _kgi(release: Release, add: Any) -> None:
     schema = release.schema
     kgi_rank = schema.rank_column("known_good_index", "known_good_index")
@@ -171,6 +181,7 @@ def _kgi(release: Release, add: Any) -> None:
             "known_good_index", "Known Good Index", "known-good-index.html", "Index",
             row.get("known_good_index"), rank_low=_rank(row.get(kgi_rank or "")),
             rank_high=_rank(row.get(kgi_rank or "")), cost=price,
+            **_index_interval(row, "known_good_index"),
             cost_what="blended, $ per 1M tokens", places=2,
             label=f"{row.get('index_components')} of {components} evaluations"
             if not markup.missing(row.get("index_components")) else None,
@@ -184,6 +195,7 @@ def _kgi(release: Release, add: Any) -> None:
                 "capability", f"{schema.title('capability_indices', name)} index",
                 f"capability-indices.html#{name}", "Index", row.get(name),
                 row=f"capability:{name}", rank_low=rank, rank_high=rank,
+                **_index_interval(row, name),
                 simulated=markup.is_simulated(row)))  # fmt: skip
 
 
