@@ -469,6 +469,11 @@ class SiteBuilder:
             domains_missing=(
                 views.missing_domains(self.release.schema, model.kgi) if model.kgi else []
             ),
+            compare_data=compare.model_data(  # for the compare page (compare.py)
+                model,
+                {d["source"]: d["as_of"] for d in self.model_env.globals["data_dates"]},
+                self.model_env.globals["kgi_components"],
+            ),
         )
 
     def methodology(self) -> None:

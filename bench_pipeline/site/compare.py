@@ -2,13 +2,15 @@
 
 The site is static, so the page (`compare.html`) is one template and a small script
 (`static/compare.js`) that reads the models named in its address (`compare.html?m=a,b,c`,
-model page slugs) and fetches what the build wrote for each: `compare/index.json` (every
-model's slug, id and name, for the chooser) and `compare/<slug>.json` (the model's entries:
-its board entries from `hub.board_entries`, and the figures each board publishes beside its
-main one, such as the Known Good Index's components and the market's rates). Every figure,
-interval, rank range and cost is formatted here, by the site's own formatters, so the page
-shows what the boards show; the script only lays them out and marks a difference where the
-board's own rule separates it (`hub.py` names the rules), never otherwise.
+model page slugs), finds them in `compare/index.json` (every model's slug, id, name and
+page, for the chooser) and fetches each one's own page, whose `#compare-data` JSON holds
+`model_document`: its board entries from `hub.board_entries` and the figures each board
+publishes beside its main one (the Known Good Index's components, the market's rates). No
+file per model is written beside the page that already exists, and the data is rendered
+and kept with the page (`reuse.py`). Every figure, interval, rank range and cost is
+formatted here, by the site's own formatters, so the page shows what the boards show; the
+script only lays them out and marks a difference where the board's own rule separates it
+(`hub.py` names the rules), never otherwise.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from markupsafe import Markup
 
 from bench_pipeline.site import markup
 from bench_pipeline.site.hub import BOARD_ORDER, SOURCES, entry, shaped
@@ -78,23 +82,27 @@ def model_document(model: Any, dates: dict[str, Any], components: list[tuple[str
             "entries": entries}  # fmt: skip
 
 
-def _json(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str).encode("utf-8")
+SHOWN = (
+    "row", "title", "href", "figure", "separation", "label", "value_text", "interval_text",
+    "interval", "rank_text", "cost_text", "cost_what", "as_of", "dated_by", "beats", "key",
+    "low", "high", "simulated", "order",
+)  # fmt: skip
+"""What the script reads of an entry (the rest stays on the model page's own table)."""
+
+
+def model_data(model: Any, dates: dict[str, Any], components: list[tuple[str, str]]) -> Markup:
+    """`model_document`, only what the script reads, as the JSON its model page carries for
+    the compare page (`<script type="application/json" id="compare-data">`)."""
+    document = model_document(model, dates, components)
+    document["entries"] = [{k: e.get(k) for k in SHOWN} for e in document["entries"]]
+    return markup.script_json(document)
 
 
 def render_compare(builder: Any, models: Sequence[Any]) -> None:
-    """`compare.html`, `compare/index.json` and one `compare/<slug>.json` per model."""
-    dates = {d["source"]: d["as_of"] for d in builder.data_dates}
-    schema = builder.release.schema
-    components = [
-        (c, schema.title("known_good_index", c))
-        for c in schema.parameters("known_good_index").get("components", [])
-    ]
-    index = [{"slug": m.slug, "id": m.id, "name": m.name, "boards": len(m.boards)} for m in models]
-    builder.write(builder.out / "compare" / "index.json", _json(index))
-    for model in models:
-        builder.write(
-            builder.out / "compare" / f"{model.slug}.json",
-            _json(model_document(model, dates, components)),
-        )
+    """`compare.html` and `compare/index.json`: every model's slug, id, name and page, for
+    the chooser (each model's figures are on its own page, see `model_data`)."""
+    index = [{"slug": m.slug, "id": m.id, "name": m.name, "href": m.href,
+              "boards": len(m.boards)} for m in models]  # fmt: skip
+    text = json.dumps(index, ensure_ascii=False, sort_keys=True, default=str)
+    builder.write(builder.out / "compare" / "index.json", text.encode("utf-8"))
     builder.render("compare.html", "compare.html", max_models=MAX_MODELS)

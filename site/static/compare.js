@@ -1,7 +1,7 @@
 // The compare page: two to four models side by side, named in the address (?m=a,b,c, the
 // slugs of their model pages). It fetches compare/index.json (every model, for the chooser)
-// and compare/<slug>.json (each chosen model's figures, formatted by the site build) and lays
-// them out one row per figure. A difference is marked only where the board's own rule
+// and each chosen model's page, whose #compare-data holds its figures as the build formatted
+// them, and lays them out one row per figure. A difference is marked only where the board's own rule
 // separates it: "pairs" (the board's significant pairwise test, an entry's `beats`) or
 // "intervals" (the two intervals do not overlap). Plain JavaScript; no framework.
 (function () {
@@ -123,7 +123,11 @@
       text(status, "Not a model of this release: " + unknown.join(", ") + ".");
     }
     Promise.all(known.map(function (s) {
-      return fetch("compare/" + encodeURIComponent(s) + ".json").then(function (r) { return r.json(); });
+      // Each model's figures ride on its own page (#compare-data), written with the page.
+      return fetch(bySlug[s].href).then(function (r) { return r.text(); }).then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        return JSON.parse(doc.getElementById("compare-data").textContent);
+      });
     })).then(function (models) {
       show(models);
       if (!unknown.length) {
