@@ -141,7 +141,7 @@ def test_board_row_to_model_page_and_back(site: str, page: Page, board: str, kin
     row_link = page.locator("main table tbody a[href*='models/']").first
     name = row_link.inner_text()
     row_link.click()
-    assert "/models/" in page.url
+    page.wait_for_url("**/models/**")
     back = page.locator(f"table.model-boards tr[data-board='{kind}'] a.board-link")
     assert back.count() >= 1, f"the model page of {name} does not list {board}"
     hrefs = back.evaluate_all("links => links.map(a => a.href)")
@@ -149,7 +149,10 @@ def test_board_row_to_model_page_and_back(site: str, page: Page, board: str, kin
     assert board_path in paths, (board_path, hrefs)
     if kind == "pm":
         _shot(page, "model-page")
+        page.set_viewport_size({"width": 390, "height": 844})
+        _shot(page, "model-page-390")
     back.nth(paths.index(board_path)).click()
+    page.wait_for_url(lambda url: _path(url) == board_path)
     assert _path(page.url) == board_path
 
 
@@ -180,6 +183,10 @@ def test_model_page_lists_every_board(site: str, page: Page) -> None:
     page.goto(f"{site}/models/org2-model-2.html")
     usecase = page.locator("table.model-boards tr[data-board='usecase']")
     assert "group-b" in usecase.inner_text() and "52.5–62.5" in usecase.inner_text()
+    page.locator("a.compare-link").first.click()  # the page's way into the compare page
+    page.wait_for_selector("#compare-table:not([hidden]) tr[data-row]")
+    assert urlsplit(page.url).query == "m=org2-model-2"
+    assert page.locator("#compare-table thead th").all_inner_texts() == ["Figure", "Model 2"]
 
 
 def _cells(page: Page, row: str) -> list[str]:
@@ -196,6 +203,9 @@ def test_compare_three_models_and_the_address_round_trip(site: str, page: Page) 
     heads = page.locator("#compare-table thead th").all_inner_texts()
     assert heads == ["Figure", "Model 2", "Model 0", "Model 1"]
     _shot(page, "compare")
+    page.set_viewport_size({"width": 390, "height": 844})
+    _shot(page, "compare-390")
+    page.set_viewport_size({"width": 1280, "height": 900})
 
     # The address alone gives the same page: shared, reloaded, the models chosen again.
     shared = page.url
