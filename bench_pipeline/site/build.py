@@ -115,8 +115,9 @@ class SiteBuilder:
         self.runs = runs | {r["run_id"]: r for r in release.rows("source_runs")}
         self.data_dates = views.data_dates(release, self.sources)
         """Each source's data date and its age when the release was made (every footer)."""
-        dates = {d["source"]: d["as_of"] for d in self.data_dates}
-        for model_id, entries in hub.board_entries(release, dates).items():
+        self.source_dates = {d["source"]: d["as_of"] for d in self.data_dates}
+        """Each source's data date, as every footer shows it (a model page's keyed value)."""
+        for model_id, entries in hub.board_entries(release, self.source_dates).items():
             if model_id in self.models:  # every board it is on, listed on its page (hub.py)
                 self.models[model_id].boards = entries
         hrefs = {i: m.href for i, m in self.models.items()}
@@ -470,9 +471,7 @@ class SiteBuilder:
                 views.missing_domains(self.release.schema, model.kgi) if model.kgi else []
             ),
             compare_data=compare.model_data(  # for the compare page (compare.py)
-                model,
-                {d["source"]: d["as_of"] for d in self.model_env.globals["data_dates"]},
-                self.model_env.globals["kgi_components"],
+                model, self.source_dates, views.kgi_components(self.release.schema)
             ),
         )
 
