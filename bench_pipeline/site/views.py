@@ -364,6 +364,7 @@ def pm_view(release: Release) -> dict[str, Any]:
     return {
         "setups": setups,
         "labels": labels,
+        "setup_models": {labels[str(r["setup_id"])]: r.get("model_id") for r in setups},
         "drops": release.rows("pm_drops"),
         "categories": sorted({c for scores in by_category.values() for c in scores}),
         "by_category": sorted(by_category.items()),
