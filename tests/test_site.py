@@ -145,11 +145,17 @@ def test_every_internal_link_resolves_to_a_file(built: Built) -> None:
 
 def test_every_script_is_the_sites_own_file(built: Built) -> None:
     """Pages read without scripts; every page loads only the site's own table script, and
-    UseCaseRank adds its weight controls (a JSON data block and its own file); nothing is
+    UseCaseRank adds its weight controls (a JSON data block and its own file), the compare
+    page its own file and a model page its figures as JSON data for it; nothing is
     fetched from elsewhere and no page carries inline code."""
     scripted = {p.relative_to(built.site).as_posix(): parse(p).scripts for p in built.result.pages}
-    assert set(scripted.values()) == {1, 3}
+    assert set(scripted.values()) == {1, 2, 3}
     assert [name for name, count in scripted.items() if count == 3] == ["usecase-rank.html"]
+    # the compare page's own script; a model page's figures as JSON data for it
+    twice = sorted(name for name, count in scripted.items() if count == 2)
+    assert twice == ["compare.html", *sorted(n for n in scripted if n.startswith("models/"))]
+    assert '<script type="application/json" id="compare-data">' in model_page(built, "org3/model-3")
+    assert '<script src="static/compare.js"></script>' in built.page("compare.html")
     for page in built.result.pages:
         html = page.read_text("utf-8")
         root = "../" * page.relative_to(built.site).as_posix().count("/")

@@ -210,8 +210,10 @@ def test_a_script_in_a_model_name_stays_text(served: Served, watched: Watched) -
     link.click()
     watched.page.wait_for_load_state()
     assert watched.page.locator("h1").inner_text() == HOSTILE_NAME
-    sources = watched.page.eval_on_selector_all("script", "s => s.map(e => e.src)")
+    sources = watched.page.eval_on_selector_all("script[src]", "s => s.map(e => e.src)")
     assert sources == [f"{served.url}/static/tables.js"]  # only the site's own file, no inline
+    inline = watched.page.eval_on_selector_all("script:not([src])", "s => s.map(e => e.type)")
+    assert inline == ["application/json"]  # the compare page's data: never run
     assert watched.dialogs == [] and watched.errors == []
 
 

@@ -26,7 +26,7 @@ import jinja2
 from bench_pipeline.core import settings
 from bench_pipeline.core.files import sha256_file
 from bench_pipeline.site import boards as board_views
-from bench_pipeline.site import markup, pm_checks, views
+from bench_pipeline.site import compare, hub, markup, pm_checks, views
 from bench_pipeline.site.charts import price_history_svg
 from bench_pipeline.site.disclosures import render_disclosures
 from bench_pipeline.site.environment import PageEnvironment, remembered
@@ -41,6 +41,7 @@ from bench_pipeline.site.paging import (
     write_if_changed,
 )
 from bench_pipeline.site.receipts import render_receipts
+from bench_pipeline.site.release_view import Release, load_release, safe_id
 from bench_pipeline.site.reuse import (
     MODEL_GLOBALS,
     PageRecord,
@@ -49,7 +50,7 @@ from bench_pipeline.site.reuse import (
     page_key,
     shared_key,
 )
-from bench_pipeline.site.views import Model, Release, load_release, safe_id
+from bench_pipeline.site.views import Model
 from bench_pipeline.site.workers import Split, default_workers, objects_frozen
 
 SITE_SOURCES = settings.REPO_ROOT / "site"
@@ -78,7 +79,9 @@ RELEASE_PAGES = frozenset(
 whose figures did not change keeps its bytes from one release to the next. About and
 Attribution state how old each source's data was when the release was made, so they are
 the release's own."""
-GENERATED_DIRS = ("models", "methodology", "releases", "static", "item-boards", "receipts")
+GENERATED_DIRS = (
+    "models", "methodology", "releases", "static", "item-boards", "receipts", "compare",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,12 @@ class SiteBuilder:
         self.runs = runs | {r["run_id"]: r for r in release.rows("source_runs")}
         self.data_dates = views.data_dates(release, self.sources)
         """Each source's data date and its age when the release was made (every footer)."""
+        self.source_dates = {d["source"]: d["as_of"] for d in self.data_dates}
+        """Each source's data date, as every footer shows it (a model page's keyed value)."""
+        for model_id, entries in hub.board_entries(release, self.source_dates).items():
+            if model_id in self.models:  # every board it is on, listed on its page (hub.py)
+                self.models[model_id].boards = entries
+        hrefs = {i: m.href for i, m in self.models.items()}
         self.env: jinja2.Environment = PageEnvironment(
             loader=jinja2.FileSystemLoader(TEMPLATES),
             autoescape=True,
@@ -139,6 +148,8 @@ class SiteBuilder:
             simulated_label=lambda table: board_views.simulated_label(
                 table, release.tables, release.large
             ),
+            model_link=lambda root, model_id, name: hub.model_link(root, hrefs, model_id, name),
+            usecase_models=hub.usecase_model(release),
         )
         # Model pages see only the release-wide values their reuse key holds (reuse.py).
         self.model_env = self.env.overlay()
@@ -333,6 +344,7 @@ class SiteBuilder:
             boards=[b | {"page": first_page(b["entries"], "arena_elo")} for b in arena],
         )  # fmt: skip
         self.render("models.html", "models.html", ("models",), models=first_page(by_name, "models"))
+        compare.render_compare(self, by_name)
 
     def site_pages(self, tables: list[dict[str, Any]], older: list[Row]) -> None:
         """Every page after the models' own: methodology, documents, receipts, the suites'
@@ -459,6 +471,9 @@ class SiteBuilder:
             provenance=views.provenance(model, self.runs, self.sources),
             domains_missing=(
                 views.missing_domains(self.release.schema, model.kgi) if model.kgi else []
+            ),
+            compare_data=compare.model_data(  # for the compare page (compare.py)
+                model, self.source_dates, views.kgi_components(self.release.schema)
             ),
         )
 

@@ -281,10 +281,7 @@ def pair_matrix(
                 cells.append({"mark": "", "title": "", "kind": "self"})
                 continue
             if pair["significant"]:
-                # The side with more wins is the better one (the test's statistic is the
-                # difference), which holds even when two entries share a name.
-                a_better = int(pair["wins_a"]) > int(pair["wins_b"])
-                won = a_better == (pair["entry_key_a"] == row["entry_key"])
+                won = pair_winner(pair) == row["entry_key"]
                 kind, mark = ("better", "▲") if won else ("worse", "▼")
             else:
                 kind, mark = "tie", "·"
@@ -293,6 +290,19 @@ def pair_matrix(
             cells.append({"mark": mark, "title": title, "kind": kind})
         matrix.append((row, cells))
     return matrix
+
+
+def pair_winner(pair: Row) -> Any:
+    """The entry key of the better entry of a significant pair: the side with more wins (the
+    test's statistic is the difference), which holds even when two entries share a name."""
+    a_better = int(pair["wins_a"]) > int(pair["wins_b"])
+    return pair["entry_key_a"] if a_better else pair["entry_key_b"]
+
+
+def board_paths(names: Iterable[str]) -> dict[str, str]:
+    """Each item board's page, relative to the site root, by the board's name."""
+    slugs = unique_slugs(sorted(names))
+    return {name: f"item-boards/{slug}.html" for name, slug in slugs.items()}
 
 
 def _named(names: Iterable[str], between: str = ", ") -> str:
@@ -383,10 +393,10 @@ def render_item_boards(
         rows_of[str(row["board"])].append(row)
     counted = board_pairs(pairs, {name: matrix_keys(rows) for name, rows in rows_of.items()})
     names = sorted(rows_of)
-    slugs = unique_slugs(names)
+    paths = board_paths(names)
     summaries = []
     for name in names:
-        path = f"item-boards/{slugs[name]}.html"
+        path = paths[name]
         rows, board_pairs_ = rows_of[name], counted.get(name, BoardPairs())
         sentences = reading(rows, board_pairs_)
         summaries.append({"board": name, "href": path, "entries": len(rows),

@@ -11,7 +11,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bench_pipeline.site.views import Release
+    from bench_pipeline.site.release_view import Release
 
 
 def pending_splits(release: Release) -> int | None:

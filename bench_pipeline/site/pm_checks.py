@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from bench_pipeline.site.views import Release
+from bench_pipeline.site.release_view import Release
 
 PAGE = "pm-checks.html"
 

@@ -21,7 +21,7 @@ import jinja2
 
 from bench_pipeline.grading.judge_flows import BLIND_REVIEW_QUESTION
 from bench_pipeline.site.markup import slugify
-from bench_pipeline.site.views import Release
+from bench_pipeline.site.release_view import Release
 
 Row = dict[str, Any]
 MEASURES = {"model": "Measures the model", "system": "Measures the system"}

@@ -7,19 +7,19 @@ recomputes what the release publishes.
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from bench_pipeline.ingest import freshness
 from bench_pipeline.site import markup
-from bench_pipeline.site.large_tables import LargeTable, open_large
-from bench_pipeline.site.layout import Row, Schema, complete, decode_json, load_schema, read_json
+from bench_pipeline.site.layout import Row, Schema
 from bench_pipeline.site.navigator_v1 import navigator_v1_view
+from bench_pipeline.site.release_view import Release as Release
+from bench_pipeline.site.release_view import load_release as load_release
+from bench_pipeline.site.release_view import safe_id as safe_id
 
 MODEL_TABLES = (
     "known_good_index",
@@ -32,35 +32,6 @@ MODEL_TABLES = (
     "openness_evidence",
 )
 CHANGES_SHOWN = 200
-
-
-@dataclass(frozen=True)
-class Release:
-    """One release as read: manifest, every table's rows, the diff and the schema."""
-
-    directory: Path
-    manifest: dict[str, Any]
-    tables: dict[str, list[Row]]
-    diff: dict[str, Any] | None
-    schema: Schema
-    large: dict[str, LargeTable] = field(default_factory=dict)
-    """The tables read through their Parquet file, not held (`large_tables.py`)."""
-    digests: dict[str, str] = field(default_factory=dict)
-    """The SHA-256 of each table's JSON file as read, by table (what `tables` holds)."""
-
-    @property
-    def id(self) -> str:
-        """The release id."""
-        return str(self.manifest["release_id"])
-
-    @property
-    def present(self) -> set[str]:
-        """The names of every table the release holds."""
-        return set(self.tables) | set(self.large)
-
-    def rows(self, table: str) -> list[Row]:
-        """The table's rows (none when the release lacks it)."""
-        return self.tables.get(table, [])
 
 
 @dataclass
@@ -81,37 +52,12 @@ class Model:
     lineage: list[Row] = field(default_factory=list)
     aliases: list[Row] = field(default_factory=list)  # "also listed as"
     openness: list[Row] = field(default_factory=list)  # every input weighed, in order
+    boards: list[Row] = field(default_factory=list)  # every board it is on (`hub.py`)
 
     @property
     def href(self) -> str:
         """The model page, relative to the site root."""
         return f"models/{self.slug}.html"
-
-
-def safe_id(release_id: str) -> str:
-    """A release id usable as a folder name, else ValueError."""
-    if not release_id or Path(release_id).name != release_id or release_id in (".", ".."):
-        raise ValueError(f"not a usable release id: {release_id!r}")
-    return release_id
-
-
-def load_release(directory: Path) -> Release:
-    """The manifest, every table it lists (from its JSON file, hashed as it is read; a large
-    one through its Parquet file, see `large_tables.py`), the diff and the schema."""
-    manifest = read_json(directory / "manifest.json")
-    safe_id(str(manifest["release_id"]))
-    schema = load_schema(directory)
-    large = {e["name"]: t for e in manifest.get("tables", [])
-             if (t := open_large(directory, e, schema)) is not None}  # fmt: skip
-    tables, digests = {}, {}
-    for entry in manifest.get("tables", []):
-        if entry.get("files", {}).get("json") and entry["name"] not in large:
-            content = (directory / entry["files"]["json"]["path"]).read_bytes()
-            digests[entry["name"]] = hashlib.sha256(content).hexdigest()
-            tables[entry["name"]] = complete(schema.columns(entry["name"]), decode_json(content))
-    diff_path = directory / "diff.json"
-    diff = read_json(diff_path) if diff_path.is_file() else None
-    return Release(directory, manifest, tables, diff, schema, large, digests)
 
 
 def ranked(
@@ -418,6 +364,7 @@ def pm_view(release: Release) -> dict[str, Any]:
     return {
         "setups": setups,
         "labels": labels,
+        "setup_models": {labels[str(r["setup_id"])]: r.get("model_id") for r in setups},
         "drops": release.rows("pm_drops"),
         "categories": sorted({c for scores in by_category.values() for c in scores}),
         "by_category": sorted(by_category.items()),
