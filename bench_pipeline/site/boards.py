@@ -152,23 +152,30 @@ def arena_name(board: str) -> str:
 
 
 _DATE = re.compile(r"(?<!\d)(20\d\d)-?([01]\d)-?([0-3]\d)(?!\d)")
-_THINKING = re.compile(r"(?:^|[-_])thinking(?:[-_](\d+k))?(?=$|[-_])", re.IGNORECASE)
-_EFFORT = re.compile(r"(?:^|[-_])(minimal|low|medium|high|xhigh)(?=$|[-_])", re.IGNORECASE)
+_MONTH = re.compile(r"-(2[3-9])(0[1-9]|1[0-2])$")  # LMArena's "-2507": July 2025
+_THINKING = re.compile(r"(?:^|[-_])(no-|non-)?thinking(?:[-_](\d+k))?(?=$|[-_])", re.IGNORECASE)
+_EFFORT = re.compile(r"(?:^|-)([^-]*)-(minimal|low|medium|high|xhigh)$", re.IGNORECASE)
 
 
 def arena_variant(key: Any) -> str:
     """What sets one of LMArena's entries for a model apart from its others, read from
-    LMArena's own key: thinking (with its budget), reasoning effort and the dated snapshot
-    (`claude-opus-4-5-20251101-thinking-32k` is "thinking 32k, 2025-11-01"); a key naming
-    none of these is shown as it is."""
+    LMArena's own key: thinking (with its budget, or "no thinking"), a reasoning effort at the
+    key's end and the dated snapshot (`claude-opus-4-5-20251101-thinking-32k` is "thinking
+    32k, 2025-11-01"; `gpt-5.1-high` is "high effort"); a key naming none of these is shown as
+    it is. "medium" after a word without a digit is a model's name (`mistral-medium`), not an
+    effort."""
     text = "" if markup.missing(key) else str(key)
     parts = []
     if thinking := _THINKING.search(text):
-        parts.append(" ".join(filter(None, ("thinking", thinking.group(1)))))
-    if effort := _EFFORT.search(text):
-        parts.append(f"{effort.group(1).lower()} effort")
+        said = "no thinking" if thinking.group(1) else "thinking"
+        parts.append(" ".join(filter(None, (said, thinking.group(2)))))
+    effort = _EFFORT.search(text)
+    if effort and (effort.group(2).lower() != "medium" or re.search(r"\d", effort.group(1))):
+        parts.append(f"{effort.group(2).lower()} effort")
     if date := _DATE.search(text):
         parts.append("-".join(date.groups()))
+    elif month := _MONTH.search(text):
+        parts.append(f"20{month.group(1)}-{month.group(2)}")
     return ", ".join(parts) or text
 
 

@@ -268,7 +268,7 @@ SCATTER_W, SCATTER_H, S_LEFT, S_BOTTOM, S_TOP, S_RIGHT = 480, 380, 44, 42, 14, 2
 SCATTER_NAMED = 8
 """How many points (the highest) a scatter names in place; every other names itself when
 hovered, tapped or reached by the keyboard."""
-TAG_FONT, TAG_CHAR = 12, 6.6
+TAG_FONT, TAG_CHAR = 12, 7.2
 """The font size of a point's name (in the chart's own units) and the width allowed a
 character of it, for placing names so that they do not overlap."""
 
@@ -278,7 +278,7 @@ def _placed(
 ) -> tuple[float, float, str] | None:
     """Where a point's name fits beside it (right, left, above, below) inside the plot and
     clear of the names and points in `taken`; None when nowhere."""
-    wide, high = len(text) * TAG_CHAR, TAG_FONT + 2
+    wide = len(text) * TAG_CHAR
     tries = (
         (x + 7, y + 4, "start"),
         (x - 7, y + 4, "end"),
@@ -287,7 +287,7 @@ def _placed(
     )
     for tx, ty, anchor in tries:
         left = tx - wide if anchor == "end" else tx
-        box = (left, ty - high + 3, left + wide, ty + 3)
+        box = (left, ty - TAG_FONT - 2, left + wide, ty + 5)  # ascent to descent, with halo
         inside = box[0] >= S_LEFT and box[2] <= SCATTER_W - 2 and box[1] >= 0
         inside = inside and box[3] <= SCATTER_H - S_BOTTOM
         clear = all(box[2] < o[0] or box[0] > o[2] or box[3] < o[1] or box[1] > o[3] for o in taken)
