@@ -179,6 +179,12 @@ def arena_variant(key: Any) -> str:
     return ", ".join(parts) or text
 
 
+def _told_apart(row: Row, model: Any) -> str:
+    """An Arena row's variant, or "" when it would only repeat the model's name."""
+    variant = arena_variant(row.get("model_key"))
+    return "" if variant.casefold() == str(model.name).casefold() else variant
+
+
 def _variant_name(entry: Mapping[str, Any]) -> str:
     """An Arena entry's model name with its variant, as its chart row reads."""
     name = str(entry["model"].name)
@@ -228,7 +234,7 @@ def arena_boards(
             )
             entries.append({"row": row, "model": models[row["model_id"]], "rank": row.get("rank"),
                             "best": best, "worst": worst,
-                            "variant": arena_variant(row.get("model_key"))})  # fmt: skip
+                            "variant": _told_apart(row, models[row["model_id"]])})  # fmt: skip
         dates = Counter(str(r["published_on"]) for r in board_rows if r.get("published_on"))
         title = arena_name(board)
         chart = intervals_chart(
