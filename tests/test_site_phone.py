@@ -5,7 +5,7 @@ others behind a button that names them; axe-core (the copy `axe-playwright-pytho
 a dev dependency) finds no serious or critical violation on any page type at either width;
 every box that scrolls is a keyboard stop; the price scatter fits a phone and names its
 points; Arena rows of one model tell its variants apart. Screenshots of each page at both
-widths go to build/test-artifacts/ (kept by CI as artifacts).
+widths go to build/test-artifacts/, beside the other browser tests' screenshots.
 """
 
 from __future__ import annotations
