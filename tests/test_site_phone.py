@@ -10,23 +10,70 @@ widths go to build/test-artifacts/, beside the other browser tests' screenshots.
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
+from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import axe_playwright_python
 import pytest
 from playwright.sync_api import Browser, Page
-from test_site_reader import ARTIFACTS, BOARDS, Served, browser, open_page, served
+from synthetic import (
+    PREVIOUS_ID,
+    RELEASE_ID,
+    copy_downloads,
+    synthetic_item_boards,
+    synthetic_tables,
+    write_release,
+)
+from test_site_reader import (
+    ARTIFACTS,
+    BOARDS,
+    Served,
+    _QuietHandler,
+    browser,
+    open_page,
+    reader_diff,
+    reader_tables,
+)
 
+from bench_pipeline.site import build_site
 from bench_pipeline.site.boards import arena_variant
 
-__all__ = ["browser", "served"]  # the fixtures, shared with the reader's tests
+__all__ = ["browser"]  # the fixture, shared with the reader's tests
 
 pytestmark = pytest.mark.integration
 
 AXE = (Path(axe_playwright_python.__file__).parent / "axe.min.js").read_text("utf-8")
 WIDTHS = (1280, 390)
 PAGES = (*BOARDS, "methodology/index.html", "tasks.html", "item-boards.html")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The reader's release (tests/test_site_reader.py) with item boards added, served."""
+    root = tmp_path_factory.mktemp("phone")
+    releases = root / "releases"
+    write_release(releases, PREVIOUS_ID, synthetic_tables(39, 8), created_at="2025-06-01T06:00Z")
+    tables = reader_tables() | synthetic_item_boards()
+    release = write_release(
+        releases, RELEASE_ID, tables, created_at="2025-06-02T06:00Z", previous=PREVIOUS_ID,
+        diff=reader_diff(tables),
+    )  # fmt: skip
+    copy_downloads(release, root / "site")
+    build_site(release, root / "site", releases)
+    handler = functools.partial(_QuietHandler, directory=str(root / "site"))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield Served(root / "site", release, f"http://127.0.0.1:{server.server_port}")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
 
 
 def _pages(served: Served) -> list[str]:
@@ -67,6 +114,7 @@ def test_axe_finds_no_serious_or_critical_violation(
     assert found == {}
     assert {"navigator.html", "market.html", "arena.html"} <= set(checked)
     assert any(n.startswith("models/") for n in checked)
+    assert any(n.startswith("item-boards/") for n in checked)
     assert page.errors == []  # type: ignore[attr-defined]
 
 
@@ -208,3 +256,16 @@ def test_arena_rows_of_one_model_read_apart(served: Served, browser: Browser) ->
             for t in table.locator("tbody td:has(> a)").all_inner_texts()
         ]
         assert len(names) == len(set(names)), table.get_attribute("id")
+
+
+def test_item_board_entries_of_one_name_read_apart(served: Served, browser: Browser) -> None:
+    page = open_page(browser, 390)
+    pages = sorted((served.site / "item-boards").glob("*.html"))
+    twins = 0
+    for board in pages:
+        page.goto(f"{served.url}/item-boards/{board.name}")
+        cells = page.locator("#item-board tbody td:nth-child(2)").all_inner_texts()
+        names = [re.sub(r"\s+", " ", c).strip() for c in cells]
+        assert len(names) == len(set(names)), board.name
+        twins += sum(n.startswith("Twin") for n in names)
+    assert twins >= 2  # the synthetic board's two entries named "Twin"
