@@ -10,6 +10,7 @@ renders or reads files.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -150,6 +151,46 @@ def arena_name(board: str) -> str:
     return ARENA_NAMES.get(board) or board.replace("_", " ").capitalize()
 
 
+_DATE = re.compile(r"(?<!\d)(20\d\d)-?([01]\d)-?([0-3]\d)(?!\d)")
+_MONTH = re.compile(r"-(2[3-9])(0[1-9]|1[0-2])$")  # LMArena's "-2507": July 2025
+_THINKING = re.compile(r"(?:^|[-_])(no-|non-)?thinking(?:[-_](\d+k))?(?=$|[-_])", re.IGNORECASE)
+_EFFORT = re.compile(r"(?:^|-)([^-]*)-(minimal|low|medium|high|xhigh)$", re.IGNORECASE)
+
+
+def arena_variant(key: Any) -> str:
+    """What sets one of LMArena's entries for a model apart from its others, read from
+    LMArena's own key: thinking (with its budget, or "no thinking"), a reasoning effort at the
+    key's end and the dated snapshot (`claude-opus-4-5-20251101-thinking-32k` is "thinking
+    32k, 2025-11-01"; `gpt-5.1-high` is "high effort"); a key naming none of these is shown as
+    it is. "medium" after a word without a digit is a model's name (`mistral-medium`), not an
+    effort."""
+    text = "" if markup.missing(key) else str(key)
+    parts = []
+    if thinking := _THINKING.search(text):
+        said = "no thinking" if thinking.group(1) else "thinking"
+        parts.append(" ".join(filter(None, (said, thinking.group(2)))))
+    effort = _EFFORT.search(text)
+    if effort and (effort.group(2).lower() != "medium" or re.search(r"\d", effort.group(1))):
+        parts.append(f"{effort.group(2).lower()} effort")
+    if date := _DATE.search(text):
+        parts.append("-".join(date.groups()))
+    elif month := _MONTH.search(text):
+        parts.append(f"20{month.group(1)}-{month.group(2)}")
+    return ", ".join(parts) or text
+
+
+def _told_apart(row: Row, model: Any) -> str:
+    """An Arena row's variant, or "" when it would only repeat the model's name."""
+    variant = arena_variant(row.get("model_key"))
+    return "" if variant.casefold() == str(model.name).casefold() else variant
+
+
+def _variant_name(entry: Mapping[str, Any]) -> str:
+    """An Arena entry's model name with its variant, as its chart row reads."""
+    name = str(entry["model"].name)
+    return f"{name} ({entry['variant']})" if entry["variant"] else name
+
+
 def interval_ranks(rows: list[Row]) -> list[tuple[int, int] | None]:
     """Rank ranges from 95% intervals, for a board that publishes none: an entry's best rank
     is 1 + the entries whose interval lies wholly above its own, its worst is the board's
@@ -192,12 +233,13 @@ def arena_boards(
                 else (ranks or (None, None))
             )
             entries.append({"row": row, "model": models[row["model_id"]], "rank": row.get("rank"),
-                            "best": best, "worst": worst})  # fmt: skip
+                            "best": best, "worst": worst,
+                            "variant": _told_apart(row, models[row["model_id"]])})  # fmt: skip
         dates = Counter(str(r["published_on"]) for r in board_rows if r.get("published_on"))
         title = arena_name(board)
         chart = intervals_chart(
             [
-                Interval(e["model"].name, value, figure(e["row"].get("rating_low")),
+                Interval(_variant_name(e), value, figure(e["row"].get("rating_low")),
                          figure(e["row"].get("rating_high")), e["best"], e["worst"])
                 for e in entries[:ARENA_CHART_ROWS]
                 if (value := figure(e["row"].get("rating"))) is not None

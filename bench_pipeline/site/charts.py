@@ -141,9 +141,9 @@ def _attr(value: float | int | None) -> str:
     return "" if value is None else repr(value)
 
 
-def _open(css: str, width: float, height: float, label: str) -> list[str]:
+def _open(css: str, width: float, height: float, label: str, role: str = "img") -> list[str]:
     return [
-        f'<svg class="chart {css}" viewBox="0 0 {width:.0f} {height:.0f}" role="img" '
+        f'<svg class="chart {css}" viewBox="0 0 {width:.0f} {height:.0f}" role="{role}" '
         f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" '
         f'style="max-width: {width:.0f}px">',
         f"<title>{escape(label)}</title>",
@@ -181,7 +181,7 @@ def bars_svg(bars: Sequence[Bar], label: str, top: float = 100.0) -> Markup:
             f'<g class="bar" data-label="{escape(bar.label)}" data-value="{_attr(bar.value)}" '
             f'data-note="{escape(bar.note)}"><title>{escape(tip)}</title>'
             f'<text class="label" x="{BAR_LABEL - 6}" y="{y + 14}" text-anchor="end">'
-            f"{escape(_short(bar.label, 26))}</text>"
+            f"{escape(shorten(bar.label, 26))}</text>"
             f'<rect x="{BAR_LABEL}" y="{y + 3}" width="{length:.1f}" height="{BAR_ROW - 6}"/>'
             f'<text class="value" x="{BAR_LABEL + length + 4:.1f}" y="{y + 14}">'
             f'{bar.value:.1f}<tspan class="note"> · {escape(bar.note)}</tspan></text></g>'
@@ -190,7 +190,8 @@ def bars_svg(bars: Sequence[Bar], label: str, top: float = 100.0) -> Markup:
     return Markup("".join(parts))
 
 
-def _short(text: str, limit: int = 28) -> str:
+def shorten(text: str, limit: int = 28) -> str:
+    """`text` cut to `limit` characters, an ellipsis marking the cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -242,7 +243,7 @@ def intervals_chart(
             f'data-high="{_attr(point.high)}" data-rank-best="{_attr(point.rank_best)}" '
             f'data-rank-worst="{_attr(point.rank_worst)}"><title>{escape(tip)}</title>'
             f'<text class="label" x="{WHISKER_LABEL - 6}" y="{y + 4:.1f}" text-anchor="end">'
-            f"{escape(_short(point.label, 44))}</text>"
+            f"{escape(shorten(point.label, 44))}</text>"
         )
         if point.low is not None and point.high is not None:
             parts.append(
@@ -263,13 +264,47 @@ def intervals_chart(
     return Markup("".join(parts))
 
 
-SCATTER_W, SCATTER_H, S_LEFT, S_BOTTOM, S_TOP, S_RIGHT = 640, 380, 56, 42, 16, 32
+SCATTER_W, SCATTER_H, S_LEFT, S_BOTTOM, S_TOP, S_RIGHT = 480, 380, 44, 42, 14, 28
+SCATTER_NAMED = 8
+"""How many points (the highest) a scatter names in place; every other names itself when
+hovered, tapped or reached by the keyboard."""
+TAG_FONT, TAG_CHAR = 12, 7.2
+"""The font size of a point's name (in the chart's own units) and the width allowed a
+character of it, for placing names so that they do not overlap."""
 
 
-def scatter_chart(points: Sequence[Point], label: str, x_title: str, y_title: str) -> Markup:
-    """Points on a log-scale x axis (a price, so it must be above 0) against a linear y; each
-    point names itself on hover. Points with x <= 0 cannot be drawn on a log scale and are
-    left out (the page says how many)."""
+def _placed(
+    x: float, y: float, text: str, taken: list[tuple[float, float, float, float]]
+) -> tuple[float, float, str] | None:
+    """Where a point's name fits beside it (right, left, above, below) inside the plot and
+    clear of the names and points in `taken`; None when nowhere."""
+    wide = len(text) * TAG_CHAR
+    tries = (
+        (x + 7, y + 4, "start"),
+        (x - 7, y + 4, "end"),
+        (x - wide / 2, y - 8, "start"),
+        (x - wide / 2, y + 16, "start"),
+    )
+    for tx, ty, anchor in tries:
+        left = tx - wide if anchor == "end" else tx
+        box = (left, ty - TAG_FONT - 2, left + wide, ty + 5)  # ascent to descent, with halo
+        inside = box[0] >= S_LEFT and box[2] <= SCATTER_W - 2 and box[1] >= 0
+        inside = inside and box[3] <= SCATTER_H - S_BOTTOM
+        clear = all(box[2] < o[0] or box[0] > o[2] or box[3] < o[1] or box[1] > o[3] for o in taken)
+        if inside and clear:
+            taken.append(box)
+            return tx, ty, anchor
+    return None
+
+
+def scatter_chart(
+    points: Sequence[Point], label: str, x_title: str, y_title: str, named: int = SCATTER_NAMED
+) -> Markup:
+    """Points on a log-scale x axis (a price, so it must be above 0) against a linear y. The
+    `named` highest points carry their names where the names fit without overlapping; every
+    point is a keyboard stop whose name shows on hover, tap or focus (and is its accessible
+    name). Points with x <= 0 cannot be drawn on a log scale and are left out (the page says
+    how many)."""
     drawn = [p for p in points if p.x > 0]
     if not drawn:
         return Markup("")
@@ -285,14 +320,15 @@ def scatter_chart(points: Sequence[Point], label: str, x_title: str, y_title: st
     def y(value: float) -> float:
         return S_TOP + span_y * (1 - (value - y_low) / (y_high - y_low))
 
-    parts = _open("scatter", SCATTER_W, SCATTER_H, label)
+    parts = _open("scatter", SCATTER_W, SCATTER_H, label, role="group")
+    parts[0] = parts[0].replace("max-width: 480px", "max-width: 640px")
     parts += [
         f'<line class="axis" x1="{S_LEFT}" y1="{S_TOP + span_y}" x2="{SCATTER_W - S_RIGHT}" '
         f'y2="{S_TOP + span_y}"/>',
         f'<line class="axis" x1="{S_LEFT}" y1="{S_TOP}" x2="{S_LEFT}" y2="{S_TOP + span_y}"/>',
         f'<text x="{S_LEFT + span_x / 2}" y="{SCATTER_H - 6}" text-anchor="middle">'
         f"{escape(x_title)}</text>",
-        f'<text x="14" y="{S_TOP + span_y / 2}" transform="rotate(-90 14 {S_TOP + span_y / 2})" '
+        f'<text x="12" y="{S_TOP + span_y / 2}" transform="rotate(-90 12 {S_TOP + span_y / 2})" '
         f'text-anchor="middle">{escape(y_title)}</text>',
     ]
     for power in range(x_low, x_high + 1):
@@ -306,12 +342,29 @@ def scatter_chart(points: Sequence[Point], label: str, x_title: str, y_title: st
         parts.append(
             f'<text x="{S_LEFT - 6}" y="{y(level) + 4:.1f}" text-anchor="end">{level:g}</text>'
         )
-    for point in drawn:
+    order = sorted(range(len(drawn)), key=lambda i: (-drawn[i].y, drawn[i].x, drawn[i].label))
+    spots = {i: (x(drawn[i].x), y(drawn[i].y)) for i in order}
+    taken = [(px - 5, py - 5, px + 5, py + 5) for px, py in spots.values()]
+    names: dict[int, tuple[float, float, str] | None] = {
+        i: _placed(*spots[i], shorten(drawn[i].label, 30), taken) for i in order[:named]
+    }
+    for i in order[::-1]:  # the named points last, so they are drawn on top
+        point, (px, py) = drawn[i], spots[i]
         tip = f"{point.label}: {y_title} {point.y:.1f}, {x_title} {usd(repr(point.x))}"
+        place = names.get(i)
+        if place is None:
+            tx, ty, anchor = (
+                (px - 7, py + 4, "end") if px > SCATTER_W / 2 else (px + 7, py + 4, "start")
+            )
+        else:
+            tx, ty, anchor = place
         parts.append(
+            f'<g class="spot{" named" if place else ""}" tabindex="0" role="img" '
+            f'aria-label="{escape(tip)}"><title>{escape(tip)}</title>'
             f'<circle class="point" data-label="{escape(point.label)}" data-x="{_attr(point.x)}" '
-            f'data-y="{_attr(point.y)}" cx="{x(point.x):.1f}" cy="{y(point.y):.1f}" r="4.5">'
-            f"<title>{escape(tip)}</title></circle>"
+            f'data-y="{_attr(point.y)}" cx="{px:.1f}" cy="{py:.1f}" r="5"/>'
+            f'<text class="tag" x="{tx:.1f}" y="{ty:.1f}" text-anchor="{anchor}">'
+            f"{escape(shorten(point.label, 30))}</text></g>"
         )
     parts.append("</svg>")
     return Markup("".join(parts))

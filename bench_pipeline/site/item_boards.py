@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import polars as pl
 from markupsafe import Markup, escape
 
+from bench_pipeline.site.charts import shorten
 from bench_pipeline.site.large_tables import LargeTable
 from bench_pipeline.site.markup import missing, unique_slugs, usd
 from bench_pipeline.site.paging import CHART_ROWS, first_page
@@ -32,6 +33,9 @@ ROW_HEIGHT, LABEL_WIDTH, PANEL, GAP, PAD = 18, 300, 260, 30, 24
 SCATTER_W, SCATTER_H, S_LEFT, S_BOTTOM, S_TOP, S_RIGHT = 640, 360, 56, 40, 16, 16
 INK, MUTED, LINE, ACCENT, WEAK = "#1f2933", "#62707d", "#c7ccd1", "#1b6ec2", "#b8c4cf"
 MATRIX_ENTRIES = 30
+LABEL_CHARS = 42
+"""The longest entry name a chart row shows whole in its LABEL_WIDTH at 11 px (a longer one
+is cut with an ellipsis, its whole name in the row's tooltip), so no name runs off the left."""
 """Ranked entries the pair matrix shows (its cells grow with their square)."""
 NAMED = 10
 """Entries a sentence of the reading names before it says how many more there are."""
@@ -175,7 +179,7 @@ def intervals_svg(rows: list[Row], label: str, limit: int = CHART_ROWS) -> Marku
             f'data-high="{high!r}" data-rank-best="{best}" data-rank-worst="{worst}">'
             f"<title>{tip}</title>"
             f'<text x="{LABEL_WIDTH - 8}" y="{y + 4:.1f}" text-anchor="end" fill="{INK}">'
-            f"{escape(_fitted(str(row['entry'])))}</text>"
+            f"{escape(shorten(str(row['entry']), LABEL_CHARS))}</text>"
             f'<line x1="{sx(low):.1f}" y1="{y:.1f}" x2="{sx(high):.1f}" y2="{y:.1f}" '
             f'stroke="{ACCENT}" stroke-width="2"/>'
             f'<circle cx="{sx(score):.1f}" cy="{y:.1f}" r="3.5" fill="{ACCENT}"/>'
@@ -185,15 +189,6 @@ def intervals_svg(rows: list[Row], label: str, limit: int = CHART_ROWS) -> Marku
         )
     parts.append("</svg>")
     return Markup("".join(parts))
-
-
-LABEL_CHARS = 46
-"""Characters of an entry's name that fit left of the chart (11 px text in LABEL_WIDTH); a
-longer name is cut with an ellipsis there, whole in its tooltip and the table."""
-
-
-def _fitted(name: str) -> str:
-    return name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1].rstrip() + "…"
 
 
 def _tick_step(n: int) -> int:

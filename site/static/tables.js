@@ -116,6 +116,7 @@
         var box = wrapper.getBoundingClientRect();
         var right = 0, left = 0;
         Array.prototype.forEach.call(head.cells, function (c) {
+          if (!c.getClientRects().length) return; // a folded column is not off-screen
           var r = c.getBoundingClientRect();
           if (r.right > box.right + 1) right += 1;
           if (r.left < box.left - 1) left += 1;
@@ -134,6 +135,95 @@
     wrapper.addEventListener("scroll", update, { passive: true });
     window.addEventListener("resize", update);
     update();
+    return update;
+  }
+
+  // A scrolling box that a keyboard can reach: focusable (arrow keys then scroll it) and
+  // named after its table's caption or the heading above it, so a screen reader says which
+  // box it entered. Only a box that scrolls is made a stop: the others stay out of the tab order.
+  function reachable(wrapper, table) {
+    function update() {
+      var scrolls = wrapper.scrollWidth > wrapper.clientWidth + 1 ||
+        wrapper.scrollHeight > wrapper.clientHeight + 1;
+      if (!scrolls) {
+        if (wrapper.dataset.reachable) {
+          ["tabindex", "role", "aria-label"].forEach(function (a) { wrapper.removeAttribute(a); });
+          delete wrapper.dataset.reachable;
+        }
+        return;
+      }
+      if (wrapper.dataset.reachable || wrapper.hasAttribute("tabindex")) return;
+      wrapper.dataset.reachable = "true";
+      wrapper.setAttribute("tabindex", "0");
+      wrapper.setAttribute("role", "region");
+      wrapper.setAttribute("aria-label", name(wrapper, table) + " (scrolls)");
+    }
+    window.addEventListener("resize", update);
+    update();
+    return update;
+  }
+
+  function name(wrapper, table) {
+    if (table && table.caption) return table.caption.textContent.trim();
+    var svg = !table && wrapper.querySelector("svg[aria-label]");
+    if (svg) return svg.getAttribute("aria-label");
+    for (var node = wrapper; node && node !== document.body; node = node.parentNode) {
+      for (var before = node.previousElementSibling; before; before = before.previousElementSibling) {
+        if (/^H[1-6]$/.test(before.tagName)) return before.textContent.trim();
+        var inner = before.querySelectorAll && before.querySelectorAll("h1, h2, h3, h4, h5, h6");
+        if (inner && inner.length) return inner[inner.length - 1].textContent.trim();
+      }
+    }
+    return table ? "Table" : "Chart";
+  }
+
+  // Column priorities. A table names the columns a phone must show in `data-keep` (header
+  // texts separated by "|"); on a narrow screen the others fold away, with a button that
+  // shows them all again and a line naming what is folded. Wide screens show every column.
+  var NARROW = window.matchMedia("(max-width: 40rem)");
+  function prioritised(table, wrapper, refresh) {
+    var keep = (table.getAttribute("data-keep") || "").split("|").map(function (t) { return t.trim(); }).filter(Boolean);
+    var head = table.tHead && table.tHead.rows[table.tHead.rows.length - 1];
+    if (!keep.length || !head) return;
+    var optional = [];
+    Array.prototype.forEach.call(head.cells, function (th, column) {
+      if (keep.indexOf(th.textContent.trim()) < 0) optional.push(column);
+      else th.classList.add("kept");
+    });
+    if (!optional.length) return;
+    var width = head.cells.length;
+    Array.prototype.forEach.call(table.rows, function (row) {
+      if (row.cells.length !== width) return; // a row spanning columns keeps its cells
+      optional.forEach(function (c) { row.cells[c].classList.add("optional"); });
+    });
+    var names = optional.map(function (c) { return head.cells[c].textContent.trim(); });
+    var bar = document.createElement("p");
+    bar.className = "column-choice";
+    var said = document.createElement("span");
+    var button = document.createElement("button");
+    button.type = "button";
+    bar.appendChild(said);
+    bar.appendChild(document.createTextNode(" "));
+    bar.appendChild(button);
+    wrapper.parentNode.insertBefore(bar, wrapper);
+    function show() {
+      var all = table.classList.contains("all-columns");
+      var folded = NARROW.matches && !all;
+      table.classList.toggle("folded", folded);
+      bar.hidden = !NARROW.matches;
+      said.textContent = folded
+        ? "Showing " + (width - optional.length) + " of " + width + " columns; folded on this screen: " + names.join(", ") + "."
+        : "Showing all " + width + " columns.";
+      button.textContent = folded ? "Show all " + width + " columns" : "Show the main " + (width - optional.length);
+      button.setAttribute("aria-expanded", folded ? "false" : "true");
+      if (refresh) refresh();
+    }
+    button.addEventListener("click", function () {
+      table.classList.toggle("all-columns");
+      show();
+    });
+    if (NARROW.addEventListener) NARROW.addEventListener("change", show);
+    show();
   }
 
   function search(filters) {
@@ -152,8 +242,14 @@
     if (!table.classList.contains("matrix")) sortable(table);
     var filter = filterable(table, wrapper);
     if (filter) filters.set(table, filter);
-    cue(wrapper, table);
+    var updates = [];
+    prioritised(table, wrapper, function () { updates.forEach(function (u) { u(); }); });
+    if (wrapper.classList.contains("scroll")) updates.push(reachable(wrapper, table));
+    updates.push(cue(wrapper, table));
   });
-  document.querySelectorAll(".chart-box").forEach(function (box) { cue(box, null); });
+  document.querySelectorAll(".chart-box").forEach(function (box) {
+    reachable(box, null);
+    cue(box, null);
+  });
   search(filters);
 })();
