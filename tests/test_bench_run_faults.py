@@ -27,6 +27,7 @@ from faults_pipeline import count_faults
 from stages import bench_env, materialize_recorded
 
 from bench_pipeline.assets.release import publish_downloads
+from bench_pipeline.cli.run_group import COMMAND_JOB
 from bench_pipeline.cli.run_lock import PID_TAG, lock_path
 from bench_pipeline.site import build_site, latest_release
 from bench_pipeline.site.swap import publish_site, versions_dir
@@ -139,8 +140,11 @@ def test_second_bench_run_refuses_a_killed_one_is_failed_and_the_site_stays_whol
         dg.DagsterRunStatus.SUCCESS,
         dg.DagsterRunStatus.FAILURE,
     }
-    dead = [run.run_id for run in theirs if run.status == dg.DagsterRunStatus.FAILURE]
-    assert len(dead) == 1
+    # the run the kill cut short, and the command's own run (the group's parent), both failed
+    failed = [run for run in theirs if run.status == dg.DagsterRunStatus.FAILURE]
+    assert [run.job_name for run in failed].count(COMMAND_JOB) == 1
+    dead = [run.run_id for run in failed if run.job_name != COMMAND_JOB]
+    assert len(dead) == 1 and len(failed) == 2
     with duckdb.connect(str(database), read_only=True) as conn:
         logged = conn.execute(
             "SELECT dagster_run_id, message FROM run_failure_log WHERE dagster_run_id = ?", dead

@@ -1,4 +1,4 @@
-"""What replaced two private Dagster imports still agrees with Dagster's own internals."""
+"""What replaced private Dagster imports still agrees with Dagster's own internals."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ import pytest
 from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_END_TAG,
     ASSET_PARTITION_RANGE_START_TAG,
+    PARENT_RUN_ID_TAG,
+    ROOT_RUN_ID_TAG,
 )
 from dagster._utils.schedules import cron_string_iterator
 
 from bench_pipeline.assets.sources import cadence_interval
+from bench_pipeline.cli import run_group
 from bench_pipeline.cli.main import PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG
 
 pytestmark = pytest.mark.unit
@@ -30,3 +33,8 @@ def test_cadence_interval_matches_dagsters_cron_iterator(cron: str) -> None:
 def test_partition_range_tags_are_the_ones_dagster_reads() -> None:
     assert PARTITION_RANGE_START_TAG == ASSET_PARTITION_RANGE_START_TAG
     assert PARTITION_RANGE_END_TAG == ASSET_PARTITION_RANGE_END_TAG
+
+
+def test_run_group_tags_are_the_ones_dagster_reads() -> None:
+    assert run_group.ROOT_RUN_ID_TAG == ROOT_RUN_ID_TAG
+    assert run_group.PARENT_RUN_ID_TAG == PARENT_RUN_ID_TAG

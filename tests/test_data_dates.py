@@ -5,13 +5,14 @@ snapshots (and agree with `sources/snapshots/PROVENANCE.md`)."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
+import polars as pl
 import pytest
 
 from bench_pipeline.ingest import freshness
-from bench_pipeline.ingest.dating import data_date
-from bench_pipeline.ingest.parsers.dates import newest, text_date, unix_date
+from bench_pipeline.ingest.dating import accepted_date, data_date, stated_frame
+from bench_pipeline.ingest.parsers.dates import Stated, newest, text_date, unix_date
 from bench_pipeline.ingest.payload import RawFile
 from tests.conftest import REPO_SNAPSHOTS
 
@@ -51,6 +52,10 @@ def test_each_sources_run_records_the_date_its_payload_states(warehouse, source)
     assert row["data_as_of"] == expected
     assert where in row["data_as_of_basis"], row["data_as_of_basis"]
     assert row["data_as_of_basis"].startswith("newest ")
+    # each date is tied to the record the parser numbered it as: with nothing quarantined,
+    # no date is left out (a numbering that disagreed with the parser's would drop some)
+    if run.rows_quarantined == 0:
+        assert "left out" not in row["data_as_of_basis"], row["data_as_of_basis"]
     # the fetch time is months later: the date is not the fetch's
     assert row["finished_at"] - row["data_as_of"] > timedelta(days=30)
     # the analyst copy (a copy of this file) has it beside the fetch time
@@ -119,3 +124,71 @@ def test_a_recorded_capture_older_than_its_cadence_is_stale() -> None:
     assert freshness.judge(datetime(2026, 12, 5), 24, fetched_now).describe() == (
         "STALE (data 36 h old, allowed 24 h)"
     )
+
+
+def _listing_with_a_record_dated_today(price: str) -> tuple[dict[str, bytes], datetime]:
+    """The recorded models listing with one model (not the newest) stating today's `created`
+    and `price` as its prompt price."""
+    listing = json.loads((REPO_SNAPSHOTS / "openrouter_models" / "models.json").read_bytes())
+    newest_model = max(listing["data"], key=lambda m: m["created"])
+    hostile = next(m for m in listing["data"] if m is not newest_model)
+    today = datetime.now(UTC).replace(tzinfo=None, microsecond=0) - timedelta(hours=1)
+    hostile["created"] = int(today.replace(tzinfo=UTC).timestamp())
+    hostile["pricing"]["prompt"] = price
+    return {"models.json": json.dumps(listing).encode()}, today
+
+
+def test_a_quarantined_record_dated_today_does_not_date_the_run(warehouse) -> None:
+    """A record quarantined (a negative price) that states today's date must not make the
+    months-old listing look fresh: the run is dated by the records it accepts."""
+    files, _ = _listing_with_a_record_dated_today("-0.000001")
+    run = warehouse.ingest("openrouter_models", files=files)
+    assert run.status == "accepted", run.reason
+    assert run.rows_quarantined == 1
+    row = warehouse.run_row(run.run_id)
+    assert row is not None
+    expected, where = EXPECTED["openrouter_models"]
+    assert row["data_as_of"] == expected  # months ago, not today
+    assert where in row["data_as_of_basis"]
+    assert "1 date(s) of quarantined records left out" in row["data_as_of_basis"]
+    with warehouse.connect() as conn:
+        live = freshness.live_data(conn)["openrouter_models"]
+    assert live.data_as_of == expected
+
+
+def test_the_same_record_accepted_dates_the_run(warehouse) -> None:
+    """The control: with a valid price the same record is accepted, and its date counts."""
+    files, today = _listing_with_a_record_dated_today("0.000001")
+    run = warehouse.ingest("openrouter_models", files=files)
+    assert run.status == "accepted", run.reason
+    row = warehouse.run_row(run.run_id)
+    assert row is not None and row["data_as_of"] == today
+
+
+def test_a_date_a_file_states_counts_while_one_of_its_records_is_accepted() -> None:
+    """A date stated by a file (an endpoint listing's model, a table's file name) counts
+    while any record of that file is accepted, and not once every one is quarantined."""
+    now = datetime(2026, 12, 6)
+    stated = stated_frame(
+        [
+            Stated(datetime(2026, 12, 5), "new.json", "openrouter_endpoints", "new.json"),
+            Stated(datetime(2026, 6, 1), "old.json", "openrouter_endpoints", "old.json"),
+        ]
+    )
+
+    def accepted(*files: str) -> pl.DataFrame:
+        return pl.DataFrame(
+            {
+                "table": ["openrouter_endpoints"] * len(files),
+                "file": list(files),
+                "record": [1] * len(files),
+            },
+            schema={"table": pl.Utf8, "file": pl.Utf8, "record": pl.Int64},
+        )
+
+    both = accepted_date("openrouter_endpoints", stated, accepted("new.json", "old.json"), now)
+    assert both.as_of == datetime(2026, 12, 5)
+    only_old = accepted_date("openrouter_endpoints", stated, accepted("old.json"), now)
+    assert only_old.as_of == datetime(2026, 6, 1)
+    none = accepted_date("openrouter_endpoints", stated, accepted(), now)
+    assert none.as_of is None and "2 date(s) of quarantined records left out" in none.basis

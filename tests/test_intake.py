@@ -5,6 +5,7 @@ lost and nothing read twice; dated rates from the pricing file and from OpenRout
 import hashlib
 import json
 from contextlib import nullcontext
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -14,6 +15,7 @@ from signing import SUBMITTERS, sign
 from test_submissions import for_bank, valid
 
 from bench_pipeline.core import settings
+from bench_pipeline.core.money import MAX_STORED_USD
 from bench_pipeline.core.warehouse import connect, migrate
 from bench_pipeline.runs.costing import LONG_CONTEXT_UNPRICED, MODEL_UNPRICED, Rates
 from bench_pipeline.runs.intake import ingest_inbox, submission_run_id
@@ -26,6 +28,8 @@ from bench_pipeline.runs.rates import (
     rates_by_api_id,
     refresh_model_rates,
 )
+from bench_pipeline.scores.load import usecase_frames
+from bench_pipeline.scores.usecase import IMPLAUSIBLE_COST, UseCaseRun, hard_flags
 from bench_pipeline.taskbank import load_bank
 
 pytestmark = pytest.mark.store
@@ -109,8 +113,6 @@ MALFORMED = {
     "last-instant.json": (valid(started_at="9999-12-31T23:59:59-14:00"), "started_at"),
     "boolean-version.json": (valid(schema_version=True), "schema_version"),
     "million-turns.json": (valid(turns=1_000_001), "turns"),
-    # Checked by no rule; no column holds it, so storing it rejects the file alone.
-    "cost-no-column-holds.json": (valid(claimed_cost_usd="1" + "0" * 25), "claimed_cost_usd"),
 }
 KEEP_VERSION = {"old-version.json"}
 
@@ -154,6 +156,47 @@ def test_malformed_files_are_rejected_precisely_and_valid_ones_kept(conn, bank, 
     again = ingest_inbox(lambda: nullcontext(conn), inbox, bank, now=NOW, submitters=SUBMITTERS)
     assert (again.accepted, again.rejected, again.seen_before) == ([], [], len(files))
     assert conn.execute("SELECT count(*) FROM submitted_runs").fetchall()[0][0] == 2
+
+
+def test_an_absurd_claimed_cost_is_stored_flagged_not_lost(conn, bank, tmp_path):
+    """A claim no money column holds (1e20 USD as a JSON number, 10^25 as a string) is no
+    reason to lose the file: the run is stored with the claim clamped to the largest amount
+    the column holds and kept as written beside it, and scoring flags it `implausible_cost`
+    from the claim as written, token counts or not."""
+    inbox = tmp_path / "inbox"
+    huge = "1" + "0" * 25
+    _write(inbox, "number.json", for_bank(bank, valid(claimed_cost_usd=1e20)))
+    _write(inbox, "string.json", for_bank(bank, valid(claimed_cost_usd=huge, turns=7)))
+    _write(inbox, "fits.json", for_bank(bank, valid(claimed_cost_usd="99999.5", turns=8)))
+    report = ingest_inbox(lambda: nullcontext(conn), inbox, bank, now=NOW, submitters=SUBMITTERS)
+    assert (len(report.accepted), report.rejected) == (3, [])
+    stored = {
+        name: (claimed, written)
+        for name, claimed, written in conn.execute(
+            "SELECT file_name, claimed_cost_usd, claimed_cost_as_written FROM submitted_runs"
+        ).fetchall()
+    }
+    assert stored["number.json"] == (MAX_STORED_USD, "1E+20")
+    assert stored["string.json"] == (MAX_STORED_USD, huge)
+    assert stored["fits.json"] == (Decimal("99999.5"), None)  # a claim that fits, as it was
+    runs = usecase_frames(conn, NOW)["usecase_runs"]
+    flags = dict(conn.execute("SELECT file_name, run_id FROM submitted_runs").fetchall())
+    by_run = dict(zip(runs["run_id"], runs["flags"], strict=True))
+    assert IMPLAUSIBLE_COST in by_run[flags["number.json"]]
+    assert IMPLAUSIBLE_COST in by_run[flags["string.json"]]
+    # 99,999.5 USD is above every token at the dearest rate too: the same flag, from the bound
+    assert IMPLAUSIBLE_COST in by_run[flags["fits.json"]]
+
+
+def test_a_claim_above_any_column_is_implausible_without_token_counts() -> None:
+    run = UseCaseRun(
+        run_id="sub-0000000000000000", use_case="u", model="m", outcome="success",
+        first_try=True, retries=0, step_ins=0, turns=1, wall_time_s=10.0, cost_usd=None,
+        claimed_cost_usd=Decimal("1E+20"), run_at=NOW, published_at=NOW,
+    )  # fmt: skip
+    assert run.token_counts is None and IMPLAUSIBLE_COST in hard_flags(run)
+    fits = replace(run, claimed_cost_usd=MAX_STORED_USD)
+    assert IMPLAUSIBLE_COST not in hard_flags(fits)  # without tokens, no bound to pass
 
 
 def test_cost_uses_the_rate_in_effect_on_the_run_date(conn, bank, tmp_path):

@@ -4,7 +4,6 @@ never publishes past a failed upstream run (`bench_pipeline.assets.publishing`).
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -20,9 +19,9 @@ from bench_pipeline.assets.publish import analyst_copy
 from bench_pipeline.assets.publishing import publishing_blocked
 from bench_pipeline.assets.release import RELEASE_KEY, release_dataset
 from bench_pipeline.assets.site import SITE_KEY
-from bench_pipeline.cli.main import BENCH_RUN_TAG, COMMAND_TAG
 from bench_pipeline.cli.run_lock import exclusive_run
 from bench_pipeline.core import settings
+from tests.test_run_group import assert_one_run_group
 
 pytestmark = pytest.mark.assets
 
@@ -62,22 +61,6 @@ def _tick(
     return result.cursor, requested
 
 
-def _one_run_group(instance: dg.DagsterInstance, output: str) -> None:
-    """The Dagster runs of the one `bench run` so far are one group in the instance: each
-    names the first as `bench/run` and the command; every step it printed has its time."""
-    runs = sorted(instance.get_runs(), key=lambda run: run.tags.get(BENCH_RUN_TAG) != run.run_id)
-    assert len(runs) >= 3, [run.job_name for run in runs]
-    root = runs[0].run_id
-    assert {run.tags.get(BENCH_RUN_TAG) for run in runs} == {root}
-    assert {run.tags.get(COMMAND_TAG) for run in runs} == {"bench run"}
-    grouped = instance.get_runs(dg.RunsFilter(tags={BENCH_RUN_TAG: root}))
-    assert {run.run_id for run in grouped} == {run.run_id for run in runs}
-    steps = re.findall(r"^  \[\d+/\d+\] (\S+)(.*)$", output, re.M)
-    assert len(steps) > 50 and all(
-        re.fullmatch(r" \((\d+\.\d s|\d+ min \d\d s)\)", t) for _, t in steps
-    ), steps
-
-
 @pytest.mark.integration
 @pytest.mark.timeout(1500)
 def test_automation_publishes_nothing_after_a_bench_run_that_failed_before_its_release(
@@ -101,7 +84,7 @@ def test_automation_publishes_nothing_after_a_bench_run_that_failed_before_its_r
     monkeypatch.setenv("DAGSTER_HOME", str(home / "build" / "dagster"))
     definitions = build_definitions()
     with dg.DagsterInstance.get() as instance:
-        _one_run_group(instance, first.stdout)
+        assert_one_run_group(instance, first.stdout)
         cursor, requested = _tick(definitions, instance, None)
         assert not requested & set(PUBLISHED), requested  # nothing changed since the run
 

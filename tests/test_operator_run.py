@@ -17,6 +17,7 @@ from stages import bench_env
 
 from bench_pipeline.core import settings
 from bench_pipeline.ingest.catalog import source_definitions
+from tests.test_run_group import assert_one_run_group
 
 pytestmark = pytest.mark.integration
 BENCH = str(Path(sys.executable).with_name("bench"))
@@ -64,6 +65,15 @@ def test_bench_run_ends_with_what_changed(first_run: tuple[Path, str]) -> None:
     assert re.search(r"\n  \[1/\d+\] \w+ \([\d.]+ s\)\n", output)
     assert "Tables:" not in output and "FAILED" not in output
     assert not DAGSTER_WARNING.search(output), output[-2000:]
+
+
+def test_one_bench_run_is_one_run_group_with_step_times(first_run: tuple[Path, str]) -> None:
+    """The Dagster runs of the `bench run` are one run group under a run named for it."""
+    import dagster as dg
+
+    home, output = first_run
+    with dg.DagsterInstance.from_config(str(home / "build" / "dagster")) as instance:
+        assert_one_run_group(instance, output)
 
 
 def _published_board(home: Path) -> list[tuple[int, str, float, float]]:

@@ -21,6 +21,7 @@ from bench_pipeline.cli.terminal import quiet_dagster, safe
 from bench_pipeline.core import settings
 
 if TYPE_CHECKING:
+    from bench_pipeline.cli import run_group
     from bench_pipeline.cli.summary import Failure
 
 
@@ -75,11 +76,6 @@ def _watch(
 # and the constants live in a private module).
 PARTITION_RANGE_START_TAG = "dagster/asset_partition_range_start"
 PARTITION_RANGE_END_TAG = "dagster/asset_partition_range_end"
-# Every Dagster run of one `bench run` carries the first one's id as `bench/run` and the
-# command as `bench/command`: the UI's run list filtered by that tag shows the `bench run` as
-# one group. (Dagster's own run groups are re-executions: `execute_in_process` cannot start one.)
-BENCH_RUN_TAG = "bench/run"
-COMMAND_TAG = "bench/command"
 
 
 def declared_run_tags(
@@ -238,11 +234,10 @@ def _run_locked(mode: str, out: TextIO, holder: dict, began: datetime | None = N
     import dagster as dg
 
     from bench_pipeline import definitions as loaded
-    from bench_pipeline.assets.runs import MODEL_RUNS_KEY
-    from bench_pipeline.assets.site import SITE_KEY
+    from bench_pipeline.cli import run_group
     from bench_pipeline.cli.run_lock import fail_dead_runs, run_tags
     from bench_pipeline.cli.summary import print_summary, run_log_path
-    from bench_pipeline.definitions import FETCH_JOB, PIPELINE_JOBS, RUN_JOB, build_definitions
+    from bench_pipeline.definitions import build_definitions
     from bench_pipeline.ingest.catalog import source_definitions
 
     # the module built them on import; build again only for another source mode
@@ -256,15 +251,57 @@ def _run_locked(mode: str, out: TextIO, holder: dict, began: datetime | None = N
     steps = len(graph.get_all_asset_keys()) + len(list(graph.asset_check_keys))
     print(f"bench run: {steps} steps, sources {mode}, BENCH_HOME={settings.bench_home()}", file=out)
     seen: dict[str, float] = {}
-    failure: Failure | None = None
-    started_runs: list[str] = []  # this `bench run`'s Dagster runs, in order
     log = _LogFile(run_log_path(started))
+    command = "bench run" if mode == "recorded" else f"bench run --sources {mode}"
+    parent = run_group.CommandRun(instance, command, run_tags(holder))
+    tags = run_tags(holder) | parent.group_tags()
+    try:
+        with parent.members():
+            success, failure = _execute_jobs(definitions, instance, tags, out, steps, seen, log)
+    except BaseException as error:  # the parent ends as the command does, then on it goes
+        _finish(parent, False, seen, started, f"{type(error).__name__}: {error}")
+        raise
+    log.close()
+    _finish(parent, success, seen, started, f"{failure.step}: {failure.error}" if failure else "")
+    summarised = print_summary(
+        started,
+        failure,
+        out,
+        began=began,
+        steps=seen,
+        sources=list(source_definitions()),
+        rerun=command,
+        log=log.path if log.written else None,
+    )
+    return 0 if success and summarised else 1
+
+
+def _finish(
+    parent: run_group.CommandRun, success: bool, seen: dict, started: datetime, why: str
+) -> None:
+    """End the parent run with the steps' times; an instance that cannot take it (a full
+    disk) leaves it to the next `bench run`, which marks it failed (its process is gone)."""
+    try:
+        parent.finish(success, seen, (datetime.now(UTC) - started).total_seconds(), why)
+    except Exception:  # the summary reports what matters
+        pass
+
+
+def _execute_jobs(
+    definitions, instance, group: dict[str, str], out: TextIO, steps: int, seen: dict, log
+) -> tuple[bool, Failure | None]:
+    """The pipeline's jobs in order, each wave one Dagster run tagged with `group` (the run
+    lock's and the run group's tags); whether all succeeded, and the first failure."""
+    from bench_pipeline.assets.runs import MODEL_RUNS_KEY
+    from bench_pipeline.assets.site import SITE_KEY
+    from bench_pipeline.definitions import FETCH_JOB, PIPELINE_JOBS, RUN_JOB
+
+    graph = definitions.resolve_asset_graph()
+    failure: Failure | None = None
 
     def execute(name: str, tags: dict[str, str], keys: set | None = None) -> bool:
         nonlocal failure
         run_id = str(uuid.uuid4())
-        started_runs.append(run_id)
-        group = {COMMAND_TAG: "bench run", BENCH_RUN_TAG: started_runs[0]}
         job = definitions.resolve_job_def(name)
         if keys is not None:
             job = job.get_subset(asset_selection=keys)
@@ -278,7 +315,7 @@ def _run_locked(mode: str, out: TextIO, holder: dict, began: datetime | None = N
                 result = job.execute_in_process(
                     instance=instance,
                     run_id=run_id,
-                    tags=tags | run_tags(holder) | group,
+                    tags=tags | group,
                     raise_on_error=False,
                     run_config={"loggers": {"console": {"config": {"log_level": "INFO"}}}},
                 )
@@ -326,18 +363,7 @@ def _run_locked(mode: str, out: TextIO, holder: dict, began: datetime | None = N
             many = f"{len(unchanged)} {other}assets"
             shown = next(iter(unchanged)).to_user_string() if len(unchanged) == 1 else many
             print(f"  ({name}: {shown}, nothing changed)", file=out)
-    log.close()
-    summarised = print_summary(
-        started,
-        failure,
-        out,
-        began=began,
-        steps=seen,
-        sources=list(source_definitions()),
-        rerun="bench run" if mode == "recorded" else f"bench run --sources {mode}",
-        log=log.path if log.written else None,
-    )
-    return 0 if success and summarised else 1
+    return success, failure
 
 
 class _LogFile(io.TextIOBase):

@@ -24,6 +24,11 @@ from bench_pipeline.core.processes import pid_alive
 
 PID_TAG = "bench/pid"
 HOST_TAG = "bench/host"
+BENCH_RUN_TAG = "bench/run"
+"""Every Dagster run of one `bench run`, its parent run included, names the parent's id here
+(a tag the UI's run list filters by; `cli.run_group`)."""
+COMMAND_TAG = "bench/command"
+"""The command line the runs belong to (`bench run`, `bench run --sources live`)."""
 
 
 class RunLockedError(RuntimeError):

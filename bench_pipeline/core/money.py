@@ -15,6 +15,10 @@ PRECISION = 60
 TOKENS_PER_MILLION = 6
 """Power of ten between a per-token and a per-million-tokens rate."""
 
+MAX_STORED_USD = Decimal("99999999999999999999.999999999999999999")
+"""The largest amount the warehouse's money columns (`DECIMAL(38, 18)`) hold: no real cost
+comes near it, so a claim above it is an absurd one (kept as written, never lost)."""
+
 
 def exact(digits: int = 0) -> AbstractContextManager[Context]:
     """A decimal context of `PRECISION` digits (or `digits`, when more), for a `with` block."""

@@ -36,7 +36,7 @@ from bench_pipeline.core.writer import insert_rows, registered
 from bench_pipeline.ingest import contract as contracts
 from bench_pipeline.ingest import contract_screen
 from bench_pipeline.ingest.catalog import SourceDefinition
-from bench_pipeline.ingest.dating import data_date
+from bench_pipeline.ingest.dating import accepted_date, stated_dates, stated_frame
 from bench_pipeline.ingest.parsers.dates import DataDate
 from bench_pipeline.ingest.payload import (
     PayloadError,
@@ -57,6 +57,7 @@ from bench_pipeline.ingest.validation import (
     validate_records,
 )
 from bench_pipeline.ingest.work import (
+    STATED_DATES,
     read_work,
     remove_run,
     run_folder,
@@ -370,16 +371,18 @@ def _staged(
     unexpected = set(frames) - set(definition.tables)
     if unexpected:
         return Staged(f"parser produced undeclared tables {sorted(unexpected)}")
-    dated = data_date(definition.name, files, now_utc())
+    found = stated_dates(definition.name, files)
     problems = _problem_frame(report, definition)
     staged = {
         target(table): _with_problems(frame, problems.get(table)) for table, frame in frames.items()
     }
+    if not isinstance(found, DataDate):  # dated by validation, from the records it accepts
+        staged[target(STATED_DATES)] = stated_frame(found)
     write_work_freeing(staged, files)
     return Staged(
         rows_staged={table: frame.height for table, frame in frames.items()},
         fields=report.fields,
-        data_date=dated,
+        data_date=found if isinstance(found, DataDate) else None,
     )
 
 
@@ -485,10 +488,14 @@ def _validate(
     groups: dict[tuple[str, str], int] = {}
     scales: dict[str, tuple[float | None, int]] = {}
     quarantined = []
+    accepted: list[pl.DataFrame] = []
     today = run.started_at.date()
+    stated = _stated(conn, run)
     for table in definition.tables:
         staged = read_work(work_file(conn, "staged", run.source, run.run_id, table))
         result = validate_records(TABLES[table], staged, today=today)
+        if stated is not None and table in stated.get_column("table"):
+            accepted.append(_accepted_records(table, staged, result.quarantined))
         write_work(work_file(conn, "validated", run.source, run.run_id, table), result.valid)
         valid_counts[table] = result.valid.height
         groups[(TABLE_GROUP, table)] = result.valid.height
@@ -497,12 +504,42 @@ def _validate(
         quarantined.append(result.quarantined)
     pending = pl.concat(quarantined) if quarantined else pl.DataFrame(schema=QUARANTINE_SCHEMA)
     write_work(work_file(conn, "quarantine", run.source, run.run_id), pending)
+    if stated is not None:
+        keys = pl.concat(accepted) if accepted else _accepted_records("", pl.DataFrame(), pending)
+        dated = accepted_date(run.source, stated, keys, now_utc())
+        run = replace(run, data_as_of=dated.as_of, data_as_of_basis=dated.basis)
     return replace(
         run,
         rows_valid=valid_counts,
         rows_quarantined=count_records(pending),
         groups=groups,
         scales=scales,
+    )
+
+
+def _stated(conn: duckdb.DuckDBPyConnection, run: SourceRun) -> pl.DataFrame | None:
+    """The dates the run's payload states (`dating.stated_frame`), or None when staging found
+    none to store (the run's data date then says why)."""
+    try:
+        return read_work(work_file(conn, "staged", run.source, run.run_id, STATED_DATES))
+    except FileNotFoundError:
+        return None
+
+
+def _accepted_records(table: str, staged: pl.DataFrame, quarantined: pl.DataFrame) -> pl.DataFrame:
+    """The (table, file, record) of each staged record of `table` not in `quarantined`."""
+    if FILE_COLUMN not in staged.columns or RECORD_COLUMN not in staged.columns:
+        return pl.DataFrame(schema={"table": pl.Utf8, "file": pl.Utf8, "record": pl.Int64})
+    bad = quarantined.select(
+        pl.col("file_name").alias(FILE_COLUMN), pl.col("record_number").alias(RECORD_COLUMN)
+    ).unique()
+    kept = staged.select(FILE_COLUMN, pl.col(RECORD_COLUMN).cast(pl.Int64)).join(
+        bad, on=[FILE_COLUMN, RECORD_COLUMN], how="anti"
+    )
+    return kept.select(
+        pl.lit(table, pl.Utf8).alias("table"),
+        pl.col(FILE_COLUMN).cast(pl.Utf8).alias("file"),
+        pl.col(RECORD_COLUMN).alias("record"),
     )
 
 

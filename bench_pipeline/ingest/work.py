@@ -28,6 +28,9 @@ from bench_pipeline.core.warehouse import database_file
 Kind = Literal["staged", "validated", "quarantine"]
 FOLDER = "work"
 """The folder beside the warehouse file that holds every run's working files."""
+STATED_DATES = "_stated_dates"
+"""The staged "table" holding the dates the payload states, each with its record
+(`ingest.dating`): validation dates the run from those of the records it accepts."""
 
 
 def run_folder(conn: duckdb.DuckDBPyConnection, source: str, run_id: str) -> Path:

@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -39,6 +40,7 @@ from bench_pipeline.core.isolation import (
     storable,
     take_each,
 )
+from bench_pipeline.core.money import MAX_STORED_USD
 from bench_pipeline.core.writer import insert_rows
 from bench_pipeline.providers.base import Usage
 from bench_pipeline.runs.batch import Connect
@@ -55,7 +57,7 @@ SUBMITTED_COLUMNS = (
     "requests_known", "claimed_cost_usd", "cost_usd", "cost_warnings", "wall_time_seconds",
     "step_ins", "turns", "retries", "first_try", "autonomy", "outcome", "criteria",
     "evidence_log", "evidence_sha256", "evidence_matches", "output", "reproduces",
-    "rerun_of", "submitter", "received_at", "submitter_verified",
+    "rerun_of", "submitter", "received_at", "submitter_verified", "claimed_cost_as_written",
 )  # fmt: skip
 
 
@@ -101,6 +103,15 @@ class IntakeReport:
     """Files not judged now (the submitters file cannot be used): left unrecorded."""
 
 
+def stored_claim(claimed: Decimal | None) -> tuple[Decimal | None, str | None]:
+    """A claimed cost as `submitted_runs` stores it: the value, or, when its column cannot
+    hold it (above `MAX_STORED_USD`), that largest amount with the claim as written beside it
+    (`claimed_cost_as_written`, which scoring reads: the run is flagged `implausible_cost`)."""
+    if claimed is None or claimed <= MAX_STORED_USD:
+        return claimed, None
+    return MAX_STORED_USD, str(claimed)
+
+
 def submitted_row(
     submission: Submission,
     path: Path,
@@ -116,6 +127,7 @@ def submitted_row(
     total = Usage.total(usages)
     in_effect = rate_in_effect(rates.get(submission.model.name, ()), submission.run_date)
     cost = cost_of_all(usages, in_effect)
+    claimed, as_written = stored_claim(submission.claimed_cost_usd)
     return {
         "run_id": submission_run_id(sha256),
         "file_name": storable(path.name),
@@ -134,7 +146,8 @@ def submitted_row(
         "cache_write_tokens": total.cache_write_tokens,
         "reasoning_tokens": total.reasoning_tokens,
         "requests_known": submission.tokens.per_request is not None,
-        "claimed_cost_usd": submission.claimed_cost_usd,
+        "claimed_cost_usd": claimed,
+        "claimed_cost_as_written": as_written,
         "cost_usd": cost.cost_usd,
         "cost_warnings": ",".join(cost.warnings),
         "wall_time_seconds": submission.wall_time_seconds,
@@ -164,6 +177,7 @@ COLUMN_FIELDS = {
     "cached_tokens": "tokens", "cache_write_tokens": "tokens", "reasoning_tokens": "tokens",
     "requests_known": "tokens", "cost_usd": "tokens", "cost_warnings": "tokens",
     "outcome": "criteria", "evidence_matches": "evidence_sha256", "received_at": None,
+    "claimed_cost_as_written": "claimed_cost_usd",
 }  # fmt: skip
 """The submission field a `submitted_runs` column comes from, where the names differ."""
 

@@ -336,7 +336,7 @@ def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str
                claimed_cost_usd, evidence_log, evidence_sha256, cost_warnings, started_at,
                received_at, rerun_of, reproduces, submitter, use_case_version, prompt_tokens,
                cached_tokens, cache_write_tokens, reasoning_tokens, criteria, simulated,
-               submitter_verified
+               submitter_verified, claimed_cost_as_written
         FROM submitted_runs WHERE received_at <= ? ORDER BY run_id
         """,
         [_naive(as_of)],
@@ -345,7 +345,9 @@ def usecase_frames(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str
     for (run_id, use_case, model, settings, outcome, first_try, retries, step_ins, turns,
          autonomy, wall, output_tokens, cost, claimed, log, sha, warnings, started, received,
          rerun_of, reproduces, submitter, version, input_tokens, cached, cache_write,
-         reasoning, criteria, simulated, verified) in rows:  # fmt: skip
+         reasoning, criteria, simulated, verified, as_written) in rows:  # fmt: skip
+        if as_written is not None:  # a claim its column could not hold, as the file wrote it
+            claimed = Decimal(as_written)
         chosen = json.loads(settings)
         shown = ", ".join(f"{k}={v}" for k, v in sorted(chosen.items()))
         tokens = {"input": input_tokens, "output": output_tokens, "cached": cached,

@@ -72,7 +72,7 @@ from typing import Literal, get_args
 import polars as pl
 from polars.datatypes import DataTypeClass
 
-from bench_pipeline.core.money import exact
+from bench_pipeline.core.money import MAX_STORED_USD, exact
 from bench_pipeline.core.stats import weighted_ci90
 from bench_pipeline.core.text import escaped, lookalike_problems, normalise, skeleton
 from bench_pipeline.grading.outcomes import RUN_OUTCOME_CREDIT, RunOutcome
@@ -290,7 +290,8 @@ def hard_flags(run: UseCaseRun) -> tuple[str, ...]:
       25% passes; a positive claim against a computed 0 fails). Not checked without both.
     * `implausible_cost`: a claimed cost above `plausible_cost_bound` (every input and
       output token at the dearest price taken as real), with a rate for the model or
-      without. Not checked without a claim or token counts.
+      without; or above `core.money.MAX_STORED_USD` (more than any money column holds),
+      whatever the token counts. Not checked without a claim.
     * `autonomy_mismatch`: the claimed level is not the one its step-ins give.
     * `evidence_hash_mismatch`: the given SHA-256 is not the log's (UTF-8; hex compared
       case-insensitively). Not checked when no hash is given.
@@ -311,7 +312,8 @@ def hard_flags(run: UseCaseRun) -> tuple[str, ...]:
     ):
         flags.append(COST_MISMATCH)
     bound = plausible_cost_bound(run)
-    if claimed is not None and bound is not None and claimed > bound:
+    limit = MAX_STORED_USD if bound is None else min(bound, MAX_STORED_USD)
+    if claimed is not None and claimed > limit:
         flags.append(IMPLAUSIBLE_COST)
     if run.claimed_autonomy is not None and run.claimed_autonomy != autonomy_level(run.step_ins):
         flags.append(AUTONOMY_MISMATCH)

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import polars as pl
 
-from bench_pipeline.ingest.parsers.dates import DataDate, newest, text_date
+from bench_pipeline.ingest.parsers.dates import Stated, text_date
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
@@ -194,14 +193,16 @@ def parse_by_record(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
     }
 
 
-def data_date(files: Sequence[RawFile], now: datetime) -> DataDate:
+def data_dates(files: Sequence[RawFile]) -> list[Stated]:
     """LMArena's publication date: the date the public table's file is named with
-    (`..._2026_01_16.csv`, the day LMArena published it). The catalogue's `leaderboard-*.json`
-    and `scatterplot-data.json` state no date of their own, so a payload of them alone has
-    none (the dated model keys in them say only that the data is no older than those models)."""
-    found: list[tuple[datetime | None, str]] = []
+    (`..._2026_01_16.csv`, the day LMArena published it), counted while a rating of that file
+    is accepted. The catalogue's `leaderboard-*.json` and `scatterplot-data.json` state no
+    date of their own, so a payload of them alone has none (the dated model keys in them say
+    only that the data is no older than those models)."""
+    found: list[Stated] = []
     for raw in files:
         dated = DATED.search(raw.name) if raw.name.endswith(".csv") else None
         if dated:
-            found.append((text_date("-".join(dated.groups())), f"the name of {raw.name}"))
-    return newest(found, "publication date", now)
+            stated = text_date("-".join(dated.groups()))
+            found.append(Stated(stated, f"the name of {raw.name}", ARENA_RATINGS.name, raw.name))
+    return found

@@ -7,6 +7,10 @@ date, SWE-bench's entry dates); this module turns those candidates into one `Dat
 sentence saying how it was found. No candidate gives no date (never the fetch time), and a
 date after the run's day (plus a day's slack) is not believed: one mistyped year would make
 a source look fresh for ever.
+
+Each date is `Stated` with the record stating it (its table, file and record number, as the
+parser numbers the records), so only records that pass validation date a run: a record
+quarantined for a bad price must not make months-old data look fresh by stating today's date.
 """
 
 from __future__ import annotations
@@ -29,6 +33,19 @@ class DataDate:
 
     as_of: datetime | None
     basis: str
+
+
+@dataclass(frozen=True)
+class Stated:
+    """One date a payload states, and where: `table`, `file` and `record` name the staged row
+    made from the stating record (`record` None: the file states it, e.g. in its name, and it
+    counts while any record of the file in `table` is accepted)."""
+
+    when: datetime | None
+    where: str
+    table: str
+    file: str
+    record: int | None = None
 
 
 def text_date(value: Any) -> datetime | None:

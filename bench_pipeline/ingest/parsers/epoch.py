@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 import polars as pl
 
 from bench_pipeline.ingest.catalog import EvaluationSpec
-from bench_pipeline.ingest.parsers.dates import DataDate, newest, text_date
+from bench_pipeline.ingest.parsers.dates import Stated, text_date
 from bench_pipeline.ingest.payload import PayloadError, RawFile, read_csv, staged_frame
 from bench_pipeline.ingest.tables import EPOCH_MODELS, EVALUATION_ROWS
 
@@ -96,9 +95,10 @@ RUN_DATE_COLUMNS = ("Started at", "Run date")
 (a model's `Release date` is when the lab released it, not when it was measured)."""
 
 
-def data_date(files: Sequence[RawFile], now: datetime) -> DataDate:
-    """The newest run date of any evaluation file."""
-    found: list[tuple[datetime | None, str]] = []
+def data_dates(files: Sequence[RawFile]) -> list[Stated]:
+    """The run dates of every evaluation file's records, numbered as `_evaluation_rows`
+    numbers them (a file no evaluation reads stages no rows, so its dates never count)."""
+    found: list[Stated] = []
     for raw in files:
         if not raw.name.endswith(".csv"):
             continue
@@ -106,9 +106,10 @@ def data_date(files: Sequence[RawFile], now: datetime) -> DataDate:
             records = read_csv(raw, ())
         except PayloadError:
             continue
-        for record in records:
+        for number, record in enumerate(records, start=1):
             for column in RUN_DATE_COLUMNS:
                 stated = text_date(record.get(column))
                 if stated is not None:
-                    found.append((stated, f"{column} of {record.get(MODEL_VERSION)} in {raw.name}"))
-    return newest(found, "run date", now)
+                    where = f"{column} of {record.get(MODEL_VERSION)} in {raw.name}"
+                    found.append(Stated(stated, where, EVALUATION_ROWS.name, raw.name, number))
+    return found

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from functools import partial
 from itertools import repeat
 from typing import Any
 
 import polars as pl
 
-from bench_pipeline.ingest.parsers.dates import DataDate, newest, text_date
+from bench_pipeline.ingest.parsers.dates import Stated, text_date
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
@@ -133,15 +132,18 @@ def parse_by_record(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
     return {MODELSDEV_MODELS.name: staged_frame(list(MODELSDEV_MODELS.columns), rows)}
 
 
-def data_date(files: Sequence[RawFile], now: datetime) -> DataDate:
-    """The newest `last_updated` of any model of any provider."""
-    found: list[tuple[datetime | None, str]] = []
+def data_dates(files: Sequence[RawFile]) -> list[Stated]:
+    """Each model's `last_updated`, numbered as `parse_by_record` numbers the models."""
+    found: list[Stated] = []
     for raw in files:
         document = load_json(raw)
+        number = 0
         for provider_id, provider in document.items() if isinstance(document, dict) else ():
             served = provider.get("models") if isinstance(provider, dict) else None
             for model_id, model in served.items() if isinstance(served, dict) else ():
+                number += 1
                 if isinstance(model, dict):
                     stated = text_date(model.get("last_updated"))
-                    found.append((stated, f"{provider_id}/{model_id}"))
-    return newest(found, "`last_updated`", now)
+                    where = f"{provider_id}/{model_id}"
+                    found.append(Stated(stated, where, MODELSDEV_MODELS.name, raw.name, number))
+    return found

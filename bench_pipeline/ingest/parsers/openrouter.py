@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from bench_pipeline.core.money import per_token_to_per_million
-from bench_pipeline.ingest.parsers.dates import DataDate, newest, unix_date
+from bench_pipeline.ingest.parsers.dates import Stated, unix_date
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
@@ -170,27 +170,31 @@ def parse_endpoints(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
     return {OPENROUTER_ENDPOINTS.name: staged_frame(list(OPENROUTER_ENDPOINTS.columns), rows)}
 
 
-def _created(files: Sequence[RawFile]) -> list[tuple[datetime | None, str]]:
-    """Each model's `created` in the files (a models list, or one endpoint listing each)."""
-    found: list[tuple[datetime | None, str]] = []
+def models_dates(files: Sequence[RawFile]) -> list[Stated]:
+    """Each listed model's `created` (the newest: the day OpenRouter last listed a model),
+    numbered as `parse_models` numbers the models."""
+    found: list[Stated] = []
     for raw in files:
         document = load_json(raw)
         data = document.get("data") if isinstance(document, dict) else None
-        models = data if isinstance(data, list) else [data]
-        found.extend(
-            (unix_date(model.get("created")), f"{model.get('id')} in {raw.name}")
-            for model in models
-            if isinstance(model, dict)
-        )
+        for number, model in enumerate(data if isinstance(data, list) else [], start=1):
+            if isinstance(model, dict):
+                where = f"{model.get('id')} in {raw.name}"
+                stated = unix_date(model.get("created"))
+                found.append(Stated(stated, where, OPENROUTER_MODELS.name, raw.name, number))
     return found
 
 
-def models_data_date(files: Sequence[RawFile], now: datetime) -> DataDate:
-    """The newest `created` of the listing: the day OpenRouter last listed a model."""
-    return newest(_created(files), "model `created`", now)
-
-
-def endpoints_data_date(files: Sequence[RawFile], now: datetime) -> DataDate:
-    """The newest `created` of the models whose endpoints were read: the endpoint responses
-    carry no date of their own (uptime and latency are "last 30 minutes" of an unknown time)."""
-    return newest(_created(files), "model `created` in the endpoint listings", now)
+def endpoints_dates(files: Sequence[RawFile]) -> list[Stated]:
+    """The `created` of each model whose endpoints were read: the endpoint responses carry no
+    date of their own (uptime and latency are "last 30 minutes" of an unknown time), so the
+    model's date is the file's, counted while one of its endpoints is accepted."""
+    found: list[Stated] = []
+    for raw in (f for f in files if f.name.endswith(".json")):  # as `parse_endpoints` reads
+        document = load_json(raw)
+        model = document.get("data") if isinstance(document, dict) else None
+        if isinstance(model, dict):
+            where = f"{model.get('id')} in {raw.name}"
+            stated = unix_date(model.get("created"))
+            found.append(Stated(stated, where, OPENROUTER_ENDPOINTS.name, raw.name))
+    return found

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 import msgspec
 import polars as pl
 
-from bench_pipeline.ingest.parsers.dates import DataDate, newest, text_date
+from bench_pipeline.ingest.parsers.dates import Stated, text_date
 from bench_pipeline.ingest.payload import (
     PayloadError,
     RawFile,
@@ -192,18 +191,18 @@ def parse_by_record(files: Sequence[RawFile]) -> dict[str, pl.DataFrame]:
     }
 
 
-def data_date(files: Sequence[RawFile], now: datetime) -> DataDate:
-    """The newest `date` of any entry of any leaderboard."""
-    found: list[tuple[datetime | None, str]] = []
+def data_dates(files: Sequence[RawFile]) -> list[Stated]:
+    """Every entry's `date`, numbered as `parse_by_record` numbers the entries."""
+    found: list[Stated] = []
     for raw in files:
         if raw.name != FILE:
             continue
-        document = _document(raw)
-        boards = document.get("leaderboards") if isinstance(document, dict) else None
-        for board in boards if isinstance(boards, list) else ():
-            results = board.get("results") if isinstance(board, dict) else None
-            for entry in results if isinstance(results, list) else ():
+        number = 0
+        for board in _boards(raw):
+            for entry in board["results"]:
+                number += 1
                 if isinstance(entry, dict):
                     where = f"{entry.get('name')} on {board.get('name')}"
-                    found.append((text_date(entry.get("date")), where))
-    return newest(found, "entry `date`", now)
+                    stated = text_date(entry.get("date"))
+                    found.append(Stated(stated, where, SWEBENCH_ENTRIES.name, raw.name, number))
+    return found
