@@ -77,8 +77,9 @@ def test_a_reader_reaches_a_receipt_from_the_board_and_sees_its_scores_and_costs
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(f"{url}/pm-suite.html")
     board_row = page.locator("#pm-setups tbody tr").first
-    setup = board_row.locator("td").nth(1).inner_text().split(" receipts")[0]
-    setup = setup.removesuffix(" (no model page)")  # a setup on no registry model says so
+    # the cell's first line is the setup's name; a setup on no registry model says so below it
+    setup = board_row.locator("td").nth(1).inner_text().splitlines()[0].split(" receipts")[0]
+    setup = setup.removesuffix(" (no model page)")
     board_row.locator("a.receipts").click()
     page.wait_for_load_state()
     assert "/receipts/index.html#pm-" in page.url
