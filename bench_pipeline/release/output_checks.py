@@ -53,7 +53,7 @@ def rank_range_problems(
     competition rank of their `by` among the rows of their `within` group."""
     groups: dict[tuple, dict[int, Any]] = {}
     for index, row in enumerate(rows):
-        if row.get(by) is not None:
+        if row.get(by) is not None and row.get("rank_best") is not None:  # ranked rows
             groups.setdefault(tuple(row.get(c) for c in within), {})[index] = row[by]
     problems = []
     for values in groups.values():

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Collection, Sequence
 from decimal import Decimal
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -16,13 +18,14 @@ import polars as pl
 from bench_pipeline.core.warehouse import fetch_frame
 from bench_pipeline.registry.entries import SOURCE, stored_entry_models
 from bench_pipeline.scores.board_matrix import ItemResults
-from bench_pipeline.scores.card import card, matrix_from_cells
+from bench_pipeline.scores.card import Card, card, matrix_from_cells
 from bench_pipeline.scores.item_boards import (
     BoardEntry,
     ItemBoard,
     board_frames,
     board_from_results,
 )
+from bench_pipeline.scores.item_matrix_boards import matrix_boards
 from bench_pipeline.scores.navigator import cost_per_success
 
 TABLES = ("item_boards", "item_board_pairs", "item_board_cards", "item_board_rank_sets")
@@ -104,7 +107,43 @@ def _results(
     )
 
 
-def card_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
+def card_row(board: str, computed: Card) -> dict[str, Any]:
+    """A board's row of `item_board_cards`."""
+    resolution = computed.resolution
+    return {
+        "board": board, "systems": computed.systems, "items": computed.items,
+        "data_type": computed.data_type, "matrix_sha256": computed.matrix_sha256,
+        "missing_cells": computed.missing_cells, "groups": computed.groups,
+        "draws": computed.draws, "seed": computed.seed,
+        "pairs_total": computed.pairs_total,
+        "pairs_established": computed.pairs_established,
+        "established_share": computed.established_share,
+        "tiers_height": computed.tiers.height,
+        "largest_antichain": computed.tiers.largest_antichain,
+        "discordance": computed.discordance.mean_carrying_items,
+        "discordance_top_decile": computed.discordance.top_decile_mean_carrying_items,
+        "resolution_gap_50": None if resolution is None else resolution.gap_50,
+        "resolution_gap_80": None if resolution is None else resolution.gap_80,
+    }  # fmt: skip
+
+
+def rank_set_rows(board: str, computed: Card) -> list[dict[str, Any]]:
+    """A board's rows of `item_board_rank_sets`, one per entry of its card."""
+    return [
+        {
+            "board": board, "entry_key": e.system, "rank_set_low": e.rank_set_low,
+            "rank_set_high": e.rank_set_high, "group_rank_set_low": e.group_rank_set_low,
+            "group_rank_set_high": e.group_rank_set_high,
+        }
+        for e in computed.entries
+    ]  # fmt: skip
+
+
+def card_frames(
+    conn: duckdb.DuckDBPyConnection,
+    held: Collection[tuple[str, str]] = (),
+    extra: Sequence[tuple[str, Card]] = (),
+) -> dict[str, pl.DataFrame]:
     """`item_board_cards` (one row per board) and `item_board_rank_sets` (one per entry
     with per-item results): each board's reporting card (`scores.card`), from the same
     per-item results, the instances grouped by repository. A card whose self-check fails
@@ -121,38 +160,18 @@ def card_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
             for folder, instance, resolved in rows.select(
                 "folder", "instance_id", "resolved"
             ).iter_rows()
+            if (board, folder) not in held  # parity before rank: no rank set either
         ]
         groups = {}
         for _, instance, _ in cells:
             match = REPOSITORY.match(instance)
             groups[instance] = match.group(1) if match else instance
         computed = card(matrix_from_cells(cells, groups), with_pairs=False)
-        resolution = computed.resolution
-        boards.append(
-            {
-                "board": board, "systems": computed.systems, "items": computed.items,
-                "data_type": computed.data_type, "matrix_sha256": computed.matrix_sha256,
-                "missing_cells": computed.missing_cells, "groups": computed.groups,
-                "draws": computed.draws, "seed": computed.seed,
-                "pairs_total": computed.pairs_total,
-                "pairs_established": computed.pairs_established,
-                "established_share": computed.established_share,
-                "tiers_height": computed.tiers.height,
-                "largest_antichain": computed.tiers.largest_antichain,
-                "discordance": computed.discordance.mean_carrying_items,
-                "discordance_top_decile": computed.discordance.top_decile_mean_carrying_items,
-                "resolution_gap_50": None if resolution is None else resolution.gap_50,
-                "resolution_gap_80": None if resolution is None else resolution.gap_80,
-            }
-        )  # fmt: skip
-        entries += [
-            {
-                "board": board, "entry_key": e.system, "rank_set_low": e.rank_set_low,
-                "rank_set_high": e.rank_set_high, "group_rank_set_low": e.group_rank_set_low,
-                "group_rank_set_high": e.group_rank_set_high,
-            }
-            for e in computed.entries
-        ]  # fmt: skip
+        boards.append(card_row(board, computed))
+        entries += rank_set_rows(board, computed)
+    for board, computed in extra:
+        boards.append(card_row(board, computed))
+        entries += rank_set_rows(board, computed)
     return {
         "item_board_cards": pl.DataFrame(boards, schema=_CARD_SCHEMA, orient="row"),
         "item_board_rank_sets": pl.DataFrame(entries, schema=_RANK_SET_SCHEMA, orient="row"),
@@ -177,4 +196,10 @@ _RANK_SET_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 def item_board_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
     """The published tables, recomputed from the live tables and the entries' models: the
     boards, their pairs and their cards."""
-    return board_frames(load_boards(conn)) | card_frames(conn)
+    boards = load_boards(conn)
+    held = {(b.board, r.key) for b in boards for r in b.rows if r.parity is not None}
+    others = matrix_boards(conn)  # the per-item results source kind
+    extra = [(board.board, computed) for board, computed in others if computed is not None]
+    return board_frames([*boards, *(board for board, _ in others)]) | card_frames(
+        conn, held, extra
+    )
