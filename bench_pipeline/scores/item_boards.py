@@ -293,7 +293,9 @@ def board_from_results(
                 rank_best != rank_worst, *costs[i], dominated_by[position],
             )
         )  # fmt: skip
-    held_order = sorted(held, key=lambda i: (-n_resolved[i] / n_items[i], entries[i].entry))
+    held_order = sorted(
+        held, key=lambda i: (-n_resolved[i] / n_items[i], entries[i].entry, entries[i].key)
+    )
     for i in held_order:  # per-item results at odds with the published score: no rank
         e, n, k = entries[i], n_items[i], n_resolved[i]
         ci_low, ci_high = clopper_pearson(k, n)

@@ -107,6 +107,11 @@ def _results(
     )
 
 
+def held_entries(boards: Sequence[ItemBoard]) -> set[tuple[str, str]]:
+    """(board, entry key) of every entry parity keeps from a rank (`scores.parity`)."""
+    return {(b.board, r.key) for b in boards for r in b.rows if r.parity is not None}
+
+
 def card_row(board: str, computed: Card) -> dict[str, Any]:
     """A board's row of `item_board_cards`."""
     resolution = computed.resolution
@@ -141,13 +146,17 @@ def rank_set_rows(board: str, computed: Card) -> list[dict[str, Any]]:
 
 def card_frames(
     conn: duckdb.DuckDBPyConnection,
-    held: Collection[tuple[str, str]] = (),
+    held: Collection[tuple[str, str]] | None = None,
     extra: Sequence[tuple[str, Card]] = (),
 ) -> dict[str, pl.DataFrame]:
     """`item_board_cards` (one row per board) and `item_board_rank_sets` (one per entry
     with per-item results): each board's reporting card (`scores.card`), from the same
     per-item results, the instances grouped by repository. A card whose self-check fails
-    raises `CardRefused`, and the run publishes nothing."""
+    raises `CardRefused`, and the run publishes nothing. The entries `held` (board, key)
+    disagree with their published score (parity before rank): they have no rank set
+    (None: read from the boards)."""
+    if held is None:
+        held = held_entries(load_boards(conn))
     boards, entries = [], []
     results = fetch_frame(
         conn,
@@ -197,7 +206,7 @@ def item_board_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame
     """The published tables, recomputed from the live tables and the entries' models: the
     boards, their pairs and their cards."""
     boards = load_boards(conn)
-    held = {(b.board, r.key) for b in boards for r in b.rows if r.parity is not None}
+    held = held_entries(boards)
     others = matrix_boards(conn)  # the per-item results source kind
     extra = [(board.board, computed) for board, computed in others if computed is not None]
     return board_frames([*boards, *(board for board, _ in others)]) | card_frames(
