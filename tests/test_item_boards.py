@@ -261,9 +261,10 @@ def test_the_recorded_bash_only_board(real_boards) -> None:
         "Claude 3.7 Sonnet (20250219)", "Claude 4 Sonnet (20250514)",
         "Llama 4 Maverick Instruct",
     ]  # fmt: skip
-    assert "64.80%" in held["Claude 4 Sonnet (20250514)"] and "64.93%" in held[
-        "Claude 4 Sonnet (20250514)"
-    ]
+    assert (
+        "64.80%" in held["Claude 4 Sonnet (20250514)"]
+        and "64.93%" in held["Claude 4 Sonnet (20250514)"]
+    )
     assert len([r for r in board.rows if r.items]) == 25
     assert len(ranked) == 22 and len(board.rows) == 31 and len(board.pairs) == 22 * 21 // 2
     top = ranked[0]

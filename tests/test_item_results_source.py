@@ -78,7 +78,9 @@ def test_a_corrupt_eval_zip_is_refused_naming_the_file_and_member() -> None:
         ("samples/2_epoch_1.json", "record", False),
         ("samples/3_epoch_1.json", "scores.s.value", False),
     ]
-    assert "not JSON" in (cells[1].problem or "") and "'x' is not a number" in (cells[2].problem or "")
+    assert "not JSON" in (cells[1].problem or "") and "'x' is not a number" in (
+        cells[2].problem or ""
+    )
 
 
 @pytest.mark.unit
@@ -172,7 +174,8 @@ def test_the_recorded_logs_publish_a_board_with_its_card(recorded_warehouse) -> 
         "WHERE parity IS NOT NULL AND entry LIKE '%Claude 3.7 Sonnet%' ORDER BY board"
     ).fetchall()
     assert sorted((b, s, p, r) for b, _, s, p, r, _ in held) == [
-        ("Verified", 10.2, 52.8, None), ("bash-only", 10.2, 52.8, None),
+        ("Verified", 10.2, 52.8, None),
+        ("bash-only", 10.2, 52.8, None),
     ]
     assert all("10.2%" in reason and "52.8%" in reason for *_, reason in held)
 

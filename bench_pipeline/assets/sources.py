@@ -165,7 +165,8 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
             run = engine.fetch_and_store(
                 conn, definition, lambda: client.fetch(definition), settings.raw_dir(), client.mode
             )
-            prestage.submit(conn, run, definition, parser_for(definition))  # inside `bench run` only
+            # inside `bench run` only
+            prestage.submit(conn, run, definition, parser_for(definition))
         context.log.info(engine.describe(run) if run.status != "pending" else run.run_id)
         metadata = _run_metadata(run) | {"changed": not run.unchanged}
         return versioned_output(run, metadata, raw_version(run))

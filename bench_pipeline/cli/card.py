@@ -37,6 +37,7 @@ from bench_pipeline.ingest.item_matrix import (
 )
 from bench_pipeline.scores.card import DRAWS, SEED, Card, CardRefused, card, matrix_from_cells
 
+
 def problem_text(cell: Cell) -> str:
     """A cell's problem as one line naming the file, the record and the field."""
     if cell.field == "record":
@@ -64,7 +65,7 @@ def read_matrix(
         raise MalformedFile(f"{cell.at}: {conflict_reason(cell, earlier)}")
     if not found.cells:
         raise MalformedFile(f"{path}: no scores")
-    cells = [(c.system, c.item, c.score) for c in found.cells]
+    cells = [(str(c.system), str(c.item), float(c.score or 0.0)) for c in found.cells]
     groups: dict[str, str] | None = None
     if read.form == "long" and any(c.group is not None for c in read.cells):
         groups = {}
@@ -82,7 +83,7 @@ def read_matrix(
             groups = groups_by(group_by, sorted({i for _, i, _ in cells}))
         except ValueError as error:
             raise MalformedFile(f"{path}: --group-by {error}") from None
-    return cells, groups, len(found.repeats)  # type: ignore[return-value]
+    return cells, groups, len(found.repeats)
 
 
 def _groups_from_file(path: Path) -> dict[str, str]:

@@ -99,7 +99,7 @@ class ItemBoardSpec(BaseModel):
     items: int = Field(
         gt=0,
         description="The benchmark's item count. More distinct item ids reject the run; with "
-        "`absent = \"failed\"` the items no file lists still count (as failed by everyone).",
+        '`absent = "failed"` the items no file lists still count (as failed by everyone).',
     )
     scale: tuple[float, float] = Field(
         default=(0.0, 1.0), description="The lowest and highest score an item can take."

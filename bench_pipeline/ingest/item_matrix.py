@@ -357,7 +357,9 @@ def read_eval(name: str, content: bytes, scorer: str | None = None) -> ReadFile:
         key = chosen if chosen is not None else (next(iter(found)) if len(found) == 1 else None)
         if key is None or key not in found:
             named = "one scorer" if key is None else f"scorer {key!r}"
-            cells.append(replace(base, item=item, problem=f"{named} expected, found {sorted(found)}"))
+            cells.append(
+                replace(base, item=item, problem=f"{named} expected, found {sorted(found)}")
+            )
             continue
         field = f"scores.{key}.value"
         value = found[key].get("value") if isinstance(found[key], dict) else None

@@ -34,14 +34,16 @@ class _Parsers(dict[str, Parser]):
         return item_results.parser(definition)
 
 
-PARSERS: dict[str, Parser] = _Parsers({
-    "openrouter_models": openrouter.parse_models,
-    "openrouter_endpoints": openrouter.parse_endpoints,
-    "models_dev": models_dev.parse,
-    "arena": arena.parse,
-    "epoch": _epoch,
-    "swebench": swebench.parse,
-})
+PARSERS: dict[str, Parser] = _Parsers(
+    {
+        "openrouter_models": openrouter.parse_models,
+        "openrouter_endpoints": openrouter.parse_endpoints,
+        "models_dev": models_dev.parse,
+        "arena": arena.parse,
+        "epoch": _epoch,
+        "swebench": swebench.parse,
+    }
+)
 
 
 def parser_for(definition: SourceDefinition) -> Parser:

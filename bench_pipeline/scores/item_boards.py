@@ -15,9 +15,10 @@ the exact binomial count over the discordant items (`stats.sign_flip_pvalue`, ex
 size on lattice data). Holm over every pair of the board at 5%; rank ranges and `tied` as
 the Navigator Index defines them (`stats.rank_ranges`). Parity before rank: an entry whose
 score from its items disagrees with its published percentage at the published rounding
-(`scores.parity`) is listed with both numbers and the reason, and is not ranked; dominance = significantly better
-and strictly cheaper per resolved item (`stats.dominates`). Entries without per-item results
-are listed after the ranked ones with their published percentage and no rank range.
+(`scores.parity`) is listed with both numbers and the reason, and is not ranked. Dominance
+= significantly better and strictly cheaper per resolved item (`stats.dominates`). Entries
+without per-item results are listed after the ranked ones with their published percentage
+and no rank range.
 
 Pairs are computed for the whole board at once (a board at 50× the recorded data has ~1,250
 ranked entries and ~780,000 pairs): an entries × items 0/1 matrix of what each entry ran and
@@ -242,15 +243,15 @@ def board_from_results(
         raise ValueError(f"board {board}: an entry key appears twice")
     n_items = np.bincount(results.entry, minlength=len(entries)).tolist()
     n_resolved = np.bincount(results.entry[results.resolved], minlength=len(entries)).tolist()
-    held = {
-        i: checked.reason
-        for i in range(len(entries))
-        if n_items[i] and entries[i].published_percent is not None
-        and not (checked := parity(
-            100.0 * n_resolved[i] / n_items[i], entries[i].published_percent,
-            basis=f"{n_resolved[i]} of {n_items[i]} items", unit="%",
-        )).agrees
-    }  # fmt: skip
+    held: dict[int, str | None] = {}  # parity before rank (`scores.parity`)
+    for i, e in enumerate(entries):
+        if n_items[i] and e.published_percent is not None:
+            checked = parity(
+                100.0 * n_resolved[i] / n_items[i], e.published_percent,
+                basis=f"{n_resolved[i]} of {n_items[i]} items", unit="%",
+            )  # fmt: skip
+            if not checked.agrees:
+                held[i] = checked.reason
     ranked = [i for i in range(len(entries)) if n_items[i] and i not in held]
     ranked.sort(key=lambda i: (-n_resolved[i] / n_items[i], entries[i].entry, entries[i].key))
     unranked = sorted(

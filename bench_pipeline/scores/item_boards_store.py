@@ -209,6 +209,4 @@ def item_board_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame
     held = held_entries(boards)
     others = matrix_boards(conn)  # the per-item results source kind
     extra = [(board.board, computed) for board, computed in others if computed is not None]
-    return board_frames([*boards, *(board for board, _ in others)]) | card_frames(
-        conn, held, extra
-    )
+    return board_frames([*boards, *(board for board, _ in others)]) | card_frames(conn, held, extra)

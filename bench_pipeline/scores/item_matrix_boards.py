@@ -25,7 +25,6 @@ from decimal import Decimal
 from typing import Any
 
 import duckdb
-import numpy as np
 import polars as pl
 
 from bench_pipeline.core.warehouse import fetch_frame
@@ -53,7 +52,7 @@ def _unit(value: float, spec: ItemBoardSpec) -> float:
 def _interval(values: list[float], binary: bool) -> tuple[float, float]:
     n = len(values)
     if binary:
-        return clopper_pearson(int(round(sum(values))), n)
+        return clopper_pearson(round(sum(values)), n)
     if n < 2:
         return 0.0, 100.0
     mean = sum(values) / n
@@ -123,15 +122,14 @@ def source_board(
         total, per = cost_per_success(costs[system], values)
         published = headlines.get(system)
         shown = None if not published else 100.0 * _unit(float(published[0]), spec)
-        resolved = int(round(sum(values))) if binary else None
+        resolved = round(sum(values)) if binary else None
         return BoardRow(
             spec.benchmark, system, system, None, shown, n, resolved, 100.0 * mean, low, high,
             *rank, total, per, parity=reason,
         )  # fmt: skip
 
     if computed is not None:
-        for e in computed.entries:
-            rows.append(row(e.system, (e.rank_best, e.rank_worst, e.tied), None))
+        rows += [row(e.system, (e.rank_best, e.rank_worst, e.tied), None) for e in computed.entries]
     else:  # one system: nothing to compare it with
         rows += [row(s, (1, 1, False), None) for s in ranked]
     rows += [row(s, (None, None, None), held[s]) for s in sorted(held)]

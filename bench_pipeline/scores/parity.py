@@ -40,9 +40,7 @@ def stated_text(stated: str | float) -> str:
     return stated.strip() if isinstance(stated, str) else repr(float(stated))
 
 
-def parity(
-    computed: float, stated: str | float, *, basis: str = "", unit: str = ""
-) -> Parity:
+def parity(computed: float, stated: str | float, *, basis: str = "", unit: str = "") -> Parity:
     """`computed` against `stated` at the stated figure's rounding (see the module docstring).
 
     Args:

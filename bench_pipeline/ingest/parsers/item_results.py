@@ -125,12 +125,20 @@ def parse_items(
             rows.append((raw.name, cell.number, row))
         results.add_rows(rows)
         entries.add_rows(
-            (raw.name, number, {
-                "source": source, "board": spec.benchmark, "system": stated.system,
-                "source_file": raw.name, "task": stated.task,
-                "stated_metric": stated.metric, "stated_score": stated.value,
-                "date": stated.date,
-            })  # fmt: skip
+            (
+                raw.name,
+                number,
+                {
+                    "source": source,
+                    "board": spec.benchmark,
+                    "system": stated.system,
+                    "source_file": raw.name,
+                    "task": stated.task,
+                    "stated_metric": stated.metric,
+                    "stated_score": stated.value,
+                    "date": stated.date,
+                },
+            )
             for number, stated in enumerate(found.stated, start=1)
         )
     return {
