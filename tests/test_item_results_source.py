@@ -208,3 +208,44 @@ def test_a_corrupt_log_rejects_the_run_and_changes_nothing(tmp_path: Path) -> No
         ).fetchone()
     assert status == "rejected" and "log_formats.eval: not a readable .eval log" in reason
     assert live() == before
+
+
+@pytest.mark.unit
+def test_a_log_whose_headline_disagrees_with_its_samples_is_listed_not_ranked() -> None:
+    import polars as pl
+
+    from bench_pipeline.scores.item_matrix_boards import source_board
+
+    spec = ItemBoardSpec(benchmark="logs", items=4)
+    cells = {"a": [1, 1, 1, 0], "b": [1, 0, 0, 0], "c": [0, 1, 1, 1]}
+    results = pl.DataFrame(
+        [(s, f"i{n}", float(v), None, None) for s, vs in cells.items() for n, v in enumerate(vs)],
+        schema=["system", "item", "score", "item_group", "cost_usd"],
+        orient="row",
+    )
+    # a states 0.75 (its mean), b states 0.5 where its samples give 0.25, c states nothing
+    stated = pl.DataFrame({"system": ["a", "b"], "stated_score": ["0.75", "0.5"]})
+    board, computed = source_board("demo", spec, results, stated)
+    rows = {r.key: r for r in board.rows}
+    assert rows["a"].rank_best is not None and rows["c"].rank_best is not None
+    held = rows["b"]
+    assert (held.score, held.published_percent, held.rank_best) == (25.0, 50.0, None)
+    assert held.parity is not None and "0.25" in held.parity and "0.5" in held.parity
+    assert computed is not None and computed.systems == 2  # b has no rank set either
+    assert set(board.pair_frame["entry_key_a"]) | set(board.pair_frame["entry_key_b"]) == {"a", "c"}
+
+
+@pytest.mark.unit
+def test_bench_card_reads_a_real_eval_log(capsys, tmp_path: Path) -> None:
+
+    from bench_pipeline.cli.card import run
+
+    path = SNAPSHOT / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
+    # One log is one system: the card needs two, and says what it read (10 items).
+    status = run(path, None, None, True)
+    out = capsys.readouterr().out
+    assert status == 2 and "at least two systems" in out and "got 1 × 10" in out
+    cut = tmp_path / "cut.eval"
+    cut.write_bytes(path.read_bytes()[:5000])
+    assert run(cut, None, None, True) == 2
+    assert "cut.eval: not a readable .eval log" in capsys.readouterr().out

@@ -65,10 +65,14 @@ def parity(computed: float, stated: str | float, *, basis: str = "", unit: str =
     agrees = abs(Decimal(repr(float(computed))) - value) <= half + Decimal(repr(SLACK))
     if agrees:
         return Parity(True, decimals, None)
+    shown, digits = f"{computed:.{decimals}f}", decimals
+    while abs(float(shown) - computed) > SLACK and digits < decimals + 4:  # 0.25, not 0.2
+        digits += 1
+        shown = f"{computed:.{digits}f}"
     over = f" ({basis})" if basis else ""
     places = "decimal" if decimals == 1 else "decimals"
     reason = (
-        f"the per-item results give {computed:.{decimals}f}{unit}{over}; the publisher states "
+        f"the per-item results give {shown}{unit}{over}; the publisher states "
         f"{text}{unit}, which they do not round to at its {decimals} {places}: not ranked"
     )
     return Parity(False, decimals, reason)
