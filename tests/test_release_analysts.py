@@ -419,10 +419,11 @@ def test_every_resource_names_its_licence(built: dict) -> None:
         assert resource["licenses"], resource["name"]
         assert all(entry["name"] and entry["title"] for entry in resource["licenses"])
     by_name = {r["name"]: r for r in descriptor["resources"]}
-    for table in ("item_boards", "item_board_pairs"):  # SWE-bench rows
+    # SWE-bench rows (CC BY-NC) and the inspect_ai logs' board (MIT)
+    for table in ("item_boards", "item_board_pairs", "item_board_cards", "item_board_rank_sets"):
         for fmt in ("csv", "json", "parquet"):
             names = [e["name"] for e in by_name[f"{table}_{fmt}"]["licenses"]]
-            assert names == ["CC-BY-NC-4.0"], (table, fmt)
+            assert names == ["CC-BY-NC-4.0", "MIT"], (table, fmt)
     assert [e["name"] for e in by_name["epoch_scores_csv"]["licenses"]] == ["CC-BY-4.0"]
     assert by_name["pm_setups_csv"]["licenses"][0]["name"] == "notspecified"
     package = {e["name"] for e in descriptor["licenses"]}

@@ -72,6 +72,8 @@ TABLE_SOURCES: dict[str, tuple[str, ...]] = {
     "price_history": ("openrouter_models",),
     "item_boards": ("swebench", "inspect_popularity"),
     "item_board_pairs": ("swebench", "inspect_popularity"),
+    "item_board_cards": ("swebench", "inspect_popularity"),
+    "item_board_rank_sets": ("swebench", "inspect_popularity"),
 }
 # Open Definition / SPDX identifiers of the licences the source definitions name; any other
 # licence text is a closed licence, named by its own words.
