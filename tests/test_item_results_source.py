@@ -249,3 +249,24 @@ def test_bench_card_reads_a_real_eval_log(capsys, tmp_path: Path) -> None:
     cut.write_bytes(path.read_bytes()[:5000])
     assert run(cut, None, None, True) == 2
     assert "cut.eval: not a readable .eval log" in capsys.readouterr().out
+
+
+@pytest.mark.unit
+def test_items_nobody_lists_still_count_and_groups_come_from_the_rule() -> None:
+    import polars as pl
+
+    from bench_pipeline.scores.item_matrix_boards import source_board
+
+    # A publisher that lists only the items someone solved, of a benchmark of 8: with
+    # absent = "failed" each system is scored over all 8 (the unlisted ones failed).
+    spec = ItemBoardSpec(benchmark="solved only", items=8, absent="failed", group_by=r"^(\w+)-")
+    long = b"system,item,score\nA,x-1,1\nA,x-2,1\nA,y-1,1\nB,x-1,1\nC,y-1,1\n"
+    staged = parse_items([RawFile("solved.csv", long)], "demo_source", spec)
+    results = staged["item_matrix_results"].with_columns(pl.col("score").cast(pl.Float64))
+    assert results["item_group"].to_list() == ["x", "x", "y", "x", "y"]
+    board, computed = source_board("demo_source", spec, results, staged["item_matrix_entries"])
+    scores = {r.key: (r.items, r.resolved, r.score) for r in board.rows}
+    assert scores == {"A": (8, 3, 37.5), "B": (8, 1, 12.5), "C": (8, 1, 12.5)}
+    assert computed is not None and computed.items == 8 and computed.missing_cells == 0
+    # the unlisted items are groups of their own beside the rule's x and y
+    assert computed.groups == 2 + 5
