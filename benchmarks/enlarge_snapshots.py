@@ -18,6 +18,7 @@ import json
 import math
 import random
 import shutil
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -201,6 +202,19 @@ def _endpoints(document: dict, copy: int) -> dict:
     return document | {"data": data | {"id": renamed(data.get("id"), copy), "endpoints": endpoints}}
 
 
+def _eval_copy(path: Path, out: Path, copy: int) -> None:
+    """An inspect_ai `.eval` log whose model (its one system) is copy `copy`'s; every other
+    member as it is."""
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as sink:
+        for member in source.namelist():
+            content = source.read(member)
+            if member == "header.json":
+                header = json.loads(content)
+                header["eval"]["model"] = renamed(header["eval"]["model"], copy)
+                content = json.dumps(header).encode()
+            sink.writestr(member, content)
+
+
 JSON_ENLARGERS: dict[str, Callable[[Any, int, random.Random], Any]] = {
     "arena/scatterplot-data.json": _arena_models,
     "models_dev/api.json": _models_dev,
@@ -233,6 +247,10 @@ def enlarge(source: Path, target: Path, copies: int, seed: int = SEED) -> dict[s
             out.write_text(json.dumps(_arena_leaderboard(document, copies, rng), indent=1))
         elif path.suffix == ".csv":
             _csv(path, out, copies, rng, CSV_NAMES, CSV_NUMBERS)
+        elif path.suffix == ".eval":  # an inspect_ai log: one system, renamed per copy
+            for copy in range(copies):
+                name = out if copy == 0 else out.with_stem(out.stem + suffix(copy)[0])
+                _eval_copy(path, name, copy)
         else:
             shutil.copyfile(path, out)
     for path in target.rglob("*"):

@@ -57,6 +57,7 @@ from bench_pipeline.scores.item_boards import (
     item_board,
 )
 from bench_pipeline.scores.navigator import cost_per_success
+from bench_pipeline.scores.parity import parity
 from benchmarks.enlarge_snapshots import enlarge
 
 SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
@@ -78,8 +79,17 @@ def per_pair_board(
     keys = [e.key for e in listed]
     if len(set(keys)) != len(keys):
         raise ValueError(f"board {board}: an entry key appears twice")
-    ranked = [e for e in listed if e.items]
-    resolved = {e.key: sum(r.resolved for r in e.items.values()) for e in ranked}
+    with_items = [e for e in listed if e.items]
+    resolved = {e.key: sum(r.resolved for r in e.items.values()) for e in with_items}
+    held = {}  # parity before rank (`scores.parity`, the one rule)
+    for e in with_items:
+        if e.published_percent is not None:
+            n, k = len(e.items), resolved[e.key]
+            checked = parity(100.0 * k / n, e.published_percent, basis=f"{k} of {n} items",
+                             unit="%")  # fmt: skip
+            if not checked.agrees:
+                held[e.key] = checked.reason
+    ranked = [e for e in with_items if e.key not in held]
     ranked.sort(key=lambda e: (-resolved[e.key] / len(e.items), e.entry, e.key))
     unranked = sorted(
         (e for e in listed if not e.items),
@@ -112,6 +122,21 @@ def per_pair_board(
                 board, e.key, e.entry, e.model_id, e.published_percent, n, k, 100.0 * k / n,
                 low, high, rank.rank_best, rank.rank_worst, rank.tied, *costs[e.key],
                 tuple(names[w] for w in dominated_by[e.key]),
+            )
+        )  # fmt: skip
+    for e in sorted(
+        (e for e in with_items if e.key in held),
+        key=lambda e: (-resolved[e.key] / len(e.items), e.entry, e.key),
+    ):
+        n, k = len(e.items), resolved[e.key]
+        low, high = clopper_pearson(k, n)
+        total, per = cost_per_success(
+            [r.cost_usd for r in e.items.values()], [float(r.resolved) for r in e.items.values()]
+        )
+        rows.append(
+            BoardRow(
+                board, e.key, e.entry, e.model_id, e.published_percent, n, k, 100.0 * k / n,
+                low, high, None, None, None, total, per, parity=held[e.key],
             )
         )  # fmt: skip
     rows.extend(
@@ -155,6 +180,7 @@ _BOARD_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "rank_best": pl.Int64, "rank_worst": pl.Int64, "tied": pl.Boolean,
     "cost_usd": pl.String, "cost_per_success_usd": pl.String,
     "published_percent": pl.Float64, "entry_key": pl.String, "dominated_by": pl.String,
+    "parity": pl.String,
 }  # fmt: skip
 _PAIR_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "board": pl.String, "entry_a": pl.String, "entry_b": pl.String, "items": pl.Int64,
@@ -180,7 +206,7 @@ def per_pair_frames(
                 "tied": r.tied, "cost_usd": format_usd(r.cost_usd),
                 "cost_per_success_usd": format_usd(r.cost_per_success_usd),
                 "published_percent": r.published_percent, "entry_key": r.key,
-                "dominated_by": "; ".join(r.dominated_by) or None,
+                "dominated_by": "; ".join(r.dominated_by) or None, "parity": r.parity,
             }
             for r in board_rows
         ]  # fmt: skip

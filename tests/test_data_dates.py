@@ -34,6 +34,8 @@ EXPECTED = {
     "epoch": (datetime(2026, 4, 15, 14, 17, 38), "otis_mock_aime_2024_2025.csv"),
     # `date` "2025-12-09" of "Devstral small (2512)" on bash-only, the newest of 322 entries
     "swebench": (datetime(2025, 12, 9), "Devstral small (2512) on bash-only"),
+    # `eval.created` 2025-07-05T09:59:48-04:00 of the gemma3 log, the newest of the four (its day)
+    "inspect_popularity": (datetime(2025, 7, 5), "ollama/gemma3 in log_read_sample.eval"),
 }
 
 

@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import random
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -23,6 +24,7 @@ import pytest
 
 from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.ingest.contract import walk
+from bench_pipeline.ingest.item_matrix import read_file
 
 pytestmark = [pytest.mark.faults, pytest.mark.store]
 
@@ -106,6 +108,27 @@ def _csv_case(content: bytes, value: str, rng: random.Random):
     return at, rows[0][column], out.getvalue().encode()
 
 
+def _eval_case(name: str, content: bytes, raw: str, rng: random.Random):
+    """`raw` as the value of a random field of a random sample of an `.eval` log (a zip):
+    (number, field, content), the sample numbered as the reader numbers it."""
+    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+        members = {m: archive.read(m) for m in archive.namelist()}
+    member = rng.choice(sorted(m for m in members if m.startswith("samples/")))
+    sample = json.loads(members[member])
+    path = rng.choice(sorted(sample))
+    sample[path] = MARK
+    members[member] = json.dumps(sample).replace(json.dumps(MARK), raw, 1).encode()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for member_name, data in members.items():
+            archive.writestr(member_name, data)
+    changed = out.getvalue()
+    # a later epoch of a sample read well has no cell of its own (the epochs are averaged
+    # into the first's): then nothing of it may be quarantined (number 0)
+    number = next((c.number for c in read_file(name, changed).cells if c.where == member), 0)
+    return number, path, changed
+
+
 def cases(source: str, seed: int = 20261203) -> Iterator[Case]:
     """Every hostile value once, each in a record of a file of the source chosen at random
     (seeded), so the values between them reach many files, records and fields."""
@@ -117,6 +140,13 @@ def cases(source: str, seed: int = 20261203) -> Iterator[Case]:
         spec = next((s for s in definition.contract.records if fnmatchcase(name, s.files)), None)
         if spec is not None:
             specs.append((name, spec))
+    if not specs and all(name.endswith(".eval") for name in files):
+        # inspect_ai logs (the per-item results kind): a value in a field of one sample
+        for label, value in HOSTILE_JSON.items():
+            name = rng.choice(sorted(files))
+            number, path, content = _eval_case(name, files[name], value, rng)
+            yield Case(source, name, number, path, label, content)
+        return
     csv_file = all(spec.records == "csv" for _, spec in specs)
     for label, value in (HOSTILE_CSV if csv_file else HOSTILE_JSON).items():
         name, spec = rng.choice(specs)

@@ -124,7 +124,7 @@ def test_the_page_draws_and_reads_the_card(tmp_path: Path) -> None:
 @pytest.mark.unit
 def test_no_card_no_drawing_and_a_tier_not_at_the_top() -> None:
     rows = [
-        {"entry_key": k, "entry": f"E{k}", "items": 10, "score": s}
+        {"entry_key": k, "entry": f"E{k}", "items": 10, "score": s, "rank_best": 1}
         for k, s in (("a", 90.0), ("b", 80.0), ("c", 70.0))
     ]
     assert card_reading(rows, None, {}) == [] and tier_bands(rows, None, {}) == ""

@@ -251,8 +251,22 @@ def real_boards(recorded_warehouse):
 
 def test_the_recorded_bash_only_board(real_boards) -> None:
     board = real_boards["bash-only"]
-    ranked = [r for r in board.rows if r.items]
-    assert len(ranked) == 25 and len(board.rows) == 31 and len(board.pairs) == 300
+    ranked = [r for r in board.rows if r.rank_best is not None]
+    # Parity before rank: 25 entries publish per-item results, and 3 of them disagree with
+    # their published percentage at its rounding (Claude 3.7 Sonnet 10.2 from items, 52.8
+    # published; Claude 4 Sonnet 64.80 and 64.93; Llama 4 Maverick 21.00 and 21.04, the last
+    # two as if over 499 instances): they are listed with both numbers, not ranked.
+    held = {r.entry: r.parity for r in board.rows if r.parity is not None}
+    assert sorted(held) == [
+        "Claude 3.7 Sonnet (20250219)", "Claude 4 Sonnet (20250514)",
+        "Llama 4 Maverick Instruct",
+    ]  # fmt: skip
+    assert (
+        "64.80%" in held["Claude 4 Sonnet (20250514)"]
+        and "64.93%" in held["Claude 4 Sonnet (20250514)"]
+    )
+    assert len([r for r in board.rows if r.items]) == 25
+    assert len(ranked) == 22 and len(board.rows) == 31 and len(board.pairs) == 22 * 21 // 2
     top = ranked[0]
     # Claude 4.5 Opus resolves 372 of 500 in the recorded file (74.4%, as published).
     assert (top.entry, top.resolved, top.items, top.score) == (

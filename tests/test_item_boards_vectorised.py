@@ -7,6 +7,7 @@ checked against `sign_flip_pvalue`, `clopper_pearson` and a plain Holm loop.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from decimal import Decimal
@@ -207,7 +208,10 @@ def test_random_boards_publish_what_the_per_pair_path_did(seed: int) -> None:
 def test_a_board_with_many_significant_pairs_and_dominance() -> None:
     rng = random.Random(7)
     items = [f"i{n}" for n in range(200)]
-    entries = [_entry(rng, f"e{n:02d}", items, n / 40) for n in range(41)]
+    entries = [
+        dataclasses.replace(_entry(rng, f"e{n:02d}", items, n / 40), published_percent=None)
+        for n in range(41)
+    ]  # no published score to disagree with: every entry is ranked
     ours = item_board("strong", entries)
     assert sum(p.significant for p in ours.pairs) > 300
     assert any(p.dominates for p in ours.pairs) and any(r.dominated_by for r in ours.rows)
@@ -275,7 +279,11 @@ def test_the_store_gives_the_per_pair_tables(warehouse) -> None:
                 "tags": ["Org: Someone", "System: Attempts - 1"],
             }
             if n % 5:
-                record["per_instance_details"] = _details(rng, universe)
+                details = _details(rng, universe)
+                record["per_instance_details"] = details
+                if details:  # as published: the share its per-item results give
+                    solved = sum(1 for d in details.values() if d.get("resolved") is True)
+                    record["resolved"] = 100.0 * solved / len(details)
             results.append(record)
         boards.append({"name": board, "results": results})
     payload = json.dumps({"leaderboards": boards}).encode()

@@ -195,7 +195,9 @@ def test_no_money_or_date_column_is_typed_as_text(built: dict) -> None:
         naive = [(t, c) for t, c, kind, _ in columns if kind == "TIMESTAMP"]
         assert naive == [], path
         money = [(t, c, k) for t, c, k, _ in columns if MONEY_NAMES.search(c) and k == "VARCHAR"]
-        money = [m for m in money if not m[1].endswith(("_flag", "_source_run_id", "_warnings"))]
+        # `*_as_written` is a submitter's claim verbatim (evidence beside its DECIMAL column)
+        text_kept = ("_flag", "_source_run_id", "_warnings", "_as_written")
+        money = [m for m in money if not m[1].endswith(text_kept)]
         assert money == [], path
         dates = [(t, c) for t, c, k, _ in columns if DATE_NAMES.search(c) and k == "VARCHAR"]
         with duckdb.connect(str(path), read_only=True) as conn:
@@ -419,10 +421,11 @@ def test_every_resource_names_its_licence(built: dict) -> None:
         assert resource["licenses"], resource["name"]
         assert all(entry["name"] and entry["title"] for entry in resource["licenses"])
     by_name = {r["name"]: r for r in descriptor["resources"]}
-    for table in ("item_boards", "item_board_pairs"):  # SWE-bench rows
+    # SWE-bench rows (CC BY-NC) and the inspect_ai logs' board (MIT)
+    for table in ("item_boards", "item_board_pairs", "item_board_cards", "item_board_rank_sets"):
         for fmt in ("csv", "json", "parquet"):
             names = [e["name"] for e in by_name[f"{table}_{fmt}"]["licenses"]]
-            assert names == ["CC-BY-NC-4.0"], (table, fmt)
+            assert names == ["CC-BY-NC-4.0", "MIT"], (table, fmt)
     assert [e["name"] for e in by_name["epoch_scores_csv"]["licenses"]] == ["CC-BY-4.0"]
     assert by_name["pm_setups_csv"]["licenses"][0]["name"] == "notspecified"
     package = {e["name"] for e in descriptor["licenses"]}

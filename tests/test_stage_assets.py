@@ -189,7 +189,8 @@ def test_scores_build_each_board_from_the_graded_runs(pipeline: Pipeline) -> Non
         "scores/pm_checks",
     }
     assert pipeline.scores["scores/item_boards"]["item_boards rows"] > 0  # the SWE-bench board
-    assert pipeline.scores["scores/item_boards"]["item_board_cards rows"] == 2  # their cards
+    # their cards: the two SWE-bench boards and the inspect_ai popularity logs' board
+    assert pipeline.scores["scores/item_boards"]["item_board_cards rows"] == 3
     assert pipeline.scores["scores/pm_checks"]["pm_task_admission rows"] > 0
     assert pipeline.scores["scores/pm_suite"]["pm_runs rows"] > 0
     assert pipeline.scores["scores/navigator_index"]["navigator_models rows"] > 0

@@ -22,7 +22,7 @@ from bench_pipeline.core import settings
 from bench_pipeline.core.warehouse import fetch_frame
 from bench_pipeline.ingest import engine, freshness, prestage
 from bench_pipeline.ingest.catalog import SourceDefinition
-from bench_pipeline.ingest.sources import PARSERS
+from bench_pipeline.ingest.sources import parser_for
 from bench_pipeline.ingest.tables import TABLES
 from bench_pipeline.ingest.validation import stored_failures
 
@@ -165,7 +165,8 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
             run = engine.fetch_and_store(
                 conn, definition, lambda: client.fetch(definition), settings.raw_dir(), client.mode
             )
-            prestage.submit(conn, run, definition, PARSERS[name])  # inside `bench run` only
+            # inside `bench run` only
+            prestage.submit(conn, run, definition, parser_for(definition))
         context.log.info(engine.describe(run) if run.status != "pending" else run.run_id)
         metadata = _run_metadata(run) | {"changed": not run.unchanged}
         return versioned_output(run, metadata, raw_version(run))
@@ -184,7 +185,7 @@ def source_assets(definition: SourceDefinition) -> list[dg.AssetsDefinition]:
     def staging(context: dg.AssetExecutionContext, run: engine.SourceRun) -> dg.Output:
         ahead = prestage.take(run.run_id)
         with context.resources.warehouse.connection() as conn:
-            staged = engine.stage(conn, run, definition, PARSERS[name], ahead)
+            staged = engine.stage(conn, run, definition, parser_for(definition), ahead)
         rows = {"dagster/row_count": sum(staged.rows_staged.values())}
         where = {"staged_ahead": ahead is not None}
         return dg.Output(staged, metadata=_run_metadata(staged) | rows | where)

@@ -1,6 +1,7 @@
 """`bench card FILE`: the reporting card of any systems × items matrix file, without ingesting it.
 
-The file is CSV (``.csv``) or Parquet (``.parquet``, ``.pq``), in one of two forms:
+The file is CSV (``.csv``) or Parquet (``.parquet``, ``.pq``), in one of two forms (or an
+inspect_ai ``.eval`` log, one system; see `ingest.item_matrix`, where the readers live):
 
 * long: columns ``system``, ``item``, ``score`` (and optionally ``group``; other columns such
   as ``cost_usd`` or ``date`` are ignored), one row per result;
@@ -17,177 +18,75 @@ exit status 2.
 
 from __future__ import annotations
 
-import csv
 import json
-import math
-import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from bench_pipeline.cli.boards import table
 from bench_pipeline.cli.terminal import safe
+from bench_pipeline.ingest.item_matrix import (
+    Cell,
+    MalformedFile,
+    conflict_reason,
+    deduplicated,
+    groups_by,
+    read_file,
+    table_rows,
+)
 from bench_pipeline.scores.card import DRAWS, SEED, Card, CardRefused, card, matrix_from_cells
 
-LONG_COLUMNS = ("system", "item", "score")
 
-
-class MalformedFile(ValueError):
-    """The file cannot be read as a matrix; the message names file, row and field."""
-
-
-def _rows(path: Path) -> tuple[list[str], Iterator[tuple[str, list[Any]]]]:
-    """The header and the rows of a CSV or Parquet file, each row with where it is
-    (``line N`` of a CSV, ``row N`` of a Parquet file, counting data rows from 1)."""
-    suffix = path.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        import polars as pl
-
-        try:
-            frame = pl.read_parquet(path)
-        except Exception as error:  # polars raises many kinds on a damaged file
-            raise MalformedFile(f"{path}: not a readable Parquet file ({error})") from None
-        header = list(frame.columns)
-        return header, (
-            (f"row {number}", list(row)) for number, row in enumerate(frame.iter_rows(), 1)
-        )
-    if suffix != ".csv":
-        raise MalformedFile(f"{path}: not a .csv or .parquet file")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise MalformedFile(
-            f"{path}: not UTF-8 text ({error.reason} at byte {error.start})"
-        ) from None
-    reader = csv.reader(text.splitlines())
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise MalformedFile(f"{path}: empty file, no header") from None
-
-    def rows() -> Iterator[tuple[str, list[Any]]]:
-        for row in reader:
-            if row:
-                yield f"line {reader.line_num}", list(row)
-
-    return header, rows()
-
-
-def _score(value: Any, where: str, field: str) -> float | None:
-    """A cell as a score; None when empty."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, int | float):
-        number = float(value)
-    else:
-        text = str(value).strip()
-        if not text:
-            return None
-        if text.lower() in ("true", "false"):
-            return 1.0 if text.lower() == "true" else 0.0
-        try:
-            number = float(text)
-        except ValueError:
-            raise MalformedFile(
-                f"{where}, field {field!r}: {text[:40]!r} is not a number"
-            ) from None
-    if not math.isfinite(number):
-        raise MalformedFile(f"{where}, field {field!r}: {number} is not a finite number")
-    return number
-
-
-def _name(value: Any, where: str, field: str) -> str:
-    text = "" if value is None else str(value).strip()
-    if not text:
-        raise MalformedFile(f"{where}, field {field!r}: empty")
-    return text
+def problem_text(cell: Cell) -> str:
+    """A cell's problem as one line naming the file, the record and the field."""
+    if cell.field == "record":
+        return f"{cell.file}: {cell.where}: {cell.problem}"
+    return f"{cell.at}: {cell.problem}"
 
 
 def read_matrix(
     path: Path, groups_file: Path | None = None, group_by: str | None = None
 ) -> tuple[list[tuple[str, str, float]], dict[str, str] | None, int]:
     """The cells ``(system, item, score)`` of a matrix file (each once), its groups and the
-    number of duplicated cells counted once.
+    number of duplicated cells counted once (`ingest.item_matrix`, the readers the per-item
+    results source uses too).
 
     Raises:
         MalformedFile: Naming the file, the row and the field.
     """
-    header, rows = _rows(path)
-    names = [h.strip() for h in header]
-    long_form = all(c in names for c in LONG_COLUMNS)
-    seen: dict[tuple[str, str], tuple[float, str]] = {}
-    groups: dict[str, str] = {}
-    duplicates = 0
-
-    def add(system: str, item: str, score: float, where: str, field: str) -> None:
-        nonlocal duplicates
-        earlier = seen.get((system, item))
-        if earlier is None:
-            seen[(system, item)] = (score, where)
-        elif earlier[0] == score:
-            duplicates += 1
-        else:
-            raise MalformedFile(
-                f"{path}: {where}, field {field!r}: system {system!r} item {item!r} has score "
-                f"{score:g} here and {earlier[0]:g} at {earlier[1]}"
-            )
-
-    if long_form:
-        column = {c: names.index(c) for c in (*LONG_COLUMNS, "group") if c in names}
-        for where, row in rows:
-            at = f"{path}: {where}"
-            if len(row) != len(names):
-                raise MalformedFile(f"{at}: {len(row)} fields, the header has {len(names)}")
-            system = _name(row[column["system"]], at, "system")
-            item = _name(row[column["item"]], at, "item")
-            score = _score(row[column["score"]], at, "score")
-            if score is None:
-                raise MalformedFile(f"{at}, field 'score': empty")
-            add(system, item, score, where, "score")
-            if "group" in column:
-                group = _name(row[column["group"]], at, "group")
-                if groups.setdefault(item, group) != group:
-                    raise MalformedFile(
-                        f"{at}, field 'group': item {item!r} is in group {group!r} here "
-                        f"and {groups[item]!r} earlier"
-                    )
-    else:
-        if len(names) < 2:
-            raise MalformedFile(
-                f"{path}: header: neither the long form (system, item, score) nor the wide "
-                "form (a system column, then one column per item)"
-            )
-        items = names[1:]
-        for position, item in enumerate(items, start=2):
-            if not item:
-                raise MalformedFile(f"{path}: header, column {position}: empty item id")
-            if items.index(item) + 2 != position:
-                raise MalformedFile(f"{path}: header, column {position}: item {item!r} twice")
-        for where, row in rows:
-            at = f"{path}: {where}"
-            if len(row) != len(names):
-                raise MalformedFile(f"{at}: {len(row)} fields, the header has {len(names)}")
-            system = _name(row[0], at, names[0] or "system")
-            for item, value in zip(items, row[1:], strict=True):
-                score = _score(value, at, item)
-                if score is not None:
-                    add(system, item, score, where, item)
-    if not seen:
+    read = read_file(str(path), path.read_bytes())
+    for cell in read.cells:
+        if cell.problem is not None:
+            raise MalformedFile(problem_text(cell))
+    found = deduplicated(read.cells)
+    if found.conflicts:
+        cell, earlier = found.conflicts[0]
+        raise MalformedFile(f"{cell.at}: {conflict_reason(cell, earlier)}")
+    if not found.cells:
         raise MalformedFile(f"{path}: no scores")
-    cells = [(s, i, v) for (s, i), (v, _) in seen.items()]
-    found = groups if long_form and "group" in names else None
+    cells = [(str(c.system), str(c.item), float(c.score or 0.0)) for c in found.cells]
+    groups: dict[str, str] | None = None
+    if read.form == "long" and any(c.group is not None for c in read.cells):
+        groups = {}
+        for c in found.cells:
+            assert c.item is not None and c.group is not None
+            if groups.setdefault(c.item, c.group) != c.group:
+                raise MalformedFile(
+                    f"{c.file}: {c.where}, field 'group': item {c.item!r} is in group "
+                    f"{c.group!r} here and {groups[c.item]!r} earlier"
+                )
     if groups_file is not None:
-        found = _groups_from_file(groups_file)
+        groups = _groups_from_file(groups_file)
     elif group_by is not None:
-        found = _groups_by(group_by, sorted({i for _, i, _ in cells}), path)
-    return cells, found, duplicates
+        try:
+            groups = groups_by(group_by, sorted({i for _, i, _ in cells}))
+        except ValueError as error:
+            raise MalformedFile(f"{path}: --group-by {error}") from None
+    return cells, groups, len(found.repeats)
 
 
 def _groups_from_file(path: Path) -> dict[str, str]:
-    header, rows = _rows(path)
+    header, rows = table_rows(str(path), path.read_bytes())
     names = [h.strip() for h in header]
     if "item" not in names or "group" not in names:
         raise MalformedFile(f"{path}: header: a groups file has columns item, group")
@@ -201,18 +100,11 @@ def _groups_from_file(path: Path) -> dict[str, str]:
     return groups
 
 
-def _groups_by(pattern: str, items: list[str], path: Path) -> dict[str, str]:
-    try:
-        rule = re.compile(pattern)
-    except re.error as error:
-        raise MalformedFile(f"--group-by {pattern!r}: not a regular expression ({error})") from None
-    groups = {}
-    for item in items:
-        match = rule.search(item)
-        if match is None:
-            raise MalformedFile(f"{path}: item {item!r}: --group-by {pattern!r} does not match")
-        groups[item] = match.group(1) if rule.groups else match.group(0)
-    return groups
+def _name(value: Any, where: str, field: str) -> str:
+    text = "" if value is None else str(value).strip()
+    if not text:
+        raise MalformedFile(f"{where}, field {field!r}: empty")
+    return text
 
 
 def card_json(computed: Card) -> dict[str, Any]:

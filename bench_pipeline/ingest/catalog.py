@@ -4,7 +4,9 @@ read from the TOML files a person edits in `sources/`.
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -86,6 +88,47 @@ class SourceLimits(BaseModel):
         return self.max_models if self.max_models is not None else self.max_records
 
 
+class ItemBoardSpec(BaseModel):
+    """What a per-item results source publishes (the `[board]` table of its definition): a
+    systems × items matrix of one benchmark, read by `ingest/parsers/item_results.py` and
+    ranked by `scores/item_matrix_boards.py`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    benchmark: str = Field(description="The board's name: the benchmark the items are from.")
+    items: int = Field(
+        gt=0,
+        description="The benchmark's item count. More distinct item ids reject the run; with "
+        '`absent = "failed"` the items no file lists still count (as failed by everyone).',
+    )
+    scale: tuple[float, float] = Field(
+        default=(0.0, 1.0), description="The lowest and highest score an item can take."
+    )
+    direction: Literal["higher", "lower"] = "higher"
+    group_by: str | None = Field(
+        default=None,
+        description="A regular expression whose first capture group in the item id is the "
+        "item's group (SWE-bench: the repository); a long file's `group` column wins.",
+    )
+    absent: Literal["missing", "failed"] = Field(
+        default="missing",
+        description="An item a system has no result for: `missing` (not run; scores are over "
+        "the items run) or `failed` (scored at the bottom of the scale, over all `items`).",
+    )
+    scorer: str | None = Field(
+        default=None, description="For `.eval` logs: the scorer read (default: the first)."
+    )
+
+    @model_validator(mode="after")
+    def _valid(self) -> ItemBoardSpec:
+        low, high = self.scale
+        if not (math.isfinite(low) and math.isfinite(high) and low < high):
+            raise ValueError(f"board scale {self.scale}: need finite low < high")
+        if self.group_by is not None:
+            re.compile(self.group_by)
+        return self
+
+
 class SourceDefinition(BaseModel):
     """One outside source: where it lives, how often it changes, whose it is."""
 
@@ -104,6 +147,8 @@ class SourceDefinition(BaseModel):
     live: LiveFetch
     contract: Contract = Field(default_factory=Contract)
     limits: SourceLimits = Field(default_factory=SourceLimits)
+    board: ItemBoardSpec | None = None
+    """Set for a per-item results source (long, wide or `.eval` files): what it ranks."""
 
     @property
     def caps(self) -> SourceLimits:

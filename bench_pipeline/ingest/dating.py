@@ -8,13 +8,22 @@ quarantined for a bad field, dates nothing.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import polars as pl
 
-from bench_pipeline.ingest.parsers import arena, epoch, models_dev, openrouter, swebench
+from bench_pipeline.ingest.catalog import source_definitions
+from bench_pipeline.ingest.parsers import (
+    arena,
+    epoch,
+    item_results,
+    models_dev,
+    openrouter,
+    swebench,
+)
 from bench_pipeline.ingest.parsers.dates import DataDate, Stated, newest
 from bench_pipeline.ingest.payload import PayloadError, RawFile
 
@@ -48,10 +57,31 @@ STATED_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 """The frame of a payload's stated dates, as staging stores it for validation."""
 
 
+def dater_of(source: str) -> Dater | None:
+    """The source's dater: its own, or for a per-item results source (its definition has a
+    `[board]`) the kind's, reading with the definition's scorer."""
+    dater = DATERS.get(source)
+    if dater is not None:
+        return dater
+    definition = source_definitions().get(source)
+    if definition is None or definition.board is None:
+        return None
+    scorer = definition.board.scorer
+    return Dater(
+        functools.partial(item_results.data_dates, scorer=scorer),
+        "result `date` or log `eval.created`",
+    )
+
+
+def _what(source: str) -> str:
+    dater = dater_of(source)
+    return dater.what if dater is not None else "date"
+
+
 def stated_dates(source: str, files: Sequence[RawFile]) -> list[Stated] | DataDate:
     """Every date the payload states, with its record; or, when none can be read, the
     undated `DataDate` saying why. Never raises: a date is not worth a run."""
-    dater = DATERS.get(source)
+    dater = dater_of(source)
     if dater is None:
         return DataDate(None, f"no data date is derived for the source {source!r}")
     try:
@@ -66,7 +96,7 @@ def data_date(source: str, files: Sequence[RawFile], now: datetime) -> DataDate:
     found = stated_dates(source, files)
     if isinstance(found, DataDate):
         return found
-    return newest(((s.when, s.where) for s in found), DATERS[source].what, now)
+    return newest(((s.when, s.where) for s in found), _what(source), now)
 
 
 def stated_frame(found: Sequence[Stated]) -> pl.DataFrame:
@@ -100,7 +130,7 @@ def accepted_date(
         stated.filter(pl.col("when").is_not_null()).height
         - counted.filter(pl.col("when").is_not_null()).height
     )
-    dated = newest(counted.select("when", "where").iter_rows(), DATERS[source].what, now)
+    dated = newest(counted.select("when", "where").iter_rows(), _what(source), now)
     if not left_out:
         return dated
     return DataDate(

@@ -695,7 +695,11 @@ def publish(
                 on_stage("swapping")
             for table in definition.tables:
                 valid = read_work(work_file(conn, "validated", run.source, run.run_id, table))
-                conn.execute(f"DELETE FROM main.{table}")
+                scope = TABLES[table].scoped_by if table in TABLES else None
+                if scope is None:
+                    conn.execute(f"DELETE FROM main.{table}")
+                else:  # a table several sources share: only this source's rows
+                    conn.execute(f"DELETE FROM main.{table} WHERE {scope} = ?", [run.source])
                 with registered(conn, valid) as view:
                     conn.execute(
                         f"INSERT INTO main.{table} BY NAME "

@@ -41,6 +41,9 @@ class TableSpec:
     """Column → (low, high) columns of its own interval: a value outside the interval the
     same record gives for it (an Arena rating above its upper bound) says two things at once,
     and its record is quarantined. A missing bound is not checked."""
+    scoped_by: str | None = None
+    """A column naming the source a row came from, for a table several sources share (the
+    per-item results kind): a source's run replaces only its own rows."""
 
     def schema(self) -> pa.DataFrameSchema:
         """The pandera schema run on the typed frame (types are already enforced by casting)."""
@@ -336,6 +339,47 @@ SWEBENCH_ITEM_RESULTS = TableSpec(
     checks={"cost_usd": _non_negative(), "api_calls": _non_negative()},
 )
 
+ITEM_MATRIX_ENTRIES = TableSpec(
+    name="item_matrix_entries",
+    columns={
+        "source": pl.Utf8,
+        "board": pl.Utf8,
+        "system": pl.Utf8,
+        "source_file": pl.Utf8,
+        "task": pl.Utf8,
+        "stated_metric": pl.Utf8,
+        "stated_score": pl.Utf8,  # the publisher's digits, as written
+        "date": pl.Utf8,
+    },
+    key=("source", "system", "source_file"),
+    required=("board",),
+    dates=("date",),
+    scoped_by="source",
+)
+"""Per-item results sources: each system a file states a headline for (an `.eval` log's)."""
+
+ITEM_MATRIX_RESULTS = TableSpec(
+    name="item_matrix_results",
+    columns={
+        "source": pl.Utf8,
+        "board": pl.Utf8,
+        "system": pl.Utf8,
+        "item": pl.Utf8,
+        "score": pl.Float64,
+        "item_group": pl.Utf8,
+        "cost_usd": COST,
+        "date": pl.Utf8,
+        "source_file": pl.Utf8,
+        "source_record": pl.Utf8,
+    },
+    key=("source", "system", "item"),
+    required=("board", "score", "source_file"),
+    checks={"cost_usd": _non_negative()},
+    dates=("date",),
+    scoped_by="source",
+)
+"""Per-item results sources: one row per system and item (long, wide or `.eval` payloads)."""
+
 # Every live source table: the one list of them (tests checksum exactly these).
 TABLES: dict[str, TableSpec] = {
     spec.name: spec
@@ -349,5 +393,7 @@ TABLES: dict[str, TableSpec] = {
         EPOCH_MODELS,
         SWEBENCH_ENTRIES,
         SWEBENCH_ITEM_RESULTS,
+        ITEM_MATRIX_ENTRIES,
+        ITEM_MATRIX_RESULTS,
     )
 }

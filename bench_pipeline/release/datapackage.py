@@ -70,8 +70,10 @@ TABLE_SOURCES: dict[str, tuple[str, ...]] = {
     "models": REGISTRY_SOURCES,
     "model_aliases": REGISTRY_SOURCES,
     "price_history": ("openrouter_models",),
-    "item_boards": ("swebench",),
-    "item_board_pairs": ("swebench",),
+    "item_boards": ("swebench", "inspect_popularity"),
+    "item_board_pairs": ("swebench", "inspect_popularity"),
+    "item_board_cards": ("swebench", "inspect_popularity"),
+    "item_board_rank_sets": ("swebench", "inspect_popularity"),
 }
 # Open Definition / SPDX identifiers of the licences the source definitions name; any other
 # licence text is a closed licence, named by its own words.

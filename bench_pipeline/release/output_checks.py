@@ -53,7 +53,7 @@ def rank_range_problems(
     competition rank of their `by` among the rows of their `within` group."""
     groups: dict[tuple, dict[int, Any]] = {}
     for index, row in enumerate(rows):
-        if row.get(by) is not None:
+        if row.get(by) is not None and row.get("rank_best") is not None:  # ranked rows
             groups.setdefault(tuple(row.get(c) for c in within), {})[index] = row[by]
     problems = []
     for values in groups.values():
@@ -162,7 +162,8 @@ def navigator_problems(conn: duckdb.DuckDBPyConnection) -> list[str]:
 def item_board_problems(conn: duckdb.DuckDBPyConnection) -> list[str]:
     table, key = "item_boards", ("board", "entry_key")
     rows = _rows(conn, "SELECT * FROM item_boards ORDER BY board, entry_key")
-    with_items = [r for r in rows if r.get("items")]
+    # `resolved` is a count on pass/fail boards only (continuous scores have none)
+    with_items = [r for r in rows if r.get("items") and r.get("resolved") is not None]
     return [
         *rank_range_problems(table, rows, "score", key, within=("board",)),
         *interval_problems(table, rows, "score", "ci_low", "ci_high", key),

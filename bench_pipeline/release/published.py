@@ -676,6 +676,12 @@ ITEM_BOARDS_COLUMNS = (
     c("published_percent", "number", "The percentage the publisher shows."),
     c("entry_key", "string", "The publisher's submission folder (names can repeat)."),
     c("dominated_by", "string", "Entries better and cheaper per resolved item (; between)."),
+    c(
+        "parity",
+        "string",
+        "Why an entry with per-item results is not ranked: its score from them disagrees "
+        "with its published score at the published rounding (both numbers).",
+    ),
 )
 ITEM_BOARD_PAIRS_COLUMNS = (
     c("board", "string", "The leaderboard."),

@@ -13,9 +13,12 @@ For each pair, over the items both entries ran: d_t = resolved_a − resolved_b,
 differences dropped; the exact two-sided sign-flip test of Σ d_t, which on 0/1 outcomes is
 the exact binomial count over the discordant items (`stats.sign_flip_pvalue`, exact at any
 size on lattice data). Holm over every pair of the board at 5%; rank ranges and `tied` as
-the Navigator Index defines them (`stats.rank_ranges`); dominance = significantly better
-and strictly cheaper per resolved item (`stats.dominates`). Entries without per-item results
-are listed after the ranked ones with their published percentage and no rank range.
+the Navigator Index defines them (`stats.rank_ranges`). Parity before rank: an entry whose
+score from its items disagrees with its published percentage at the published rounding
+(`scores.parity`) is listed with both numbers and the reason, and is not ranked. Dominance
+= significantly better and strictly cheaper per resolved item (`stats.dominates`). Entries
+without per-item results are listed after the ranked ones with their published percentage
+and no rank range.
 
 Pairs are computed for the whole board at once (a board at 50× the recorded data has ~1,250
 ranked entries and ~780,000 pairs): an entries × items 0/1 matrix of what each entry ran and
@@ -40,6 +43,7 @@ from bench_pipeline.core.stats import holm_rejected, rank_bounds, sign_test_pval
 from bench_pipeline.runs.costing import format_usd
 from bench_pipeline.scores.board_matrix import ItemResults, pair_counts
 from bench_pipeline.scores.navigator import cost_per_success
+from bench_pipeline.scores.parity import parity
 
 ALPHA = 0.05
 LEVEL = 0.95
@@ -92,6 +96,9 @@ class BoardRow:
     cost_usd: Decimal | None
     cost_per_success_usd: Decimal | None
     dominated_by: tuple[str, ...] = ()
+    parity: str | None = None
+    """Why an entry with per-item results has no rank: they disagree with its published
+    score (`scores.parity`); None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -236,7 +243,16 @@ def board_from_results(
         raise ValueError(f"board {board}: an entry key appears twice")
     n_items = np.bincount(results.entry, minlength=len(entries)).tolist()
     n_resolved = np.bincount(results.entry[results.resolved], minlength=len(entries)).tolist()
-    ranked = [i for i in range(len(entries)) if n_items[i]]
+    held: dict[int, str | None] = {}  # parity before rank (`scores.parity`)
+    for i, e in enumerate(entries):
+        if n_items[i] and e.published_percent is not None:
+            checked = parity(
+                100.0 * n_resolved[i] / n_items[i], e.published_percent,
+                basis=f"{n_resolved[i]} of {n_items[i]} items", unit="%",
+            )  # fmt: skip
+            if not checked.agrees:
+                held[i] = checked.reason
+    ranked = [i for i in range(len(entries)) if n_items[i] and i not in held]
     ranked.sort(key=lambda i: (-n_resolved[i] / n_items[i], entries[i].entry, entries[i].key))
     unranked = sorted(
         (i for i in range(len(entries)) if not n_items[i]),
@@ -276,6 +292,18 @@ def board_from_results(
                 board, e.key, e.entry, e.model_id, e.published_percent, n, k, 100.0 * k / n,
                 float(low[position]), float(high[position]), rank_best, rank_worst,
                 rank_best != rank_worst, *costs[i], dominated_by[position],
+            )
+        )  # fmt: skip
+    held_order = sorted(
+        held, key=lambda i: (-n_resolved[i] / n_items[i], entries[i].entry, entries[i].key)
+    )
+    for i in held_order:  # per-item results at odds with the published score: no rank
+        e, n, k = entries[i], n_items[i], n_resolved[i]
+        ci_low, ci_high = clopper_pearson(k, n)
+        rows.append(
+            BoardRow(
+                board, e.key, e.entry, e.model_id, e.published_percent, n, k, 100.0 * k / n,
+                ci_low, ci_high, None, None, None, *costs[i], parity=held[i],
             )
         )  # fmt: skip
     rows.extend(
@@ -345,6 +373,7 @@ _BOARD_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "published_percent": pl.Float64,
     "entry_key": pl.String,
     "dominated_by": pl.String,
+    "parity": pl.String,
 }
 _PAIR_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "board": pl.String,
@@ -386,6 +415,7 @@ def _row_record(r: BoardRow) -> dict[str, object]:
         "published_percent": r.published_percent,
         "entry_key": r.key,
         "dominated_by": "; ".join(r.dominated_by) or None,
+        "parity": r.parity,
     }
 
 

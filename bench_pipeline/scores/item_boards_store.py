@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Collection, Sequence
 from decimal import Decimal
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -16,13 +18,20 @@ import polars as pl
 from bench_pipeline.core.warehouse import fetch_frame
 from bench_pipeline.registry.entries import SOURCE, stored_entry_models
 from bench_pipeline.scores.board_matrix import ItemResults
-from bench_pipeline.scores.card import PairStatistics, card, matrix_from_cells, pair_statistics
+from bench_pipeline.scores.card import (
+    Card,
+    PairStatistics,
+    card,
+    matrix_from_cells,
+    pair_statistics,
+)
 from bench_pipeline.scores.item_boards import (
     BoardEntry,
     ItemBoard,
     board_frames,
     board_from_results,
 )
+from bench_pipeline.scores.item_matrix_boards import matrix_boards
 from bench_pipeline.scores.navigator import cost_per_success
 
 TABLES = ("item_boards", "item_board_pairs", "item_board_cards", "item_board_rank_sets")
@@ -104,13 +113,77 @@ def _results(
     )
 
 
-def card_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
+def held_entries(boards: Sequence[ItemBoard]) -> set[tuple[str, str]]:
+    """(board, entry key) of every entry parity keeps from a rank (`scores.parity`)."""
+    return {(b.board, r.key) for b in boards for r in b.rows if r.parity is not None}
+
+
+def card_row(board: str, computed: Card) -> dict[str, Any]:
+    """A board's row of `item_board_cards`."""
+    resolution = computed.resolution
+    return {
+        "board": board, "systems": computed.systems, "items": computed.items,
+        "data_type": computed.data_type, "matrix_sha256": computed.matrix_sha256,
+        "missing_cells": computed.missing_cells, "groups": computed.groups,
+        "draws": computed.draws, "seed": computed.seed,
+        "pairs_total": computed.pairs_total,
+        "pairs_established": computed.pairs_established,
+        "established_share": computed.established_share,
+        "tiers_height": computed.tiers.height,
+        "largest_antichain": computed.tiers.largest_antichain,
+        "discordance": computed.discordance.mean_carrying_items,
+        "discordance_top_decile": computed.discordance.top_decile_mean_carrying_items,
+        "resolution_gap_50": None if resolution is None else resolution.gap_50,
+        "resolution_gap_80": None if resolution is None else resolution.gap_80,
+        "alpha": computed.alpha, "adjacent_pairs": computed.adjacent_pairs,
+        "adjacent_undecided": computed.adjacent_undecided,
+        "top_decile_entries": computed.discordance.top_decile_systems,
+        "discordance_share": computed.discordance.mean_share,
+        "discordance_top_decile_share": computed.discordance.top_decile_mean_share,
+        "pair_test": _pair_test(computed),
+        "resolution_threshold": None if resolution is None else resolution.threshold,
+        "resolution_replicates": None if resolution is None else resolution.replicates,
+        "self_checks": "; ".join(f"{c.name}: {c.detail}" for c in computed.self_checks),
+        "software": computed.software, "command": computed.command,
+    }  # fmt: skip
+
+
+def _pair_test(computed: Card) -> str:
+    """The paired test the card's pairs were tested with: the exact binomial on pass/fail,
+    else the tests its pairs name (or, without pairs, the sign-flip family)."""
+    if computed.data_type == "binary":
+        return "exact binomial"
+    named = sorted({p.test for p in computed.pairs})
+    return "; ".join(named) if named else "exact sign-flip, or its normal approximation"
+
+
+def rank_set_rows(board: str, computed: Card) -> list[dict[str, Any]]:
+    """A board's rows of `item_board_rank_sets`, one per entry of its card."""
+    return [
+        {
+            "board": board, "entry_key": e.system, "rank_set_low": e.rank_set_low,
+            "rank_set_high": e.rank_set_high, "group_rank_set_low": e.group_rank_set_low,
+            "group_rank_set_high": e.group_rank_set_high, "tier": e.tier,
+        }
+        for e in computed.entries
+    ]  # fmt: skip
+
+
+def card_frames(
+    conn: duckdb.DuckDBPyConnection,
+    held: Collection[tuple[str, str]] | None = None,
+    extra: Sequence[tuple[str, Card]] = (),
+) -> dict[str, pl.DataFrame]:
     """`item_board_cards` (one row per board) and `item_board_rank_sets` (one per entry
     with per-item results): each board's reporting card (`scores.card`), from the same
     per-item results, the instances grouped by repository; and `pair_statistics`, the
-    card's per-pair figures keyed by board and entry keys in both orders (the difference
-    signed for the order), for `item_board_pairs`. A card whose self-check fails raises
-    `CardRefused`, and the run publishes nothing."""
+    SWE-bench cards' per-pair figures keyed by board and entry keys in both orders (the
+    difference signed for the order), for `item_board_pairs`. A card whose self-check fails
+    raises `CardRefused`, and the run publishes nothing. The entries `held` (board, key)
+    disagree with their published score (parity before rank): they have no rank set
+    (None: read from the boards)."""
+    if held is None:
+        held = held_entries(load_boards(conn))
     boards, entries, pairs = [], [], []
     results = fetch_frame(
         conn,
@@ -123,6 +196,7 @@ def card_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
             for folder, instance, resolved in rows.select(
                 "folder", "instance_id", "resolved"
             ).iter_rows()
+            if (board, folder) not in held  # parity before rank: no rank set either
         ]
         groups = {}
         for _, instance, _ in cells:
@@ -130,43 +204,12 @@ def card_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
             groups[instance] = match.group(1) if match else instance
         matrix = matrix_from_cells(cells, groups)
         computed = card(matrix, with_pairs=False, command=COMMAND)
-        resolution = computed.resolution
         pairs.append(_pair_statistics(board, matrix.systems, pair_statistics(matrix.values)))
-        boards.append(
-            {
-                "board": board, "systems": computed.systems, "items": computed.items,
-                "data_type": computed.data_type, "matrix_sha256": computed.matrix_sha256,
-                "missing_cells": computed.missing_cells, "groups": computed.groups,
-                "draws": computed.draws, "seed": computed.seed,
-                "pairs_total": computed.pairs_total,
-                "pairs_established": computed.pairs_established,
-                "established_share": computed.established_share,
-                "tiers_height": computed.tiers.height,
-                "largest_antichain": computed.tiers.largest_antichain,
-                "discordance": computed.discordance.mean_carrying_items,
-                "discordance_top_decile": computed.discordance.top_decile_mean_carrying_items,
-                "resolution_gap_50": None if resolution is None else resolution.gap_50,
-                "resolution_gap_80": None if resolution is None else resolution.gap_80,
-                "alpha": computed.alpha, "adjacent_pairs": computed.adjacent_pairs,
-                "adjacent_undecided": computed.adjacent_undecided,
-                "top_decile_entries": computed.discordance.top_decile_systems,
-                "discordance_share": computed.discordance.mean_share,
-                "discordance_top_decile_share": computed.discordance.top_decile_mean_share,
-                "pair_test": "exact binomial",
-                "resolution_threshold": None if resolution is None else resolution.threshold,
-                "resolution_replicates": None if resolution is None else resolution.replicates,
-                "self_checks": "; ".join(f"{c.name}: {c.detail}" for c in computed.self_checks),
-                "software": computed.software, "command": computed.command,
-            }
-        )  # fmt: skip
-        entries += [
-            {
-                "board": board, "entry_key": e.system, "rank_set_low": e.rank_set_low,
-                "rank_set_high": e.rank_set_high, "group_rank_set_low": e.group_rank_set_low,
-                "group_rank_set_high": e.group_rank_set_high, "tier": e.tier,
-            }
-            for e in computed.entries
-        ]  # fmt: skip
+        boards.append(card_row(board, computed))
+        entries += rank_set_rows(board, computed)
+    for board, computed in extra:
+        boards.append(card_row(board, computed))
+        entries += rank_set_rows(board, computed)
     return {
         "item_board_cards": pl.DataFrame(boards, schema=_CARD_SCHEMA, orient="row"),
         "item_board_rank_sets": pl.DataFrame(entries, schema=_RANK_SET_SCHEMA, orient="row"),
@@ -233,8 +276,12 @@ _PAIR_STATISTICS: dict[str, pl.DataType | type[pl.DataType]] = {
 def item_board_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
     """The published tables, recomputed from the live tables and the entries' models: the
     boards, their pairs (with the card's per-pair figures) and their cards."""
-    frames = board_frames(load_boards(conn))
-    cards = card_frames(conn)
+    boards = load_boards(conn)
+    held = held_entries(boards)
+    others = matrix_boards(conn)  # the per-item results source kind
+    extra = [(board.board, computed) for board, computed in others if computed is not None]
+    frames = board_frames([*boards, *(board for board, _ in others)])
+    cards = card_frames(conn, held, extra)
     figures = cards.pop("pair_statistics")
     frames["item_board_pairs"] = frames["item_board_pairs"].join(
         figures, on=["board", "entry_key_a", "entry_key_b"], how="left"

@@ -41,9 +41,6 @@ NAMED = 10
 """Entries a sentence of the reading names before it says how many more there are."""
 RANK_TICKS = 20
 """About this many rank labels under the rank panel, whatever the board's size."""
-PUBLISHED_GAP = 1.0
-"""Percentage points by which a score from per-item results may differ from the published
-percentage before the reading points it out (the published figure is rounded)."""
 
 
 class Renderer(Protocol):
@@ -121,7 +118,8 @@ def _board_pairs_from_file(
 
 
 def _ranked(rows: list[Row]) -> list[Row]:
-    return [r for r in rows if not missing(r.get("items"))]
+    """The entries with a rank (per-item results that agree with the published score)."""
+    return [r for r in rows if not missing(r.get("rank_best"))]
 
 
 def _float(value: Any) -> float:
@@ -339,24 +337,14 @@ def reading(rows: list[Row], pairs: list[Row] | BoardPairs) -> list[str]:
             f"cheaper per resolved instance); not dominated: "
             f"{_named(str(r['entry']) for r in free) or 'none'}."
         )
-    apart = [
-        r for r in ranked if not missing(r.get("published_percent"))
-        and abs(_float(r["published_percent"]) - _float(r["score"])) > PUBLISHED_GAP
-    ]  # fmt: skip
+    apart = [r for r in rows if not missing(r.get("parity"))]  # `scores.parity`'s reason
     if apart:
         sentences.append(
-            "The per-item results give a different score from the published percentage for "
-            + _named(
-                (
-                    f"{r['entry']} ({_float(r['score']):.1f} from items, "
-                    f"{_float(r['published_percent']):.2f} published)"
-                    for r in apart
-                ),
-                "; ",
-            )
+            "Not ranked because the per-item results disagree with the published score: "
+            + _named((f"{r['entry']} ({r['parity']})" for r in apart), "; ")
             + "."
         )
-    unranked = len(rows) - len(ranked)
+    unranked = len(rows) - len(ranked) - len(apart)
     if unranked:
         sentences.append(
             f"{unranked} entries publish only a percentage; they are listed without a rank."
