@@ -15,6 +15,7 @@ import polars as pl
 from bench_pipeline.core.clock import now_utc
 from bench_pipeline.core.warehouse import fetch_frame, transaction
 from bench_pipeline.core.writer import write_frame
+from bench_pipeline.indices.intervals import capability_intervals, known_good_intervals
 from bench_pipeline.indices.rules import (
     capability_indices,
     known_good_index,
@@ -25,6 +26,13 @@ PUBLISHER = "Epoch AI"
 SCORES_SQL = """
 SELECT s.model_id, s.evaluation_id, s.score, s.source_run_id
 FROM evaluation_scores s ORDER BY s.model_id, s.evaluation_id
+"""
+# Each score's standard error, from the publisher's row the score was taken from.
+STDERR_SQL = """
+SELECT s.model_id, s.evaluation_id, s.score, r.stderr
+FROM evaluation_scores s
+LEFT JOIN evaluation_rows r USING (evaluation_id, row_key)
+ORDER BY s.model_id, s.evaluation_id
 """
 
 
@@ -52,6 +60,7 @@ def inputs_digest(scores: pl.DataFrame) -> str:
 
 def compute(conn: duckdb.DuckDBPyConnection, directions: Mapping[str, str]) -> IndexComputation:
     scores = fetch_frame(conn, SCORES_SQL)
+    errors = fetch_frame(conn, STDERR_SQL)
     names = fetch_frame(conn, "SELECT model_id, name AS model_name FROM models")
     normalised = (
         normalise(scores, directions)
@@ -74,8 +83,8 @@ def compute(conn: duckdb.DuckDBPyConnection, directions: Mapping[str, str]) -> I
         source_run_ids=tuple(sorted(set(scores.get_column("source_run_id").to_list()))),
         inputs_sha256=digest,
         normalised=normalised.with_columns(pl.lit(PUBLISHER).alias("publisher")),
-        known_good=named(known_good_index(normalised)),
-        capability=named(capability_indices(normalised)),
+        known_good=named(known_good_intervals(known_good_index(normalised), errors)),
+        capability=named(capability_intervals(capability_indices(normalised), errors)),
     )
 
 

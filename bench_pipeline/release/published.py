@@ -89,13 +89,15 @@ MARKET_DOWNLOAD = [
 
 KNOWN_GOOD_SQL = f"""
 SELECT model_id, model_name, known_good_index, index_components,
-       {", ".join(KNOWN_GOOD_COMPONENTS)}
+       {", ".join(KNOWN_GOOD_COMPONENTS)}, known_good_index_low, known_good_index_high,
+       without_stderr
 FROM known_good_index
 ORDER BY known_good_index DESC NULLS LAST, model_id
 """
 
 CAPABILITY_SQL = f"""
-SELECT model_id, model_name, {", ".join(d.name for d in CAPABILITY_INDICES)}
+SELECT model_id, model_name, {", ".join(d.name for d in CAPABILITY_INDICES)},
+       {", ".join(f"{d.name}_low, {d.name}_high" for d in CAPABILITY_INDICES)}, without_stderr
 FROM capability_indices
 ORDER BY model_id
 """
@@ -224,6 +226,24 @@ def _component(evaluation_id: str) -> Column:
     return c(evaluation_id, "number", f"Normalised 0-1 score on {title}.", title)
 
 
+def _interval(name: str, title: str) -> tuple[Column, Column]:
+    what = (
+        f"95% interval of the {title} index, propagated from the publisher's standard errors "
+        "(methodology/indices.html); null when a component has none"
+    )
+    return c(f"{name}_low", "number", f"Low end of the {what}."), c(
+        f"{name}_high", "number", f"High end of the {what}."
+    )
+
+
+WITHOUT_STDERR = c(
+    "without_stderr",
+    "string",
+    "The model's evaluations (ids, comma-separated) whose score has no published standard "
+    "error, so an index resting on them has no interval; null when every score has one.",
+)
+
+
 def _capability(name: str) -> Column:
     return c(name, "number", f"{capability_title(name)} index, 0-100.", capability_title(name))
 
@@ -235,6 +255,8 @@ KNOWN_GOOD_COLUMNS = (
     c("rank", "integer", f"{RANK_RULE_TEXT} by the Known Good Index."),
     c("index_components", "integer", "How many of the six evaluations the index rests on."),
     *(_component(e) for e in KNOWN_GOOD_COMPONENTS),
+    *_interval("known_good_index", "Known Good Index"),
+    WITHOUT_STDERR,
 )
 CAPABILITY_COLUMNS = (
     MODEL_ID,
@@ -251,6 +273,8 @@ CAPABILITY_COLUMNS = (
             ),
         )
     ),
+    *(column for d in CAPABILITY_INDICES for column in _interval(d.name, capability_title(d.name))),
+    WITHOUT_STDERR,
 )
 MARKET_COLUMNS = (
     MODEL_ID,
