@@ -23,13 +23,10 @@ from bench_pipeline.indices.rules import (
 )
 
 PUBLISHER = "Epoch AI"
+# The best score per model and evaluation, with the standard error and log viewer link of the
+# publisher's row it was taken from (the evidence the pages link and the intervals use).
 SCORES_SQL = """
-SELECT s.model_id, s.evaluation_id, s.score, s.source_run_id
-FROM evaluation_scores s ORDER BY s.model_id, s.evaluation_id
-"""
-# Each score's standard error, from the publisher's row the score was taken from.
-STDERR_SQL = """
-SELECT s.model_id, s.evaluation_id, s.score, r.stderr
+SELECT s.model_id, s.evaluation_id, s.score, s.source_run_id, r.stderr, r.log_url
 FROM evaluation_scores s
 LEFT JOIN evaluation_rows r USING (evaluation_id, row_key)
 ORDER BY s.model_id, s.evaluation_id
@@ -60,7 +57,6 @@ def inputs_digest(scores: pl.DataFrame) -> str:
 
 def compute(conn: duckdb.DuckDBPyConnection, directions: Mapping[str, str]) -> IndexComputation:
     scores = fetch_frame(conn, SCORES_SQL)
-    errors = fetch_frame(conn, STDERR_SQL)
     names = fetch_frame(conn, "SELECT model_id, name AS model_name FROM models")
     normalised = (
         normalise(scores, directions)
@@ -83,8 +79,8 @@ def compute(conn: duckdb.DuckDBPyConnection, directions: Mapping[str, str]) -> I
         source_run_ids=tuple(sorted(set(scores.get_column("source_run_id").to_list()))),
         inputs_sha256=digest,
         normalised=normalised.with_columns(pl.lit(PUBLISHER).alias("publisher")),
-        known_good=named(known_good_intervals(known_good_index(normalised), errors)),
-        capability=named(capability_intervals(capability_indices(normalised), errors)),
+        known_good=named(known_good_intervals(known_good_index(normalised), scores)),
+        capability=named(capability_intervals(capability_indices(normalised), scores)),
     )
 
 

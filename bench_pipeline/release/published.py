@@ -137,7 +137,7 @@ ORDER BY source
 """
 
 INDEX_LINEAGE_SQL = """
-SELECT model_id, evaluation_id, score, normalised, source_run_id, publisher
+SELECT model_id, evaluation_id, score, normalised, source_run_id, publisher, stderr, log_url
 FROM evaluation_normalised
 ORDER BY model_id, evaluation_id
 """
@@ -408,6 +408,8 @@ LINEAGE_COLUMNS = (
     c("normalised", "number", "Min-max normalised score, 0-1 (lower-is-better inverted)."),
     SOURCE_RUN,
     c("publisher", "string", "Who published the score."),
+    c("stderr", "number", "The score's standard error as published, percentage points."),
+    c("log_url", "string", "The publisher's log viewer for the run behind the score, if any."),
 )
 EPOCH_SCORES_COLUMNS = (
     c("evaluation_id", "string", "The evaluation (titles in schema.json `evaluations`)."),

@@ -27,9 +27,11 @@ from bench_pipeline.core import settings
 from bench_pipeline.core.files import sha256_file
 from bench_pipeline.site import boards as board_views
 from bench_pipeline.site import markup, pm_checks, views
+from bench_pipeline.site.changes import upstream_view
 from bench_pipeline.site.charts import price_history_svg
 from bench_pipeline.site.disclosures import render_disclosures
 from bench_pipeline.site.environment import PageEnvironment, remembered
+from bench_pipeline.site.evidence import index_evidence
 from bench_pipeline.site.item_boards import render_item_boards
 from bench_pipeline.site.layout import Row, read_json
 from bench_pipeline.site.paging import (
@@ -307,6 +309,7 @@ class SiteBuilder:
             leaderboard=first_page(ranked, "known_good_index"),
             unranked=first_page(boards["unranked"], "known_good_index"),
             charted=min(len(ranked), CHART_ROWS),
+            evidence=index_evidence(release.rows("index_lineage")),
             bars=board_views.kgi_bars(ranked[:CHART_ROWS], len(views.kgi_components(
                 release.schema)), len(ranked)),
         )  # fmt: skip
@@ -377,6 +380,8 @@ class SiteBuilder:
         self.render(
             "changes.html", "changes.html", diff=views.diff_view(release, models, self.titles),
             summary=board_views.change_summary(release.diff, models),
+            upstream=upstream_view(release.diff, models, self.sources,
+                                   release.schema.evaluations),
             titles_of=self.titles,
         )  # fmt: skip
 
