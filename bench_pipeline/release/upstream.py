@@ -67,7 +67,8 @@ def upstream_changes(
             # the registry may still hold the model, under an id another source gives it:
             # named here so that the removal does not read as a rename
             namesakes = sorted(
-                m for (m,), row in new_models.items()
+                m
+                for (m,), row in new_models.items()
                 if removed and name and row.get("name") == name and (m,) not in old_models
             )
             change(

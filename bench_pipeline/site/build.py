@@ -357,8 +357,12 @@ class SiteBuilder:
         pm_checks.render_pm_checks(self, release)
         self.render("navigator.html", "navigator.html", ("navigator_models",),
                     **views.navigator_view(release))  # fmt: skip
-        self.render("usecase-rank.html", "usecase_rank.html", ("usecase_runs",),
-                    **views.usecase_view(release))  # fmt: skip
+        usecase = views.usecase_view(release)
+        usecase["boards"] = [  # the rank shown follows the overlap of the 90% intervals
+            board | {"rows": board_views.overlap_rank_rows(board["rows"], "ci_low", "ci_high")}
+            for board in usecase["boards"]
+        ]
+        self.render("usecase-rank.html", "usecase_rank.html", ("usecase_runs",), **usecase)
         if "item_boards" in release.tables:  # the home page links them only then
             pairs = release.large.get("item_board_pairs") or release.rows("item_board_pairs")
             render_item_boards(self, release.rows("item_boards"), pairs)
