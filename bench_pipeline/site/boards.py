@@ -163,12 +163,12 @@ def interval_ranks(
     lows = sorted(lo for lo, _ in known)
     highs = sorted(hi for _, hi in known)
     out: list[tuple[int, int] | None] = []
-    for low, high in bounds:
-        if low is None or high is None:
+    for lo, hi in bounds:
+        if lo is None or hi is None:
             out.append(None)
             continue
-        above = len(lows) - bisect_right(lows, high)
-        below = bisect_left(highs, low)
+        above = len(lows) - bisect_right(lows, hi)
+        below = bisect_left(highs, lo)
         out.append((1 + above, len(known) - below))
     return out
 
