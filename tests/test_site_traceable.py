@@ -16,14 +16,19 @@ import re
 from pathlib import Path
 
 import pytest
-from synthetic import synthetic_tables, write_release
+from synthetic import synthetic_item_boards, synthetic_tables, write_release
 
+from bench_pipeline.core import settings
+from bench_pipeline.ingest.parsers import swebench
+from bench_pipeline.ingest.payload import RawFile
 from bench_pipeline.release.diff import diff_releases
 from bench_pipeline.site import build_site
 from bench_pipeline.site.changes import upstream_view
+from bench_pipeline.site.evidence import evidence_url
 
 pytestmark = pytest.mark.unit
 
+SNAPSHOTS = settings.REPO_ROOT / "sources" / "snapshots"
 OLD_ID, NEW_ID = "r0000000000000001", "r0000000000000002"
 DELISTED, NAMESAKE = "cohere/command-a", "cohere:command-a-03-2025"
 LOG = "https://logs.epoch.ai/inspect-viewer/edc8bf64/viewer.html?log_file=https%3A%2F%2Flogs.epoch.ai%2Finspect_ai_logs%2F{}.eval"
@@ -63,6 +68,12 @@ def _newer(old: dict[str, list[dict]]) -> dict[str, list[dict]]:
          "log_url": LOG.format("newrun"), "source_file": "gpqa_diamond.csv",
          "source_run_id": "epoch-new-3"}
     ]  # fmt: skip
+    boards = synthetic_item_boards()
+    for number, row in enumerate(boards["item_boards"]):
+        row["logs"] = f"s3://swe-bench-experiments/verified/{row['entry_key']}/logs" if (
+            number % 3
+        ) else None  # fmt: skip
+    new |= boards
     for run in new["source_runs"]:
         if run["source"] in ("openrouter_models", "epoch"):
             run["run_id"] = f"{run['source']}-new-3"
@@ -148,3 +159,41 @@ def test_every_score_with_a_log_links_it(site: tuple[Path, Path]) -> None:
 
 def test_a_diff_from_before_the_upstream_list_says_so() -> None:
     assert upstream_view({"from": "a", "to": "b", "tables": {}}, {}, {}, {})["known"] is False
+
+
+def test_every_swebench_entry_with_logs_links_them(site: tuple[Path, Path]) -> None:
+    release, out = site
+    rows = json.loads((release / "data" / "item_boards.json").read_text())
+    pages = {p: p.read_text("utf-8") for p in (out / "item-boards").glob("*.html")}
+    logged = [r for r in rows if r.get("logs")]
+    assert logged and len(logged) < len(rows)
+    for row in logged:
+        href = f'href="{html.escape(evidence_url(row["logs"]) or "")}"'
+        assert sum(href in page for page in pages.values()) == 1, row
+    assert sum(page.count('class="evidence"') for page in pages.values()) == len(logged)
+
+
+def test_evidence_addresses_become_links_a_reader_can_open() -> None:
+    viewer = LOG.format("abc")
+    assert evidence_url(viewer) == viewer
+    # SWE-bench states its logs as a public S3 folder: linked as the bucket's listing of it
+    assert evidence_url(
+        "s3://swe-bench-experiments/bash-only/20251124_mini-v1.16.0_claude-opus-4-5-20251101/logs"
+    ) == (
+        "https://swe-bench-experiments.s3.amazonaws.com/?prefix="
+        "bash-only/20251124_mini-v1.16.0_claude-opus-4-5-20251101/logs/"
+    )
+    for hostile in ("javascript:alert(1)", "http://x.test/log", 'https://x.test/"><b', None, 3):
+        assert evidence_url(hostile) is None
+
+
+def test_swebench_entries_carry_their_logs_from_the_real_file() -> None:
+    """Hand-checked in the recorded leaderboards file: the bash-only entry of Claude 4.5 Opus
+    states its logs; GUIRepair's Multimodal entry states none (`"logs": null`)."""
+    path = SNAPSHOTS / "swebench" / "leaderboards.json"
+    entries = swebench.parse([RawFile("leaderboards.json", path.read_bytes())])["swebench_entries"]
+    logs = {(r["leaderboard"], r["folder"]): r["logs"] for r in entries.iter_rows(named=True)}
+    assert logs[("bash-only", "20251124_mini-v1.16.0_claude-opus-4-5-20251101")] == (
+        "s3://swe-bench-experiments/bash-only/20251124_mini-v1.16.0_claude-opus-4-5-20251101/logs"
+    )
+    assert logs[("Multimodal", "20250701_GUIRepair_o3")] is None

@@ -690,6 +690,7 @@ ITEM_BOARDS_COLUMNS = (
     c("published_percent", "number", "The percentage the publisher shows."),
     c("entry_key", "string", "The publisher's submission folder (names can repeat)."),
     c("dominated_by", "string", "Entries better and cheaper per resolved item (; between)."),
+    c("logs", "string", "Where SWE-bench keeps the entry's evaluation logs (s3://), if stated."),
 )
 ITEM_BOARD_PAIRS_COLUMNS = (
     c("board", "string", "The leaderboard."),
@@ -840,8 +841,10 @@ PUBLISHED: tuple[PublishedTable, ...] = (
       "SELECT * FROM navigator_v1_tasks ORDER BY task", ("task",), "navigator_v1",
       NAVIGATOR_V1_TASKS_COLUMNS),
     T("item_boards", "Item boards: SWE-bench entries ranked on per-item results",
-      "SELECT * FROM item_boards ORDER BY board, items IS NULL, score DESC, "
-      "published_percent DESC NULLS LAST, entry, entry_key", ("board", "entry_key"),
+      "SELECT b.*, e.logs FROM item_boards b LEFT JOIN swebench_entries e "
+      "ON e.leaderboard = b.board AND e.folder = b.entry_key "
+      "ORDER BY b.board, b.items IS NULL, b.score DESC, b.published_percent DESC NULLS LAST, "
+      "b.entry, b.entry_key", ("board", "entry_key"),
       "item_boards", ITEM_BOARDS_COLUMNS),
     T("item_board_pairs", "Item boards: exact paired tests over shared items",
       "SELECT * FROM item_board_pairs", ("board", "entry_key_a", "entry_key_b"),

@@ -31,7 +31,7 @@ from bench_pipeline.site.changes import upstream_view
 from bench_pipeline.site.charts import price_history_svg
 from bench_pipeline.site.disclosures import render_disclosures
 from bench_pipeline.site.environment import PageEnvironment, remembered
-from bench_pipeline.site.evidence import index_evidence
+from bench_pipeline.site.evidence import evidence_url, index_evidence
 from bench_pipeline.site.item_boards import render_item_boards
 from bench_pipeline.site.layout import Row, read_json
 from bench_pipeline.site.paging import (
@@ -124,7 +124,7 @@ class SiteBuilder:
         )
         self.env.filters.update(
             num=remembered(markup.number), usd=remembered(markup.usd), text=markup.text,
-            when=remembered(markup.when), q=quote,
+            when=remembered(markup.when), q=quote, evidence=evidence_url,
         )  # fmt: skip
         self.env.tests["simulated"] = markup.is_simulated
         self.env.globals.update(
