@@ -15,8 +15,9 @@ from typing import Any
 Row = dict[str, Any]
 
 PRICE_COLUMNS = ("input_usd_per_1m", "output_usd_per_1m", "blended_price_usd_per_1m")
-PRICE_SOURCE = "openrouter_models"
-"""The market's rates are OpenRouter's canonical ones (`indices/market.py`)."""
+PRICE_SOURCES = ("openrouter_models", "models_dev")
+"""Where the market's rates come from, in the order `indices/market.py` takes them
+(OpenRouter's canonical rate, else the lab's own from models.dev)."""
 SCORE_SOURCE = "epoch"
 
 
@@ -84,10 +85,12 @@ def upstream_changes(
                 model_name=model.get("name") or listing.get("name"),
                 model_added=(model_id,) not in old_models,
             )  # fmt: skip
+    # a rate moved with the first of its sources whose payload changed (none: our own doing)
+    price_source = next((s for s in PRICE_SOURCES if s in sources), None)
     for price in changed("market").get("changed") or []:
-        if price.get("column") in PRICE_COLUMNS:
+        if price_source is not None and price.get("column") in PRICE_COLUMNS:
             change(
-                "price", PRICE_SOURCE, model_id=price["key"].get("model_id"),
+                "price", price_source, model_id=price["key"].get("model_id"),
                 column=price["column"], old=price.get("old"), new=price.get("new"),
             )  # fmt: skip
     scores = changed("epoch_scores")
