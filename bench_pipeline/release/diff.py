@@ -190,7 +190,7 @@ def diff_releases(old_dir: Path | None, new_dir: Path) -> dict[str, Any]:
         if name not in new_entries:
             tables[name] = {"removed_table": True, "rows": entry["rows"]}
     causes = _causes(old, new)
-    upstream: list[Row] = []
+    upstream: dict[str, list[Row]] = {}  # nothing to say against no earlier release
     if old is not None:
         assert old_dir is not None
         sides = {"old": (old_dir, old_entries), "new": (new_dir, new_entries)}
@@ -199,7 +199,7 @@ def diff_releases(old_dir: Path | None, new_dir: Path) -> dict[str, Any]:
             folder, entries = sides[side]
             return _rows(folder, entries[table]) if table in entries else []
 
-        upstream = upstream_changes(
+        upstream["upstream"] = upstream_changes(
             side_rows, lambda table: tables.get(table) or {}, old, new,
             {run["source"] for run in causes},
         )  # fmt: skip
@@ -207,7 +207,7 @@ def diff_releases(old_dir: Path | None, new_dir: Path) -> dict[str, Any]:
         "from": old["release_id"] if old else None,
         "to": new["release_id"],
         **models,
-        "upstream": upstream,
+        **upstream,
         "tables": tables,
         "caused_by": {"source_runs": causes, "case_versions": []},
     }
