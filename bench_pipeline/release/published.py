@@ -604,8 +604,6 @@ NAVIGATOR_MODELS_COLUMNS = (
     c("model", "string", "The setup's label."),
     SETUP_MODEL,
     c("index", "number", "Navigator Index v2, 0-10 (null unless scored in every category)."),
-    c("index_low", "number", "Low end of the Index's 95% interval over tasks (null: none)."),
-    c("index_high", "number", "High end of that interval."),
     *(c(n, "number", f"{n.replace('_', ' ').capitalize()} score.") for n in NAVIGATOR_CATEGORIES),
     c("tasks", "integer", "Tasks scored."),
     c("runs", "integer", "Runs scored."),
@@ -618,6 +616,8 @@ NAVIGATOR_MODELS_COLUMNS = (
     c("dominates", "string", "Models it is better and cheaper than."),
     SIMULATED,
     c("pending_runs", "integer", "Runs waiting for a person to decide a judge split."),
+    c("index_low", "number", "Low end of the Index's 95% interval over tasks (null: none)."),
+    c("index_high", "number", "High end of that interval."),
 )
 NAVIGATOR_PAIRS_COLUMNS = (
     c("model_a", "string", "One model."),
