@@ -289,6 +289,9 @@ def test_published_files_follow_the_download_rules(built: dict) -> None:
         "livebench",
         "terminal_bench",
         "hle",
+        "known_good_index_low",
+        "known_good_index_high",
+        "without_stderr",
     ]
     indexed = [r["known_good_index"] for r in known_good if r["known_good_index"] is not None]
     assert indexed == sorted(indexed, reverse=True)

@@ -257,6 +257,13 @@ def test_one_changed_score_makes_a_release_whose_diff_says_exactly_that(
     assert releases == [(old.name,), (new.name,)]
     assert [r["run_id"] for r in diff["caused_by"]["source_runs"]] == [epoch_run[0]]
     assert diff["caused_by"]["case_versions"] == []
+    # in the publisher's terms: Epoch changed one score, on the date of its data
+    assert [(u["kind"], u["source"], u["row_key"], u["old"]) for u in diff["upstream"]] == [
+        ("score_changed", "epoch", model["row_key"], old_score)
+    ]
+    assert diff["upstream"][0]["new"] == pytest.approx(new_score)
+    epoch_dated = next(r for r in manifest(new)["source_runs"] if r["source"] == "epoch")
+    assert diff["upstream"][0]["data_as_of"] == epoch_dated["data_as_of"] is not None
 
     tables = diff["tables"]
     for name, table in tables.items():
@@ -275,7 +282,11 @@ def test_one_changed_score_makes_a_release_whose_diff_says_exactly_that(
     # the model's index, and nothing else in the index tables
     known_good = tables["known_good_index"]["changed"]
     assert {c["key"]["model_id"] for c in known_good} == {model_id}
-    assert {c["column"] for c in known_good} == {"gpqa_diamond", "known_good_index"}
+    # its interval moves with its value (the scale, set by the field, is unchanged)
+    columns = {c["column"] for c in known_good}
+    assert {"gpqa_diamond", "known_good_index"} <= columns
+    assert columns <= {"gpqa_diamond", "known_good_index", "known_good_index_low",
+                       "known_good_index_high"}  # fmt: skip
     index_change = next(c for c in known_good if c["column"] == "known_good_index")
     assert index_change["new"] > index_change["old"]
     assert {c["key"]["model_id"] for c in tables["capability_indices"]["changed"]} == {model_id}

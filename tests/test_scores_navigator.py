@@ -251,3 +251,28 @@ def test_v1_fit_budget_filter() -> None:
     fit = v1_fit("x", 3, Decimal("0.01"), thirds)
     assert fit["model"].to_list() == ["t"]
     assert fit["mean_cost_per_call_usd"].item() == "0.003333333333"
+
+
+def test_index_interval_worked_by_hand() -> None:
+    """Two tasks per category. Model x scores 1 and 0 on coding's tasks and 1 and 1 on every
+    other category's: coding 50, the rest 100, Index = (15·50 + 85·100) / 100 = 92.5.
+    Coding's task scores have s = √((.5² + .5²) / 1) = √.5, so its standard error is
+    100 × √.5 / √2 = 50; the other categories have none. The Index's standard error is
+    15 / 100 × 50 = 7.5 and its interval 92.5 ± 1.96 × 7.5 = 77.80 .. 100 (clipped).
+    A model with a one-task category has none."""
+    runs, number = [], 0
+    for category in CATEGORIES:
+        for task, value in (("a", 1.0), ("b", 0.0 if category == "coding" else 1.0)):
+            number += 1
+            runs.append(nav(f"r{number}", "x", f"{category}/{task}", value))
+    for category in CATEGORIES:
+        number += 1
+        runs.append(nav(f"r{number}", "y", f"{category}/a", 0.5))
+    board = navigator_board(runs)
+    x = next(m for m in board.models if m.model == "x")
+    assert x.index == pytest.approx(92.5)
+    assert (round(x.index_low, 2), x.index_high) == (77.80, 100.0)
+    y = next(m for m in board.models if m.model == "y")
+    assert y.index == pytest.approx(50.0) and (y.index_low, y.index_high) == (None, None)
+    frame = board.navigator_models
+    assert frame.filter(frame["model"] == "x")["index_low"].item() == pytest.approx(x.index_low)

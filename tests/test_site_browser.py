@@ -242,7 +242,8 @@ def test_usecase_weights_recompute_the_board_in_the_browser(
     page.goto(f"{served.url}/usecase-rank.html")
     rank_of_b = "table.usecase-board tr[data-group='group-b'] .rank"
     score_of_b = "table.usecase-board tr[data-group='group-b'] .score"
-    assert page.inner_text(rank_of_b) == "2"  # as published
+    # as published: 2nd by score, its 90% interval overlapping the first's (the overlap rule)
+    assert page.inner_text(rank_of_b) == "1–2 overlapping"
     for name, value in (("outcome", "0"), ("cost_efficiency", "0"), ("autonomy", "0"),
                         ("first_try", "0"), ("speed", "1")):  # fmt: skip
         page.fill(f"#weight-form input[name='{name}']", value)
@@ -250,7 +251,7 @@ def test_usecase_weights_recompute_the_board_in_the_browser(
     assert page.inner_text(rank_of_b) == "1"
     assert page.inner_text(score_of_b) == "100.0"
     page.click("#reset-weights")
-    assert page.inner_text(rank_of_b) == "2"
+    assert page.inner_text(rank_of_b) == "1–2 overlapping"
     assert page.inner_text(score_of_b) == "57.5"  # 100 × (.4×.5 + .15×.5 + .15×1 + .15×.5 + .15×.5)
     # The group named like a script tag is shown as text, never run.
     assert page.locator("table.usecase-board td", has_text="<script>alert(1)</script>").count() == 1

@@ -15,6 +15,7 @@ import polars as pl
 from bench_pipeline.core.clock import now_utc
 from bench_pipeline.core.warehouse import fetch_frame, transaction
 from bench_pipeline.core.writer import write_frame
+from bench_pipeline.indices.intervals import capability_intervals, known_good_intervals
 from bench_pipeline.indices.rules import (
     capability_indices,
     known_good_index,
@@ -22,9 +23,13 @@ from bench_pipeline.indices.rules import (
 )
 
 PUBLISHER = "Epoch AI"
+# The best score per model and evaluation, with the standard error and log viewer link of the
+# publisher's row it was taken from (the evidence the pages link and the intervals use).
 SCORES_SQL = """
-SELECT s.model_id, s.evaluation_id, s.score, s.source_run_id
-FROM evaluation_scores s ORDER BY s.model_id, s.evaluation_id
+SELECT s.model_id, s.evaluation_id, s.score, s.source_run_id, r.stderr, r.log_url
+FROM evaluation_scores s
+LEFT JOIN evaluation_rows r USING (evaluation_id, row_key)
+ORDER BY s.model_id, s.evaluation_id
 """
 
 
@@ -74,8 +79,8 @@ def compute(conn: duckdb.DuckDBPyConnection, directions: Mapping[str, str]) -> I
         source_run_ids=tuple(sorted(set(scores.get_column("source_run_id").to_list()))),
         inputs_sha256=digest,
         normalised=normalised.with_columns(pl.lit(PUBLISHER).alias("publisher")),
-        known_good=named(known_good_index(normalised)),
-        capability=named(capability_indices(normalised)),
+        known_good=named(known_good_intervals(known_good_index(normalised), scores)),
+        capability=named(capability_intervals(capability_indices(normalised), scores)),
     )
 
 

@@ -309,6 +309,7 @@ SWEBENCH_ENTRIES = TableSpec(
         "tags": pl.Utf8,
         "model_tags": pl.Utf8,
         "site": pl.Utf8,
+        "logs": pl.Utf8,
         "per_item_results": pl.Int64,
         "source_file": pl.Utf8,
     },
@@ -320,6 +321,8 @@ SWEBENCH_ENTRIES = TableSpec(
         "instance_cost_usd": _non_negative(),
         "instance_calls": _non_negative(),
         "per_item_results": _non_negative(),
+        # where the publisher keeps the entry's evaluation logs (an S3 or https address)
+        "logs": [pa.Check.str_matches(r"^(s3|https)://[^\s\"'<>]+$")],
     },
 )
 

@@ -6,7 +6,9 @@ and, for a ranked table, every row whose rank moved. Ranks are read from the pub
 columns; only a release made before it published them has its ranks derived, by the same
 rule (`scores/ranking.py`). `caused_by` names the source runs that
 brought new content: runs of the new release whose source, payload digest and status no run
-of the old release had (a re-ingestion of an unchanged payload is not a cause).
+of the old release had (a re-ingestion of an unchanged payload is not a cause). `upstream`
+says the same in the publishers' terms (`upstream.py`: a listing dropped or added, a price
+moved, a score added), each with its source and data date.
 
 Only the tables that can have changed are read: a table whose JSON file has the same digest in
 both releases is unchanged, and a new table's rows are not read (but `models`', for the models
@@ -22,6 +24,7 @@ from typing import Any
 
 from bench_pipeline.release.published import PUBLISHED_BY_NAME
 from bench_pipeline.release.schema import RankRule, rules_from_document
+from bench_pipeline.release.upstream import upstream_changes
 
 MANIFEST = "manifest.json"
 
@@ -186,10 +189,25 @@ def diff_releases(old_dir: Path | None, new_dir: Path) -> dict[str, Any]:
     for name, entry in old_entries.items():
         if name not in new_entries:
             tables[name] = {"removed_table": True, "rows": entry["rows"]}
+    causes = _causes(old, new)
+    upstream: dict[str, list[Row]] = {}  # nothing to say against no earlier release
+    if old is not None:
+        assert old_dir is not None
+        sides = {"old": (old_dir, old_entries), "new": (new_dir, new_entries)}
+
+        def side_rows(table: str, side: str) -> list[Row]:
+            folder, entries = sides[side]
+            return _rows(folder, entries[table]) if table in entries else []
+
+        upstream["upstream"] = upstream_changes(
+            side_rows, lambda table: tables.get(table) or {}, old, new,
+            {run["source"] for run in causes},
+        )  # fmt: skip
     return {
         "from": old["release_id"] if old else None,
         "to": new["release_id"],
         **models,
+        **upstream,
         "tables": tables,
-        "caused_by": {"source_runs": _causes(old, new), "case_versions": []},
+        "caused_by": {"source_runs": causes, "case_versions": []},
     }

@@ -89,13 +89,15 @@ MARKET_DOWNLOAD = [
 
 KNOWN_GOOD_SQL = f"""
 SELECT model_id, model_name, known_good_index, index_components,
-       {", ".join(KNOWN_GOOD_COMPONENTS)}
+       {", ".join(KNOWN_GOOD_COMPONENTS)}, known_good_index_low, known_good_index_high,
+       without_stderr
 FROM known_good_index
 ORDER BY known_good_index DESC NULLS LAST, model_id
 """
 
 CAPABILITY_SQL = f"""
-SELECT model_id, model_name, {", ".join(d.name for d in CAPABILITY_INDICES)}
+SELECT model_id, model_name, {", ".join(d.name for d in CAPABILITY_INDICES)},
+       {", ".join(f"{d.name}_low, {d.name}_high" for d in CAPABILITY_INDICES)}, without_stderr
 FROM capability_indices
 ORDER BY model_id
 """
@@ -135,7 +137,7 @@ ORDER BY source
 """
 
 INDEX_LINEAGE_SQL = """
-SELECT model_id, evaluation_id, score, normalised, source_run_id, publisher
+SELECT model_id, evaluation_id, score, normalised, source_run_id, publisher, stderr, log_url
 FROM evaluation_normalised
 ORDER BY model_id, evaluation_id
 """
@@ -224,6 +226,24 @@ def _component(evaluation_id: str) -> Column:
     return c(evaluation_id, "number", f"Normalised 0-1 score on {title}.", title)
 
 
+def _interval(name: str, title: str) -> tuple[Column, Column]:
+    what = (
+        f"95% interval of the {title} index, propagated from the publisher's standard errors "
+        "(methodology/indices.html); null when a component has none"
+    )
+    return c(f"{name}_low", "number", f"Low end of the {what}."), c(
+        f"{name}_high", "number", f"High end of the {what}."
+    )
+
+
+WITHOUT_STDERR = c(
+    "without_stderr",
+    "string",
+    "The model's evaluations (ids, comma-separated) whose score has no published standard "
+    "error, so an index resting on them has no interval; null when every score has one.",
+)
+
+
 def _capability(name: str) -> Column:
     return c(name, "number", f"{capability_title(name)} index, 0-100.", capability_title(name))
 
@@ -235,6 +255,8 @@ KNOWN_GOOD_COLUMNS = (
     c("rank", "integer", f"{RANK_RULE_TEXT} by the Known Good Index."),
     c("index_components", "integer", "How many of the six evaluations the index rests on."),
     *(_component(e) for e in KNOWN_GOOD_COMPONENTS),
+    *_interval("known_good_index", "Known Good Index"),
+    WITHOUT_STDERR,
 )
 CAPABILITY_COLUMNS = (
     MODEL_ID,
@@ -251,6 +273,8 @@ CAPABILITY_COLUMNS = (
             ),
         )
     ),
+    *(column for d in CAPABILITY_INDICES for column in _interval(d.name, capability_title(d.name))),
+    WITHOUT_STDERR,
 )
 MARKET_COLUMNS = (
     MODEL_ID,
@@ -384,6 +408,8 @@ LINEAGE_COLUMNS = (
     c("normalised", "number", "Min-max normalised score, 0-1 (lower-is-better inverted)."),
     SOURCE_RUN,
     c("publisher", "string", "Who published the score."),
+    c("stderr", "number", "The score's standard error as published, percentage points."),
+    c("log_url", "string", "The publisher's log viewer for the run behind the score, if any."),
 )
 EPOCH_SCORES_COLUMNS = (
     c("evaluation_id", "string", "The evaluation (titles in schema.json `evaluations`)."),
@@ -590,6 +616,8 @@ NAVIGATOR_MODELS_COLUMNS = (
     c("dominates", "string", "Models it is better and cheaper than."),
     SIMULATED,
     c("pending_runs", "integer", "Runs waiting for a person to decide a judge split."),
+    c("index_low", "number", "Low end of the Index's 95% interval over tasks (null: none)."),
+    c("index_high", "number", "High end of that interval."),
 )
 NAVIGATOR_PAIRS_COLUMNS = (
     c("model_a", "string", "One model."),
@@ -682,6 +710,7 @@ ITEM_BOARDS_COLUMNS = (
         "Why an entry with per-item results is not ranked: its score from them disagrees "
         "with its published score at the published rounding (both numbers).",
     ),
+    c("logs", "string", "Where SWE-bench keeps the entry's evaluation logs (s3://), if stated."),
 )
 ITEM_BOARD_PAIRS_COLUMNS = (
     c("board", "string", "The leaderboard."),
@@ -856,9 +885,11 @@ PUBLISHED: tuple[PublishedTable, ...] = (
     T("navigator_v1_tasks", "Navigator classic v1: the task library",
       "SELECT * FROM navigator_v1_tasks ORDER BY task", ("task",), "navigator_v1",
       NAVIGATOR_V1_TASKS_COLUMNS),
-    T("item_boards", "Item boards: SWE-bench entries ranked on per-item results",
-      "SELECT * FROM item_boards ORDER BY board, items IS NULL, score DESC, "
-      "published_percent DESC NULLS LAST, entry, entry_key", ("board", "entry_key"),
+    T("item_boards", "Item boards: entries ranked on their per-item results",
+      "SELECT b.*, e.logs FROM item_boards b LEFT JOIN swebench_entries e "
+      "ON e.leaderboard = b.board AND e.folder = b.entry_key "
+      "ORDER BY b.board, b.items IS NULL, b.score DESC, b.published_percent DESC NULLS LAST, "
+      "b.entry, b.entry_key", ("board", "entry_key"),
       "item_boards", ITEM_BOARDS_COLUMNS),
     T("item_board_pairs", "Item boards: exact paired tests over shared items",
       "SELECT * FROM item_board_pairs", ("board", "entry_key_a", "entry_key_b"),

@@ -125,6 +125,36 @@ class NavigatorModel:
     cost_per_success_usd: Decimal | None
     dominated_by: tuple[str, ...]
     dominates: tuple[str, ...]
+    index_low: float | None = None
+    """Low end of the Index's 95% interval (`index_interval`); None without one."""
+    index_high: float | None = None
+
+
+Z_95 = 1.959963984540054
+"""The standard normal quantile of 0.975: a two-sided 95% interval."""
+
+
+def index_interval(
+    index: float | None, grouped: Mapping[str, Sequence[float]]
+) -> tuple[float, float] | None:
+    """The Index's 95% interval, the tasks of each category read as a sample of the tasks
+    that category could hold (as the paired tests read them).
+
+    A category's score is 100 × the mean of its n task scores, so its standard error is
+    100 × s / √n (s: the sample standard deviation of the task scores); categories are
+    separate tasks, so the Index (Σ weight × category / 100) has the standard error
+    √Σ (weight / 100 × 100 × s / √n)². The interval is the Index ± 1.96 standard errors,
+    clipped to 0..100. None for a model without an Index or with a category of one task
+    (no spread to measure)."""
+    if index is None or any(len(v) < 2 for v in grouped.values()):
+        return None
+    variance = 0.0
+    for category, values in grouped.items():
+        mean = math.fsum(values) / len(values)
+        spread = math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
+        variance += (CATEGORY_WEIGHTS[category] / 100 * 100) ** 2 * spread / len(values)
+    half = Z_95 * math.sqrt(variance)
+    return max(0.0, index - half), min(100.0, index + half)
 
 
 @dataclass(frozen=True)
@@ -138,7 +168,10 @@ class NavigatorBoard:
     def navigator_models(self) -> pl.DataFrame:
         rows = []
         for m in self.models:
-            row: dict[str, object] = {"model": m.model, "index": m.index}
+            row: dict[str, object] = {
+                "model": m.model, "index": m.index, "index_low": m.index_low,
+                "index_high": m.index_high,
+            }  # fmt: skip
             row.update({c: m.categories.get(c) for c in CATEGORY_WEIGHTS})
             row.update(
                 tasks=m.tasks,
@@ -174,6 +207,8 @@ class NavigatorBoard:
 _MODEL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "model": pl.String,
     "index": pl.Float64,
+    "index_low": pl.Float64,
+    "index_high": pl.Float64,
     **dict.fromkeys(CATEGORY_WEIGHTS, pl.Float64),
     "tasks": pl.Int64,
     "runs": pl.Int64,
@@ -355,6 +390,7 @@ def navigator_board(
 
     category_scores: dict[str, dict[str, float]] = {}
     index: dict[str, float] = {}
+    intervals: dict[str, tuple[float, float] | None] = {}
     for model, tasks in scores.items():
         grouped: dict[str, list[float]] = defaultdict(list)
         for task, value in tasks.items():
@@ -366,6 +402,7 @@ def navigator_board(
             index[model] = math.fsum(
                 CATEGORY_WEIGHTS[c] * s / 100.0 for c, s in category_scores[model].items()
             )
+            intervals[model] = index_interval(index[model], grouped)
 
     indexed = sorted(index, key=lambda m: (-index[m], m))
     exact = exact_task_scores(run_list)
@@ -394,6 +431,7 @@ def navigator_board(
     models = []
     for model in order:
         rank = ranges.get(model)
+        interval = intervals.get(model)
         models.append(
             NavigatorModel(
                 model=model,
@@ -408,6 +446,8 @@ def navigator_board(
                 cost_per_success_usd=costs[model][1],
                 dominated_by=tuple(sorted(dominated_by[model])),
                 dominates=tuple(sorted(dominating[model])),
+                index_low=None if interval is None else interval[0],
+                index_high=None if interval is None else interval[1],
             )
         )
     return NavigatorBoard(models=tuple(models), pairs=tuple(pairs))

@@ -191,23 +191,25 @@ def _variant_name(entry: Mapping[str, Any]) -> str:
     return f"{name} ({entry['variant']})" if entry["variant"] else name
 
 
-def interval_ranks(rows: list[Row]) -> list[tuple[int, int] | None]:
-    """Rank ranges from 95% intervals, for a board that publishes none: an entry's best rank
-    is 1 + the entries whose interval lies wholly above its own, its worst is the board's
-    size minus those wholly below (None without an interval)."""
-    bounds = [(figure(r.get("rating_low")), figure(r.get("rating_high"))) for r in rows]
+def interval_ranks(
+    rows: list[Row], low: str = "rating_low", high: str = "rating_high"
+) -> list[tuple[int, int] | None]:
+    """Rank ranges from intervals (the `low`/`high` columns), for a board that publishes
+    none: an entry's best rank is 1 + the entries whose interval lies wholly above its own,
+    its worst is the board's size minus those wholly below (None without an interval)."""
+    bounds = [(figure(r.get(low)), figure(r.get(high))) for r in rows]
     known = [(lo, hi) for lo, hi in bounds if lo is not None and hi is not None]
     # Sorted bounds and bisection: O(n log n), where comparing every pair was quadratic
     # (minutes for a board of 20,000 entries).
     lows = sorted(lo for lo, _ in known)
     highs = sorted(hi for _, hi in known)
     out: list[tuple[int, int] | None] = []
-    for low, high in bounds:
-        if low is None or high is None:
+    for lo, hi in bounds:
+        if lo is None or hi is None:
             out.append(None)
             continue
-        above = len(lows) - bisect_right(lows, high)
-        below = bisect_left(highs, low)
+        above = len(lows) - bisect_right(lows, hi)
+        below = bisect_left(highs, lo)
         out.append((1 + above, len(known) - below))
     return out
 
@@ -252,6 +254,22 @@ def arena_boards(
              "charted": min(len(entries), ARENA_CHART_ROWS)}
         )  # fmt: skip
     return boards
+
+
+def overlap_rank_rows(rows: list[Row], low: str, high: str) -> list[Row]:
+    """A ranked board's rows with the rank range its intervals allow (`interval_ranks` over
+    the rows holding a rank) as `rank_best`/`rank_worst`: where intervals overlap, the data
+    do not order the entries, and the range says so. None for a row without a rank or an
+    interval. The rows themselves are not changed."""
+    ranked = [r for r in rows if not markup.missing(r.get("rank"))]
+    ranges = {id(r): found for r, found in zip(ranked, interval_ranks(ranked, low, high),
+                                               strict=True)}  # fmt: skip
+    out = []
+    for row in rows:
+        found = ranges.get(id(row))
+        best, worst = found if found else (None, None)
+        out.append(row | {"rank_best": best, "rank_worst": worst})
+    return out
 
 
 # ------------------------------------------------------------- score boards

@@ -27,9 +27,11 @@ from bench_pipeline.core import settings
 from bench_pipeline.core.files import sha256_file
 from bench_pipeline.site import boards as board_views
 from bench_pipeline.site import compare, hub, markup, pm_checks, views
+from bench_pipeline.site.changes import upstream_view
 from bench_pipeline.site.charts import price_history_svg
 from bench_pipeline.site.disclosures import render_disclosures
 from bench_pipeline.site.environment import PageEnvironment, remembered
+from bench_pipeline.site.evidence import evidence_url, index_evidence
 from bench_pipeline.site.item_boards import render_item_boards
 from bench_pipeline.site.layout import Row, read_json
 from bench_pipeline.site.paging import (
@@ -131,7 +133,7 @@ class SiteBuilder:
         )
         self.env.filters.update(
             num=remembered(markup.number), usd=remembered(markup.usd), text=markup.text,
-            when=remembered(markup.when), q=quote,
+            when=remembered(markup.when), q=quote, evidence=evidence_url,
         )  # fmt: skip
         self.env.tests["simulated"] = markup.is_simulated
         self.env.globals.update(
@@ -318,6 +320,7 @@ class SiteBuilder:
             leaderboard=first_page(ranked, "known_good_index"),
             unranked=first_page(boards["unranked"], "known_good_index"),
             charted=min(len(ranked), CHART_ROWS),
+            evidence=index_evidence(release.rows("index_lineage")),
             bars=board_views.kgi_bars(ranked[:CHART_ROWS], len(views.kgi_components(
                 release.schema)), len(ranked)),
         )  # fmt: skip
@@ -366,8 +369,12 @@ class SiteBuilder:
         pm_checks.render_pm_checks(self, release)
         self.render("navigator.html", "navigator.html", ("navigator_models",),
                     **views.navigator_view(release))  # fmt: skip
-        self.render("usecase-rank.html", "usecase_rank.html", ("usecase_runs",),
-                    **views.usecase_view(release))  # fmt: skip
+        usecase = views.usecase_view(release)
+        usecase["boards"] = [  # the rank shown follows the overlap of the 90% intervals
+            board | {"rows": board_views.overlap_rank_rows(board["rows"], "ci_low", "ci_high")}
+            for board in usecase["boards"]
+        ]
+        self.render("usecase-rank.html", "usecase_rank.html", ("usecase_runs",), **usecase)
         if "item_boards" in release.tables:  # the home page links them only then
             pairs = release.large.get("item_board_pairs") or release.rows("item_board_pairs")
             render_item_boards(self, release.rows("item_boards"), pairs,
@@ -391,6 +398,8 @@ class SiteBuilder:
         self.render(
             "changes.html", "changes.html", diff=views.diff_view(release, models, self.titles),
             summary=board_views.change_summary(release.diff, models),
+            upstream=upstream_view(release.diff, models, self.sources,
+                                   release.schema.evaluations),
             titles_of=self.titles,
         )  # fmt: skip
 

@@ -29,7 +29,7 @@
   document.querySelectorAll("table.usecase-board tbody tr").forEach(function (row) {
     var score = row.querySelector(".score");
     var rank = row.querySelector(".rank");
-    cells.push({ score: score, rank: rank, scoreHtml: score.innerHTML, rankText: rank.textContent });
+    cells.push({ score: score, rank: rank, scoreHtml: score.innerHTML, rankHtml: rank.innerHTML });
   });
 
   function recompute() {
@@ -78,6 +78,6 @@
   form.addEventListener("input", recompute);
   document.getElementById("reset-weights").addEventListener("click", function () {
     metrics.forEach(function (m) { form.elements[m].value = publishedWeights[m]; });
-    cells.forEach(function (c) { c.score.innerHTML = c.scoreHtml; c.rank.textContent = c.rankText; });
+    cells.forEach(function (c) { c.score.innerHTML = c.scoreHtml; c.rank.innerHTML = c.rankHtml; });
   });
 })();

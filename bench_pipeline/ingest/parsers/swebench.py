@@ -145,6 +145,7 @@ def _entry_row(raw: RawFile, leaderboard: Any, record: dict, details: dict) -> d
         "tags": tags,
         "model_tags": json.dumps(model_tags(tags)),
         "site": record.get("site"),
+        "logs": record.get("logs") or None,
         "per_item_results": len(details),
         "source_file": raw.name,
     }
