@@ -13,6 +13,11 @@ from PostgreSQL, and nothing else would use it.
 (b) The same with one worker SIGKILLed mid-batch: still every run exactly once, and every
     request the server got twice was one the killed worker had in flight (sent, its answer
     not stored) at the kill: counted and printed.
+(c) A worker whose store becomes unreachable mid-batch (a relay in front of PostgreSQL cut)
+    stops with exit status 3 and the reason; started again once the store is back, it
+    stores what it kept and finishes: every run once, calls made again only for requests in
+    flight when it stopped.
+(d) A result written twice (a retry after a lost acknowledgement) is stored once.
 """
 
 from __future__ import annotations
@@ -23,18 +28,21 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
 from loopback import LoopbackServer, chat_completions
-from servers import Postgres, Reaper, postgres_server, reaper  # noqa: F401
+from servers import Postgres, Reaper, free_port, postgres_server, reaper  # noqa: F401
 from stages import database_of, materialize_in
 
 from bench_pipeline.assets.grading import grades, reviews
@@ -45,6 +53,7 @@ from bench_pipeline.runs.batch import queue_runs, run_model_batch, store_task_ba
 from bench_pipeline.runs.plan import work_items
 from bench_pipeline.runs.rates import refresh_model_rates
 from bench_pipeline.runs.shared import SharedStore, StoreAddress, merge_into_warehouse
+from bench_pipeline.runs.store import RUN_COLUMNS
 from bench_pipeline.scores.load import navigator_frames, pm_frames
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups
@@ -158,14 +167,20 @@ def _planned() -> dict[str, str]:
 
 
 def _start_workers(
-    env: dict[str, str], root: Path, watchdog: Reaper, setups: Path
+    env: dict[str, str],
+    root: Path,
+    watchdog: Reaper,
+    setups: Path,
+    count: int = WORKERS,
+    fresh: bool = True,
 ) -> dict[str, subprocess.Popen]:
+    """`count` `bench worker` processes, each with a BENCH_HOME of its own under `root`."""
     base = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "BENCH_SNAPSHOTS")}
     workers = {}
-    for number in range(WORKERS):
+    for number in range(count):
         name = f"w{number}"
         home = root / f"worker-{name}"
-        home.mkdir()
+        home.mkdir(exist_ok=not fresh)
         argv = [sys.executable, "-m", "bench_pipeline.cli", "worker", "--name", name]
         argv += ["--until-empty", "--concurrency", str(CONCURRENCY), "--batch", "8"]
         argv += ["--lease-seconds", str(LEASE_SECONDS), "--poll-seconds", "0.3"]
@@ -371,3 +386,147 @@ def test_a_worker_killed_mid_batch_costs_only_its_calls_in_flight(
     store.close()
     assert merged.merged == len(planned)
     assert _warehouse_runs(publisher) == (len(planned), len(planned), 0)
+
+
+class Relay:
+    """A TCP relay on loopback in front of the PostgreSQL server that can be cut (every
+    connection dropped, new ones refused) and restored on the same port: a store that
+    becomes unreachable mid-batch, without stopping the cluster other tests share."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.target = (host, port)
+        self.port = free_port()
+        self._pairs: list[socket.socket] = []
+        self._listener: socket.socket | None = None
+        self._lock = threading.Lock()
+        self.restore()
+
+    def restore(self) -> None:
+        listener = socket.create_server(("127.0.0.1", self.port), reuse_port=False)
+        listener.settimeout(0.1)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while self._listener is listener:
+            try:
+                client, _ = listener.accept()
+            except (TimeoutError, OSError):
+                continue
+            try:
+                upstream = socket.create_connection(self.target)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._pairs += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        for end in (source, sink):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
+        with self._lock:
+            pairs, self._pairs = self._pairs, []
+        for end in pairs:
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+
+
+def test_a_worker_that_loses_the_store_stops_says_why_and_loses_nothing(
+    prepared: Path,
+    publisher_env: Path,
+    postgres_server: Postgres,  # noqa: F811
+    reaper: Reaper,  # noqa: F811
+    loopback: LoopbackServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    planned = _planned()
+    env = _database(postgres_server, "runs_unreachable")
+    publisher = _home(prepared, "publisher-unreachable")
+    monkeypatch.setenv("BENCH_HOME", str(publisher))
+    store = SharedStore(StoreAddress.from_env(env))
+    warehouse = WarehouseResource(path=str(database_of(publisher)))
+    queue_runs(_partitions(), warehouse.connection, load_bank(), load_setups(), store)
+    before = len(loopback.requests(PATH))
+    relay = Relay(postgres_server.host, postgres_server.port)
+    through = env | {"DAGSTER_PG_PORT": str(relay.port)}
+
+    root = publisher.parent / "workers-unreachable"
+    root.mkdir()
+    worker = _start_workers(through, root, reaper, publisher_env, count=1)["w0"]
+    deadline = time.monotonic() + 90
+    while _pg(env, "SELECT count(*) FROM bench_runs")[0][0] < 8:
+        assert worker.poll() is None, (root / "w0.log").read_text()
+        assert time.monotonic() < deadline, "the worker never got going"
+        time.sleep(0.02)
+    relay.cut()
+    code = worker.wait(timeout=60)
+    said = (root / "w0.log").read_text()
+    assert code == 3, said
+    assert f"worker w0 stopped taking work: run store {StoreAddress.from_env(through)}" in said
+    assert "unreachable" in said
+    stored_at_stop = _pg(env, "SELECT count(*) FROM bench_runs")[0][0]
+    assert stored_at_stop < len(planned)
+    spool = root / "worker-w0" / "spool" / "runs.jsonl"
+    spooled = len(spool.read_text().splitlines()) if spool.exists() else 0
+
+    relay.restore()  # the server is back: the same worker starts again
+    (root / "w0.log").rename(root / "w0-first.log")
+    again = _start_workers(through, root, reaper, publisher_env, count=1, fresh=False)["w0"]
+    assert again.wait(timeout=WORKER_SECONDS) == 0, (root / "w0.log").read_text()
+    relay.cut()
+    assert not spool.exists()
+
+    sent = [_body_hash(r.body) for r in loopback.requests(PATH)[before:]]
+    duplicates = len(sent) - len(set(sent))
+    print(
+        f"\nstore lost mid-batch: {stored_at_stop} runs stored before, {spooled} kept in the "
+        f"spool, {duplicates} calls made again (in flight when the worker stopped)"
+    )
+    assert set(sent) == set(planned.values())
+    assert duplicates <= CONCURRENCY
+    assert _pg(env, "SELECT count(*), count(DISTINCT run_id) FROM bench_runs") == [
+        (len(planned), len(planned))
+    ]
+    assert merge_into_warehouse(store, warehouse.connection).merged == len(planned)
+    store.close()
+    assert _warehouse_runs(publisher) == (len(planned), len(planned), 0)
+
+
+def test_a_result_written_twice_is_stored_once(
+    prepared: Path,
+    publisher_env: Path,
+    postgres_server: Postgres,  # noqa: F811
+) -> None:
+    env = _database(postgres_server, "runs_twice")
+    store = SharedStore(StoreAddress.from_env(env))
+    row = {column: None for column in RUN_COLUMNS} | {
+        "run_id": "r0123456789abcdef",
+        "partition_key": "s1:pm:case@1",
+        "output": "first",
+        "cost_usd": Decimal("0.000025"),
+        "run_date": date(2026, 1, 2),
+        "recorded_at": datetime(2026, 1, 2, 3, 4, 5),
+    }
+    assert store.store_runs("a", [row]) == 1
+    # a retry after a lost acknowledgement, and a second worker after a lease ran out
+    assert store.store_runs("a", [row]) == 0
+    assert store.store_runs("b", [row | {"output": "second"}]) == 0
+    assert _pg(env, "SELECT worker, row->>'output', row->>'cost_usd' FROM bench_runs") == [
+        ("a", "first", "0.000025")
+    ]
+    store.close()

@@ -37,6 +37,7 @@ error) when the server cannot be reached, so a worker can stop and say why.
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import time
@@ -115,6 +116,31 @@ _SCHEMA_LOCK = 4_242_042
 
 class StoreUnreachable(RuntimeError):
     """The PostgreSQL run store could not be reached (or dropped the connection)."""
+
+
+class StoreConflict(RuntimeError):
+    """A transaction of the run store was rolled back by a conflict (a deadlock between
+    two workers): nothing was written, and trying again is safe."""
+
+
+def retried(attempts: int = 5) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Run a store operation again when a conflict rolled it back (`StoreConflict`)."""
+
+    def decorate(operation: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(operation)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            for attempt in range(attempts):
+                try:
+                    return operation(*args, **kwargs)
+                except StoreConflict:
+                    if attempt == attempts - 1:
+                        raise
+                    time.sleep(0.05 * (attempt + 1))
+            raise AssertionError("unreachable")
+
+        return run
+
+    return decorate
 
 
 @dataclass(frozen=True)
@@ -363,8 +389,9 @@ class SharedStore:
         try:
             with conn, conn.cursor() as cursor:
                 yield cursor
-        except psycopg2.extensions.TransactionRollbackError:
-            raise  # a conflict between transactions, not a lost server
+        except psycopg2.extensions.TransactionRollbackError as error:
+            # a conflict between transactions (nothing was written), not a lost server
+            raise StoreConflict(f"run store {self.address}: {_first_line(error)}") from error
         except (psycopg2.OperationalError, psycopg2.InterfaceError) as error:
             self.close()
             raise StoreUnreachable(
@@ -379,6 +406,7 @@ class SharedStore:
 
     # --- queueing ---
 
+    @retried()
     def queue(self, items: Iterable[WorkItem]) -> int:
         """Add runs to make. A run queued before keeps its state, except a failed one, which
         is open again (a rerun retries failures). Returns the rows added or reopened."""
@@ -408,6 +436,7 @@ class SharedStore:
             )
             return cursor.rowcount
 
+    @retried()
     def publish_rates(self, rates: Mapping[str, Sequence[Rates]]) -> None:
         """Write the dated rates of these API ids (replacing what was there)."""
         from psycopg2.extras import Json, execute_values
@@ -431,6 +460,7 @@ class SharedStore:
 
     # --- claims ---
 
+    @retried()
     def claim(
         self,
         worker: str,
@@ -469,6 +499,7 @@ class SharedStore:
             rows = sorted(cursor.fetchall(), key=lambda row: row[3])
         return [Claim(run_id, key, item) for run_id, key, item, _ in rows]
 
+    @retried()
     def renew(self, worker: str, lease_seconds: float) -> int:
         """Extend every open claim `worker` holds; returns how many."""
         with self.cursor() as cursor:
@@ -502,6 +533,7 @@ class SharedStore:
 
     # --- results ---
 
+    @retried()
     def store_runs(self, worker: str, rows: Sequence[Mapping[str, Any]]) -> int:
         """Store finished runs and close their queue rows, in one transaction. A run stored
         before keeps its first row. Returns the rows that were new."""
@@ -525,6 +557,7 @@ class SharedStore:
             cursor.execute("DELETE FROM bench_run_failures WHERE run_id = ANY(%s)", [ids])
         return len(inserted)
 
+    @retried()
     def store_failures(self, worker: str, failures: Mapping[str, str]) -> None:
         """Record runs that failed for good (the last failure of each) and close them."""
         from psycopg2.extras import execute_values
