@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -29,7 +30,12 @@ def worker(
     """Take queued model runs from the run store and make them until stopped (or, with
     `until_empty`, until none is open). Exit status 3 when the store could not be reached."""
     from bench_pipeline.resources.models import ModelCallsResource
-    from bench_pipeline.runs.shared import SharedResponses, configured_store, default_worker_name
+    from bench_pipeline.runs.shared import (
+        SharedResponses,
+        StoreUnreachable,
+        configured_store,
+        default_worker_name,
+    )
     from bench_pipeline.runs.worker import WorkerReport, work
     from bench_pipeline.taskbank import load_bank
 
@@ -80,7 +86,10 @@ def worker(
     try:
         report = asyncio.run(run())
     except KeyboardInterrupt:
-        print(f"worker {name}: interrupted; its runs go back when their lease ends", file=err)
+        released = "its runs go back to the queue when their lease ends"
+        with contextlib.suppress(StoreUnreachable):
+            released = f"{store.release(name)} runs it held are back in the queue"
+        print(f"worker {name}: interrupted; {released}", file=err)
         return 130
     finally:
         store.close()

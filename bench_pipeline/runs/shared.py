@@ -512,14 +512,16 @@ class SharedStore:
             )
             return cursor.rowcount
 
-    def release(self, worker: str, run_ids: Sequence[str]) -> None:
-        """Give claims back at once (a worker stopping cleanly), for anyone to take."""
+    def release(self, worker: str) -> int:
+        """Give back every open claim of `worker` at once (a worker stopped by hand), for
+        anyone to take without waiting for the lease. Returns how many."""
         with self.cursor() as cursor:
             cursor.execute(
                 "UPDATE bench_work SET lease_until = NULL, claimed_by = NULL "
-                "WHERE claimed_by = %s AND state = 'open' AND run_id = ANY(%s)",
-                [worker, list(run_ids)],
+                "WHERE claimed_by = %s AND state = 'open'",
+                [worker],
             )
+            return cursor.rowcount
 
     def outstanding(self, only: Sequence[str] | None = None) -> int:
         """Runs still open (held or not)."""
