@@ -55,11 +55,15 @@ def worker(
         flush=True,
     )
 
+    shown = [0]
+
     def progress(report: WorkerReport) -> None:
+        flushes = " ".join(f"{s * 1000:.1f}" for s in report.flush_seconds[shown[0] :])
+        shown[0] = len(report.flush_seconds)
         print(
             f"worker {name}: {report.claimed} claimed, {report.stored} stored, "
             f"{report.calls} model calls, {report.from_cache} from cache, "
-            f"{report.failed} failed",
+            f"{report.failed} failed; flush ms: {flushes or '-'}",
             file=out,
             flush=True,
         )

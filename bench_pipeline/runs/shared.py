@@ -398,9 +398,15 @@ class SharedStore:
                 f"run store {self.address} unreachable: {_first_line(error)}"
             ) from error
 
+    @retried()
     def ensure_schema(self) -> None:
-        """Create the tables when missing (under an advisory lock: first users at once)."""
+        """Create the tables when missing (under an advisory lock: first users at once).
+        Looked for first, without a lock: `CREATE INDEX IF NOT EXISTS` locks its table even
+        when the index exists, which would wait for every worker's writes."""
         with self.cursor() as cursor:
+            cursor.execute("SELECT to_regclass('bench_rates') IS NOT NULL")
+            if cursor.fetchone()[0]:
+                return
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_SCHEMA_LOCK])
             cursor.execute(SCHEMA)
 
