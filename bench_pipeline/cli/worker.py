@@ -81,7 +81,7 @@ def worker(
                 lease_seconds=lease_seconds,
                 until_empty=until_empty,
                 poll_seconds=poll_seconds,
-                down=lambda: shared.down,
+                responses=shared,
                 progress=progress,
             )
         finally:

@@ -241,7 +241,7 @@ def _run_shared(
         try:
             return await work(
                 store, bank, calls, worker=name, home=settings.bench_home(),
-                concurrency=concurrency, only=ids, down=lambda: shared.down, progress=progressed,
+                concurrency=concurrency, only=ids, responses=shared, progress=progressed,
             )  # fmt: skip
         finally:
             await calls.aclose()

@@ -38,6 +38,7 @@ error) when the server cannot be reached, so a worker can stop and say why.
 from __future__ import annotations
 
 import functools
+import io
 import os
 import socket
 import time
@@ -49,9 +50,11 @@ from decimal import Decimal
 from typing import Any
 
 import duckdb
+import pyarrow as pa
+import pyarrow.json as pa_json
 
 from bench_pipeline.core.warehouse import transaction
-from bench_pipeline.core.writer import insert_rows
+from bench_pipeline.core.writer import insert_rows, registered
 from bench_pipeline.providers.base import ChatRequest, ChatResponse
 from bench_pipeline.runs.costing import LongContextTier, Rates
 from bench_pipeline.runs.plan import WorkItem
@@ -612,6 +615,15 @@ class SharedStore:
             row = cursor.fetchone()
         return None if row is None else ChatResponse.model_validate(row[0])
 
+    def responses(self, request_hashes: Sequence[str]) -> dict[str, ChatResponse]:
+        """The stored answers among `request_hashes`."""
+        with self.cursor() as cursor:
+            cursor.execute(
+                "SELECT request_hash, response FROM bench_responses WHERE request_hash = ANY(%s)",
+                [list(request_hashes)],
+            )
+            return {h: ChatResponse.model_validate(r) for h, r in cursor.fetchall()}
+
     def put_response(self, worker: str, response: ChatResponse) -> None:
         from psycopg2.extras import Json
 
@@ -640,11 +652,28 @@ class SharedResponses:
         self.store = store
         self.worker = worker
         self.down: str | None = None
+        self._fetched: dict[str, ChatResponse | None] = {}
+
+    def prefetch(self, request_hashes: Sequence[str]) -> None:
+        """Look up a claim's requests in one query, so that each `get` of them is answered
+        from memory: the worker holds their runs, so no other worker answers them meanwhile.
+
+        Raises:
+            StoreUnreachable: The store cannot be reached (`down` says so too).
+        """
+        try:
+            found = self.store.responses(request_hashes)
+        except StoreUnreachable as error:
+            self.down = str(error)
+            raise
+        self._fetched = {h: found.get(h) for h in request_hashes}
 
     def get(self, request_hash: str) -> ChatResponse | None:
         found = self.local.get(request_hash) if self.local is not None else None
         if found is not None:
             return found
+        if request_hash in self._fetched:
+            return self._fetched.pop(request_hash)
         if self.down is not None:
             raise StoreUnreachable(self.down)
         try:
@@ -686,59 +715,90 @@ def merge_into_warehouse(store: SharedStore, connect: Connect) -> MergeReport:
     """Pull every run and failure not merged yet into the warehouse, in one transaction,
     then mark them merged in the store.
 
-    A run id the warehouse holds already is skipped, so a merge repeated, or cut short
-    between the warehouse's commit and the marking, leaves each run once. A failure is taken
-    only for a run with no stored row. Failures of the taken runs are cleared, as
-    `runs.store.store_runs` does.
+    The store is read in a REPEATABLE READ transaction kept open until the warehouse has
+    committed; the marking in that same transaction then touches exactly the rows read (its
+    snapshot), not those workers stored meanwhile, which wait for the next merge. A run id
+    the warehouse holds already is skipped, so a merge repeated, or cut short between the
+    warehouse's commit and the marking, leaves each run once. A failure is taken only for a
+    run with no stored row; failures of the runs read are cleared, as
+    `runs.store.store_runs` does. The rows cross as one block of JSON lines, parsed by Arrow
+    and cast to the table's types by DuckDB.
     """
     started = time.perf_counter()
     with store.cursor() as cursor:
-        cursor.execute("SELECT row FROM bench_runs WHERE merged_at IS NULL")
-        rows = [decode_row(row) for (row,) in cursor.fetchall()]
+        cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        cursor.execute(
+            "SELECT count(*), string_agg(row::text, E'\\n') FROM bench_runs WHERE merged_at IS NULL"
+        )
+        pulled, lines = cursor.fetchone()
         cursor.execute(
             "SELECT run_id, partition_key, error, failed_at FROM bench_run_failures "
             "WHERE merged_at IS NULL"
         )
         failed = cursor.fetchall()
-    run_ids = [row[0] for row in rows]
-    failed_ids = [row[0] for row in failed]
-    if not rows and not failed:
-        return MergeReport(seconds=time.perf_counter() - started)
-    with connect() as conn, transaction(conn):
-        held = {
-            run_id
-            for (run_id,) in conn.execute(
-                "SELECT run_id FROM model_runs WHERE run_id IN (SELECT unnest(?))", [run_ids]
-            ).fetchall()
-        }
-        new = [row for row in rows if row[0] not in held]
-        insert_rows(conn, "model_runs", RUN_COLUMNS, new)
-        ids = [row[0] for row in new]
-        if ids:
-            conn.execute("DELETE FROM run_failures WHERE run_id IN (SELECT unnest(?))", [ids])
-        stored = held | set(ids)
-        kept = [
-            [run_id, key, error, at.astimezone(UTC).replace(tzinfo=None)]
-            for run_id, key, error, at in failed
-            if run_id not in stored
-        ]
-        if kept:
+        if not pulled and not failed:
+            return MergeReport(seconds=time.perf_counter() - started)
+        with connect() as conn, transaction(conn):
+            new = 0
+            if pulled:
+                table = _json_rows(conn, lines)
+                with registered(conn, table) as view:
+                    fresh = (
+                        f"SELECT * FROM {view} WHERE run_id NOT IN (SELECT run_id FROM model_runs)"
+                    )
+                    new = conn.execute(f"SELECT count(*) FROM ({fresh})").fetchall()[0][0]
+                    conn.execute(f"INSERT INTO model_runs BY NAME {fresh}")
+                    conn.execute(
+                        f"DELETE FROM run_failures WHERE run_id IN (SELECT run_id FROM {view})"
+                    )
+            failed_ids = [row[0] for row in failed]
+            stored = {
+                run_id
+                for (run_id,) in conn.execute(
+                    "SELECT run_id FROM model_runs WHERE run_id IN (SELECT unnest(?))",
+                    [failed_ids],
+                ).fetchall()
+            }
+            kept = [
+                [run_id, key, error, at.astimezone(UTC).replace(tzinfo=None)]
+                for run_id, key, error, at in failed
+                if run_id not in stored
+            ]
+            if kept:
+                conn.execute(
+                    "DELETE FROM run_failures WHERE run_id IN (SELECT unnest(?))",
+                    [[row[0] for row in kept]],
+                )
+                insert_rows(
+                    conn, "run_failures", ("run_id", "partition_key", "error", "failed_at"), kept
+                )
+            seconds = time.perf_counter() - started
             conn.execute(
-                "DELETE FROM run_failures WHERE run_id IN (SELECT unnest(?))",
-                [[row[0] for row in kept]],
+                "INSERT INTO run_store_merges (merged_at, store, pulled, merged, failures, "
+                "seconds) VALUES (now()::TIMESTAMP, ?, ?, ?, ?, ?)",
+                [str(store.address), pulled, new, len(kept), seconds],
             )
-            insert_rows(
-                conn, "run_failures", ("run_id", "partition_key", "error", "failed_at"), kept
-            )
-        seconds = time.perf_counter() - started
+        cursor.execute("UPDATE bench_runs SET merged_at = now() WHERE merged_at IS NULL")
+        cursor.execute("UPDATE bench_run_failures SET merged_at = now() WHERE merged_at IS NULL")
+    return MergeReport(pulled, new, len(kept), time.perf_counter() - started)
+
+
+_ARROW_TYPES = {
+    "VARCHAR": pa.string(), "BOOLEAN": pa.bool_(), "INTEGER": pa.int64(), "BIGINT": pa.int64(),
+    "SMALLINT": pa.int64(), "DOUBLE": pa.float64(), "FLOAT": pa.float64(),
+}  # fmt: skip
+"""How a `model_runs` column is read from JSON; any other type (DECIMAL, DATE, TIMESTAMP)
+is read as its text and cast by DuckDB on insert."""
+
+
+def _json_rows(conn: duckdb.DuckDBPyConnection, lines: str) -> pa.Table:
+    """Encoded `model_runs` rows (JSON lines) as an Arrow table of `RUN_COLUMNS`."""
+    types = dict(
         conn.execute(
-            "INSERT INTO run_store_merges (merged_at, store, pulled, merged, failures, seconds) "
-            "VALUES (now()::TIMESTAMP, ?, ?, ?, ?, ?)",
-            [str(store.address), len(rows), len(new), len(kept), seconds],
-        )
-    with store.cursor() as cursor:
-        cursor.execute("UPDATE bench_runs SET merged_at = now() WHERE run_id = ANY(%s)", [run_ids])
-        cursor.execute(
-            "UPDATE bench_run_failures SET merged_at = now() WHERE run_id = ANY(%s)", [failed_ids]
-        )
-    return MergeReport(len(rows), len(new), len(kept), time.perf_counter() - started)
+            "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = 'model_runs' "
+            "AND database_name = current_database() AND schema_name = 'main'"
+        ).fetchall()
+    )
+    schema = pa.schema([(c, _ARROW_TYPES.get(types[c], pa.string())) for c in RUN_COLUMNS])
+    options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    return pa_json.read_json(io.BytesIO(lines.encode()), parse_options=options)

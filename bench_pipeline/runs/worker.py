@@ -35,6 +35,7 @@ from bench_pipeline.runs.plan import WorkItem
 from bench_pipeline.runs.shared import (
     DEFAULT_LEASE_SECONDS,
     ItemError,
+    SharedResponses,
     SharedStore,
     StoreUnreachable,
     decode_item,
@@ -149,7 +150,7 @@ async def work(
     until_empty: bool = True,
     poll_seconds: float = 2.0,
     only: Sequence[str] | None = None,
-    down: Callable[[], str | None] = lambda: None,
+    responses: SharedResponses | None = None,
     progress: Callable[[WorkerReport], None] | None = None,
 ) -> WorkerReport:
     """Take and make queued runs until none is left (or forever, polling, when not
@@ -167,7 +168,8 @@ async def work(
         until_empty: Stop when no run is open any more (held by others included).
         poll_seconds: Wait between looks at an empty queue.
         only: Only these run ids (the publisher's own batch).
-        down: Why the shared response cache cannot be reached, or None.
+        responses: The shared response cache `provider_for` answers through: looked up
+            once per claim for all its runs, and asked why the store is down.
         progress: Called after each batch with the report so far.
 
     Returns:
@@ -180,7 +182,7 @@ async def work(
         drain_spool(store, worker, spool)
         with Heartbeat(store, worker, lease_seconds) as heartbeat:
             while True:
-                reason = down() or heartbeat.failure
+                reason = (responses.down if responses else None) or heartbeat.failure
                 if reason:
                     raise StoreUnreachable(reason)
                 claims = store.claim(worker, size, lease_seconds, only)
@@ -191,7 +193,7 @@ async def work(
                     continue
                 report.claimed += len(claims)
                 await _make(
-                    store, bank, provider_for, claims, worker, spool, concurrency, report, down
+                    store, bank, provider_for, claims, worker, spool, concurrency, report, responses
                 )
                 if progress is not None:
                     progress(report)
@@ -213,7 +215,7 @@ async def _make(
     spool: Path,
     concurrency: int,
     report: WorkerReport,
-    down: Callable[[], str | None],
+    responses: SharedResponses | None,
 ) -> None:
     items: list[WorkItem] = []
     unbuildable: dict[str, str] = {}
@@ -223,6 +225,8 @@ async def _make(
         except (ItemError, KeyError, TypeError, ValueError) as error:
             unbuildable[claim.run_id] = f"{claim.partition_key}: {error}"
     rates = store.rates({item.setup.model.api_id for item in items})
+    if responses is not None:
+        responses.prefetch([item.request().request_hash() for item in items])
     lost: list[StoreUnreachable] = []
 
     def record(rows: list[dict[str, Any]]) -> None:
@@ -242,7 +246,7 @@ async def _make(
     report.from_cache += batch_report.from_cache
     report.cost_usd += batch_report.cost_usd
     report.unpriced += batch_report.unpriced
-    reason = down()
+    reason = responses.down if responses else None
     if lost or reason:
         # Failures while the store was away are the store's, not the runs': the runs go back
         # to the queue when the lease ends.
