@@ -277,7 +277,8 @@ def test_four_workers_store_every_run_once_and_publish_the_same_boards(
     # The publisher merges: every run once; again: nothing new.
     first = merge_into_warehouse(store, warehouse.connection)
     assert (first.pulled, first.merged, first.failures) == (len(planned), len(planned), 0)
-    _pg(env, "UPDATE bench_runs SET merged_at = NULL")  # as if cut short before the marking
+    # as if cut short between the warehouse's commit and the record of its snapshot
+    _pg(env, "DELETE FROM bench_merges")
     again = merge_into_warehouse(store, warehouse.connection)
     assert (again.pulled, again.merged) == (len(planned), 0)
     assert merge_into_warehouse(store, warehouse.connection).pulled == 0
@@ -304,7 +305,11 @@ def test_four_workers_store_every_run_once_and_publish_the_same_boards(
 
     boards_one = _boards(single, None)
     monkeypatch.setenv("BENCH_HOME", str(publisher))
+    _pg(env, "DELETE FROM bench_merges")  # for grading/grades to read them all again
     boards_many = _boards(publisher, env)
+    with duckdb.connect(str(database_of(publisher)), read_only=True) as conn:
+        merges = conn.execute("SELECT pulled, merged FROM run_store_merges").fetchall()
+    assert merges == [(len(planned), len(planned)), (len(planned), 0), (len(planned), 0)]
     assert boards_one, "no board was built"
     assert boards_one.keys() == boards_many.keys()
     for name in boards_one:

@@ -16,10 +16,11 @@ migrations):
   `FOR UPDATE SKIP LOCKED`, so two workers never hold one row, and renews its leases while
   it works; a worker that dies stops renewing, and once the lease ends another takes the
   row. `state` is `open`, `stored` or `failed`.
-- `bench_runs`: finished runs, one JSON row each in the shape of the warehouse's
+- `bench_runs`: finished runs, one JSON row each (`json`, kept as written: the merge reads
+  it back as text, which `jsonb` would have to print again) in the shape of the warehouse's
   `model_runs` (`runs.store.RUN_COLUMNS`), keyed by run id: a row written twice (a retry
   after a lost acknowledgement, a lease that ran out under a slow worker) is stored once
-  (`ON CONFLICT DO NOTHING`). `merged_at` says when the publisher took it.
+  (`ON CONFLICT DO NOTHING`). `stored_xid` is the transaction that stored it.
 - `bench_run_failures`: the last failure of each run that failed for good.
 - `bench_responses`: the shared response cache (request hash → response, never the request
   and so never a prompt), so an answer paid for on one machine is never paid for again on
@@ -28,8 +29,9 @@ migrations):
   worker prices its runs without a warehouse of its own.
 
 The publisher merges `bench_runs` into the warehouse (`merge_into_warehouse`) in one DuckDB
-transaction, then marks the rows merged; a merge repeated or cut short before the marking
-skips the run ids the warehouse already holds, so each row lands once.
+transaction, then records the snapshot it read in `bench_merges`; a merge repeated or cut
+short before that record skips the run ids the warehouse already holds, so each row lands
+once.
 
 Every call that reaches the server raises `StoreUnreachable` (naming the server and the
 error) when the server cannot be reached, so a worker can stop and say why.
@@ -87,19 +89,25 @@ CREATE INDEX IF NOT EXISTS bench_work_open ON bench_work (seq) WHERE state = 'op
 CREATE INDEX IF NOT EXISTS bench_work_holder ON bench_work (claimed_by) WHERE state = 'open';
 CREATE TABLE IF NOT EXISTS bench_runs (
     run_id    text PRIMARY KEY,
-    row       jsonb NOT NULL,
+    row       json NOT NULL,
     worker    text NOT NULL,
     stored_at timestamptz NOT NULL DEFAULT now(),
-    merged_at timestamptz
+    stored_xid xid8 NOT NULL DEFAULT pg_current_xact_id()
 );
-CREATE INDEX IF NOT EXISTS bench_runs_unmerged ON bench_runs (run_id) WHERE merged_at IS NULL;
+CREATE INDEX IF NOT EXISTS bench_runs_xid ON bench_runs (stored_xid);
 CREATE TABLE IF NOT EXISTS bench_run_failures (
     run_id        text PRIMARY KEY,
     partition_key text NOT NULL,
     error         text NOT NULL,
     worker        text NOT NULL,
     failed_at     timestamptz NOT NULL DEFAULT now(),
-    merged_at     timestamptz
+    stored_xid    xid8 NOT NULL DEFAULT pg_current_xact_id()
+);
+CREATE TABLE IF NOT EXISTS bench_merges (
+    merge_id  bigserial PRIMARY KEY,
+    snapshot  pg_snapshot NOT NULL,
+    pulled    integer NOT NULL,
+    merged_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE TABLE IF NOT EXISTS bench_responses (
     request_hash text PRIMARY KEY,
@@ -583,7 +591,7 @@ class SharedStore:
                 cursor,
                 "INSERT INTO bench_run_failures (run_id, partition_key, error, worker) "
                 "VALUES %s ON CONFLICT (run_id) DO UPDATE SET error = EXCLUDED.error, "
-                "worker = EXCLUDED.worker, failed_at = now(), merged_at = NULL",
+                "worker = EXCLUDED.worker, failed_at = now(), stored_xid = pg_current_xact_id()",
                 rows,
             )
             cursor.execute(
@@ -716,8 +724,9 @@ def merge_into_warehouse(store: SharedStore, connect: Connect) -> MergeReport:
     then mark them merged in the store.
 
     The store is read in a REPEATABLE READ transaction kept open until the warehouse has
-    committed; the marking in that same transaction then touches exactly the rows read (its
-    snapshot), not those workers stored meanwhile, which wait for the next merge. A run id
+    committed; that same transaction then records its snapshot in `bench_merges`, and the
+    next merge reads only rows stored by transactions that snapshot could not see (those
+    workers committed meanwhile). No stored row is rewritten to mark it. A run id
     the warehouse holds already is skipped, so a merge repeated, or cut short between the
     warehouse's commit and the marking, leaves each run once. A failure is taken only for a
     run with no stored row; failures of the runs read are cleared, as
@@ -728,12 +737,11 @@ def merge_into_warehouse(store: SharedStore, connect: Connect) -> MergeReport:
     with store.cursor() as cursor:
         cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         cursor.execute(
-            "SELECT count(*), string_agg(row::text, E'\\n') FROM bench_runs WHERE merged_at IS NULL"
+            f"SELECT count(*), string_agg(row::text, E'\\n') FROM bench_runs {_UNMERGED}"
         )
         pulled, lines = cursor.fetchone()
         cursor.execute(
-            "SELECT run_id, partition_key, error, failed_at FROM bench_run_failures "
-            "WHERE merged_at IS NULL"
+            f"SELECT run_id, partition_key, error, failed_at FROM bench_run_failures {_UNMERGED}"
         )
         failed = cursor.fetchall()
         if not pulled and not failed:
@@ -743,11 +751,10 @@ def merge_into_warehouse(store: SharedStore, connect: Connect) -> MergeReport:
             if pulled:
                 table = _json_rows(conn, lines)
                 with registered(conn, table) as view:
-                    fresh = (
-                        f"SELECT * FROM {view} WHERE run_id NOT IN (SELECT run_id FROM model_runs)"
-                    )
-                    new = conn.execute(f"SELECT count(*) FROM ({fresh})").fetchall()[0][0]
-                    conn.execute(f"INSERT INTO model_runs BY NAME {fresh}")
+                    ((new,),) = conn.execute(
+                        f"INSERT INTO model_runs BY NAME SELECT v.* FROM {view} AS v "
+                        "ANTI JOIN model_runs AS m ON m.run_id = v.run_id"
+                    ).fetchall()
                     conn.execute(
                         f"DELETE FROM run_failures WHERE run_id IN (SELECT run_id FROM {view})"
                     )
@@ -778,10 +785,24 @@ def merge_into_warehouse(store: SharedStore, connect: Connect) -> MergeReport:
                 "seconds) VALUES (now()::TIMESTAMP, ?, ?, ?, ?, ?)",
                 [str(store.address), pulled, new, len(kept), seconds],
             )
-        cursor.execute("UPDATE bench_runs SET merged_at = now() WHERE merged_at IS NULL")
-        cursor.execute("UPDATE bench_run_failures SET merged_at = now() WHERE merged_at IS NULL")
+        cursor.execute(
+            "INSERT INTO bench_merges (snapshot, pulled) VALUES (pg_current_snapshot(), %s)",
+            [pulled],
+        )
     return MergeReport(pulled, new, len(kept), time.perf_counter() - started)
 
+
+_UNMERGED = """
+    WHERE stored_xid >= coalesce(
+        (SELECT pg_snapshot_xmin(snapshot) FROM bench_merges ORDER BY merge_id DESC LIMIT 1),
+        '0'::xid8)
+    AND NOT coalesce(
+        (SELECT pg_visible_in_snapshot(stored_xid, snapshot) FROM bench_merges
+         ORDER BY merge_id DESC LIMIT 1),
+        false)
+"""
+"""Rows stored by transactions the last merge could not see: every row a transaction
+committed before a merge's snapshot was read by that merge (or an earlier one)."""
 
 _ARROW_TYPES = {
     "VARCHAR": pa.string(), "BOOLEAN": pa.bool_(), "INTEGER": pa.int64(), "BIGINT": pa.int64(),
