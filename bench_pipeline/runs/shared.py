@@ -674,7 +674,7 @@ class SharedResponses:
         except StoreUnreachable as error:
             self.down = str(error)
             raise
-        self._fetched = {h: found.get(h) for h in request_hashes}
+        self._fetched.update({h: found.get(h) for h in request_hashes})
 
     def get(self, request_hash: str) -> ChatResponse | None:
         found = self.local.get(request_hash) if self.local is not None else None

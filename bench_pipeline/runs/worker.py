@@ -29,7 +29,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from bench_pipeline.providers.base import Provider
+from bench_pipeline.providers.base import ChatRequest, ChatResponse, Provider
 from bench_pipeline.runs.execute import BatchReport, execute_batch
 from bench_pipeline.runs.plan import WorkItem
 from bench_pipeline.runs.shared import (
@@ -46,6 +46,23 @@ from bench_pipeline.runs.store import RUN_COLUMNS
 from bench_pipeline.taskbank import TaskBank
 
 SPOOL = "runs.jsonl"
+LANES = 2
+"""Claims a worker works on at once, sharing its `concurrency`: while one claim's last calls
+finish and its rows are stored, the other's calls keep the worker's calls in flight."""
+
+
+class _Gated(Provider):
+    """A provider whose calls wait for a place in the worker's shared gate."""
+
+    def __init__(self, inner: Provider, gate: asyncio.Semaphore) -> None:
+        self.inner = inner
+        self.gate = gate
+        self.name = inner.name
+        self.simulated = inner.simulated
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        async with self.gate:
+            return await self.inner.complete(request)
 
 
 class WorkerStopped(RuntimeError):
@@ -160,7 +177,8 @@ async def work(
         store: The run store.
         bank: This worker's task bank (queued runs name their case versions).
         provider_for: The provider of an item, its response cache shared through the store.
-        worker: This worker's name (in its claims and rows).
+        worker: This worker's name (in its claims and rows), unique among live workers:
+            claims left under it by an earlier start are given back first.
         home: Its `BENCH_HOME` (the spool lives there).
         concurrency: Calls in flight at most.
         batch: Runs claimed at a time (default: four times `concurrency`).
@@ -178,25 +196,39 @@ async def work(
     report = WorkerReport()
     spool = spool_path(home)
     size = batch or 4 * concurrency
+    gate = asyncio.Semaphore(concurrency)
+
+    def gated(item: WorkItem) -> Provider:
+        return _Gated(provider_for(item), gate)
+
+    async def lane(heartbeat: Heartbeat) -> None:
+        while True:
+            reason = (responses.down if responses else None) or heartbeat.failure
+            if reason:
+                raise StoreUnreachable(reason)
+            claims = store.claim(worker, size, lease_seconds, only)
+            if not claims:
+                if until_empty and store.outstanding(only) == 0:
+                    return
+                await asyncio.sleep(poll_seconds)
+                continue
+            report.claimed += len(claims)
+            await _make(store, bank, gated, claims, worker, spool, concurrency, report, responses)
+            if progress is not None:
+                progress(report)
+
     try:
         drain_spool(store, worker, spool)
+        # Claims under this name are a previous life's (a name is unique among live
+        # workers): its heartbeat would renew them for ever, so they go back to the queue.
+        store.release(worker)
         with Heartbeat(store, worker, lease_seconds) as heartbeat:
-            while True:
-                reason = (responses.down if responses else None) or heartbeat.failure
-                if reason:
-                    raise StoreUnreachable(reason)
-                claims = store.claim(worker, size, lease_seconds, only)
-                if not claims:
-                    if until_empty and store.outstanding(only) == 0:
-                        break
-                    await asyncio.sleep(poll_seconds)
-                    continue
-                report.claimed += len(claims)
-                await _make(
-                    store, bank, provider_for, claims, worker, spool, concurrency, report, responses
-                )
-                if progress is not None:
-                    progress(report)
+            lanes = [asyncio.create_task(lane(heartbeat)) for _ in range(LANES)]
+            try:
+                await asyncio.gather(*lanes)
+            finally:
+                for task in lanes:
+                    task.cancel()
     except StoreUnreachable as error:
         report.stopped = (
             f"worker {worker} stopped taking work: {error}. Runs it held go back to the queue "
