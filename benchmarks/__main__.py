@@ -31,6 +31,10 @@
    pair at once against the per-pair path it replaced (`benchmarks.item_boards`).
 14. card: the reporting card of a 134 × 500 and a 500 × 500 pass/fail board against a plain
    numpy implementation of its bootstrap (`benchmarks.card`).
+15. store: model runs through the PostgreSQL run store on 1, 2 and 4 `bench worker`
+   processes against the model server's ideal rate, flush p95, the publisher's merge of
+   10,000 and 100,000 runs, and an analyst reading all the while (`benchmarks.run_store`;
+   its options through `python -m benchmarks.run_store`).
 
 `--repeat K` and `--profile` apply to whichever benchmarks run; without `--repeat`, each
 benchmark keeps its own default (3 for ingest, 5 for indices).
@@ -56,12 +60,13 @@ from benchmarks import (
     release_checks,
     response_cache,
     row_writer,
+    run_store,
     site_build,
 )
 
 BENCHMARKS = (
     "ingest", "indices", "site", "pairs", "exact", "calls", "writer", "bradley", "cache",
-    "release", "noop", "scale", "boards", "card",
+    "release", "noop", "scale", "boards", "card", "store",
 )  # fmt: skip
 
 
@@ -108,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"not options of the indices benchmark: {' '.join(ingest_argv)}")
     if args.only == "ingest" and index_options_given:
         parser.error("--models and --seed apply to the indices benchmark only")
-    if args.only in ("pairs", "exact", "calls", "cache", "scale", "boards", "card") and (
+    if args.only in ("pairs", "exact", "calls", "cache", "scale", "boards", "card", "store") and (
         ingest_argv or index_options_given or args.repeat is not None or args.profile
     ):
         parser.error(f"the {args.only} benchmark takes no options here (see its module)")
@@ -136,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "scale": lambda: pipeline_scale.main([]),
         "boards": lambda: item_boards.main([]),
         "card": lambda: card.main([]),
+        "store": lambda: run_store.main([]),
     }
     # Every benchmark runs even when an earlier one misses its goal (the exit status still
     # says so), so one slow figure never hides the others.

@@ -18,6 +18,7 @@ from bench_pipeline.resources.browser import BrowserResource
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.sandbox import SandboxResource
 from bench_pipeline.resources.warehouse import WarehouseResource
+from bench_pipeline.runs.shared import configured_store, merge_into_warehouse
 from bench_pipeline.taskbank import load_bank
 from bench_pipeline.taskbank.setups import load_setups
 
@@ -47,8 +48,19 @@ def grades(
     browser: BrowserResource,
     sandbox: SandboxResource,
 ) -> dg.MaterializeResult:
+    store = configured_store()
+    merged: dict[str, int | float] = {}
+    if store is not None:  # runs made on many machines: into the warehouse first
+        report = merge_into_warehouse(store, warehouse.connection)
+        store.close()
+        merged = {"runs merged from the run store": report.merged,
+                  "failures merged from the run store": report.failures,
+                  "merge seconds": round(report.seconds, 3)}  # fmt: skip
+        context.log.info(
+            f"merged {report.merged} runs and {report.failures} failures from {store.address}"
+        )
     with warehouse.connection() as conn:
-        outside = outside_metadata(GRADES_KEY, conn)
+        outside = outside_metadata(GRADES_KEY, conn) | merged
     graded = grade_pending(
         warehouse.connection,
         models.providers(),

@@ -27,6 +27,7 @@ from bench_pipeline.runs.execute import BatchReport
 from bench_pipeline.runs.intake import ingest_inbox
 from bench_pipeline.runs.plan import planned_partitions
 from bench_pipeline.runs.rates import rates_by_api_id, refresh_model_rates
+from bench_pipeline.runs.shared import configured_store
 from bench_pipeline.runs.submitters import demo_submitters
 from bench_pipeline.site.markup import usd
 from bench_pipeline.taskbank import load_bank
@@ -182,6 +183,7 @@ def model_runs(
         progress=progress,
         waiting=lambda key: context.log.info(f"waiting for partition {key}: another run holds it"),
         cases=config.cases,
+        store=configured_store(),
     )
     with warehouse.connection() as conn:
         metadata = table_metadata(conn, "model_runs") | table_asset_metadata(conn, "model_runs")

@@ -637,6 +637,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also offer simulated outputs (the offline demo), for practice",
     )
     commands.add_parser("status", help="sources, runs, grading and failing checks")
+    worker_parser = commands.add_parser(
+        "worker", help="make queued model runs from the PostgreSQL run store (many machines)"
+    )
+    worker_parser.add_argument("--name", help="this worker's name (default: host:pid)")
+    worker_parser.add_argument("--concurrency", type=int, default=8, help="calls in flight")
+    worker_parser.add_argument("--batch", type=int, help="runs claimed at a time (4x calls)")
+    worker_parser.add_argument(
+        "--lease-seconds", type=float, default=60.0, help="how long a dead worker's runs wait"
+    )
+    worker_parser.add_argument(
+        "--until-empty", action="store_true", help="stop when no queued run is open"
+    )
+    worker_parser.add_argument("--poll-seconds", type=float, default=2.0)
+    queue_parser = commands.add_parser(
+        "queue", help="queue model runs in the PostgreSQL run store for the workers"
+    )
+    queue_parser.add_argument("partitions", nargs="*", help="setups (default: every current)")
     clear_parser = commands.add_parser("clear", help="clear a hard flag of a submitted run")
     clear_parser.add_argument("run_id")
     clear_parser.add_argument("flag")
@@ -768,6 +785,15 @@ def _dispatch(args: argparse.Namespace) -> int:
         return registry.report(args.gold or registry.DEFAULT_GOLD)
     if args.command == "status":
         return status()
+    if args.command in ("worker", "queue"):
+        from bench_pipeline.cli import worker
+
+        if args.command == "queue":
+            return worker.queue(args.partitions)
+        return worker.worker(
+            args.name, args.concurrency, args.batch, args.lease_seconds, args.until_empty,
+            args.poll_seconds,
+        )  # fmt: skip
     if args.command == "sign":
         return sign(args.file, args.submitter, args.submitters)
     if args.command == "clear":

@@ -31,6 +31,7 @@ from bench_pipeline.providers import (
     ResponseCache,
     SimulatedProvider,
 )
+from bench_pipeline.providers.cache import ResponseStore
 from bench_pipeline.providers.keys import key_variable
 from bench_pipeline.providers.openai_compatible import DEFAULT_TIMEOUT
 from bench_pipeline.providers.pool import ClientPool
@@ -113,7 +114,15 @@ class ProviderChooser:
         self._simulated = SimulatedProvider()
         self._recorded = RecordedProvider(cache)
         self._live: dict[tuple[str, str | None], CachedProvider] = {}
+        self._runs: dict[tuple[str, str | None], CachedProvider] = {}
+        self._run_cache: ResponseStore | None = None
         self._pool: ClientPool | None = None
+
+    def share_run_cache(self, store: ResponseStore) -> None:
+        """Answer model runs (not judges) through `store` instead of the local cache: the
+        run store's shared cache (`runs.shared.SharedResponses`), for runs on many machines."""
+        self._run_cache = store
+        self._runs.clear()
 
     @property
     def simulated(self) -> bool:
@@ -173,7 +182,17 @@ class ProviderChooser:
         if self.mode == "recorded":
             return self._recorded
         model = item.setup.model
-        return self._live_provider(model, MODELS_FILE, f"model {model.id}")
+        if self._run_cache is None:
+            return self._live_provider(model, MODELS_FILE, f"model {model.id}")
+        endpoint = (
+            model.base_url or DEFAULT_BASE_URL,
+            key_variable(model.base_url, model.api_key_env),
+        )
+        if endpoint not in self._runs:
+            live = self._live_provider(model, MODELS_FILE, f"model {model.id}")
+            assert isinstance(live, CachedProvider)
+            self._runs[endpoint] = CachedProvider(live.inner, self._run_cache)
+        return self._runs[endpoint]
 
     async def aclose(self) -> None:
         if self._pool is not None:
