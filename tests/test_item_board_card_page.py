@@ -142,3 +142,19 @@ def test_no_card_no_drawing_and_a_tier_not_at_the_top() -> None:
     assert not any("separates gaps" in s for s in reading)
     drawn = str(tier_bands(rows, card, sets))
     assert 'class="set groups"' not in drawn  # ungrouped: one rank set per entry
+
+
+@pytest.mark.unit
+def test_each_board_names_its_own_publisher() -> None:
+    # A per-item results source's board is named by its definition's benchmark; the rest are
+    # SWE-bench's leaderboards. The inspect board must not carry SWE-bench's licence.
+    from bench_pipeline.site.item_boards import board_sources
+
+    sources = {
+        "swebench": {"name": "swebench", "licence": "CC BY-NC 4.0"},
+        "inspect_popularity": {"name": "inspect_popularity", "licence": "MIT"},
+    }
+    found = board_sources(["Verified", "inspect_ai popularity"], sources)
+    assert found["Verified"] is sources["swebench"]
+    assert found["inspect_ai popularity"] is sources["inspect_popularity"]
+    assert board_sources(["Verified"], {}) == {"Verified": None}

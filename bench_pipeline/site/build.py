@@ -379,7 +379,7 @@ class SiteBuilder:
             pairs = release.large.get("item_board_pairs") or release.rows("item_board_pairs")
             render_item_boards(self, release.rows("item_boards"), pairs,
                                release.rows("item_board_cards"),
-                               release.rows("item_board_rank_sets"))  # fmt: skip
+                               release.rows("item_board_rank_sets"), self.sources)  # fmt: skip
         self.render(
             "about.html", "about.html", ("source_runs",),
             runs=views.last_runs(release, self.sources),

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import polars as pl
 from markupsafe import Markup, escape
 
+from bench_pipeline.ingest.catalog import source_definitions
 from bench_pipeline.site.charts import shorten
 from bench_pipeline.site.large_tables import LargeTable
 from bench_pipeline.site.markup import missing, unique_slugs, usd
@@ -357,16 +358,30 @@ def matrix_keys(rows: list[Row], limit: int = MATRIX_ENTRIES) -> set[Any]:
     return {r["entry_key"] for r in _ranked(rows)[:limit]}
 
 
+def board_sources(names: Iterable[str], sources: Mapping[str, Row]) -> dict[str, Row | None]:
+    """Each board's source row (`sources`: the release's, by name): a per-item results
+    source's board is named by its definition's `benchmark`; every other board is one of the
+    SWE-bench leaderboards. None when the release lists no such source."""
+    by_benchmark = {
+        definition.board.benchmark: name
+        for name, definition in source_definitions().items()
+        if definition.board is not None
+    }
+    return {board: sources.get(by_benchmark.get(board, "swebench")) for board in names}
+
+
 def render_item_boards(
     builder: Renderer,
     boards: list[Row],
     pairs: list[Row] | LargeTable,
     cards: Iterable[Row] = (),
     rank_sets: Iterable[Row] = (),
+    sources: Mapping[str, Row] | None = None,
 ) -> None:
     """`item-boards.html` and `item-boards/<board>.html` for every board in the release;
     `pairs` are the `item_board_pairs` rows, or that table's file (`large_tables.py`);
-    `cards` and `rank_sets` the boards' reporting cards (none in an older release)."""
+    `cards` and `rank_sets` the boards' reporting cards (none in an older release);
+    `sources` the release's sources by name, to name each board's publisher and licence."""
     card_of = {str(c["board"]): c for c in cards}
     sets_of: dict[str, dict[Any, Row]] = defaultdict(dict)
     for found in rank_sets:
@@ -377,6 +392,7 @@ def render_item_boards(
     counted = board_pairs(pairs, {name: matrix_keys(rows) for name, rows in rows_of.items()})
     names = sorted(rows_of)
     paths = board_paths(names)
+    source_of = board_sources(names, sources or {})
     summaries = []
     for name in names:
         path = paths[name]
@@ -394,6 +410,7 @@ def render_item_boards(
             card_reading=card_reading(rows, card_of.get(name), sets_of[name]),
             tiers=tier_bands(rows, card_of.get(name), sets_of[name]),
             card_facts=card_facts(card_of.get(name)),
+            source=source_of[name],
         )  # fmt: skip
     builder.render("item-boards.html", "item_boards.html", ("item_boards",), boards=summaries)
 
