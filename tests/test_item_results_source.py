@@ -168,6 +168,12 @@ def test_the_recorded_logs_publish_a_board_with_its_card(recorded_warehouse) -> 
         "SELECT count(*) FROM item_board_rank_sets WHERE board = 'inspect_ai popularity'"
     ).fetchone()
     assert sets == (4,)
+    # Its pairs carry the card's per-pair figures too, wherever two logs share an item.
+    figures = recorded_warehouse.execute(
+        "SELECT items, difference, sd FROM item_board_pairs WHERE board = 'inspect_ai popularity'"
+    ).fetchall()
+    assert any(n > 0 for n, _, _ in figures)
+    assert all(d is not None for n, d, _ in figures if n > 0), figures
     # The SWE-bench boards: Claude 3.7 Sonnet (10.2 from items, 52.8 published) is held.
     held = recorded_warehouse.execute(
         "SELECT board, entry, score, published_percent, rank_best, parity FROM item_boards "
@@ -225,7 +231,7 @@ def test_a_log_whose_headline_disagrees_with_its_samples_is_listed_not_ranked() 
     )
     # a states 0.75 (its mean), b states 0.5 where its samples give 0.25, c states nothing
     stated = pl.DataFrame({"system": ["a", "b"], "stated_score": ["0.75", "0.5"]})
-    board, computed = source_board("demo", spec, results, stated)
+    board, computed, _ = source_board("demo", spec, results, stated)
     rows = {r.key: r for r in board.rows}
     assert rows["a"].rank_best is not None and rows["c"].rank_best is not None
     held = rows["b"]
@@ -264,7 +270,7 @@ def test_items_nobody_lists_still_count_and_groups_come_from_the_rule() -> None:
     staged = parse_items([RawFile("solved.csv", long)], "demo_source", spec)
     results = staged["item_matrix_results"].with_columns(pl.col("score").cast(pl.Float64))
     assert results["item_group"].to_list() == ["x", "x", "y", "x", "y"]
-    board, computed = source_board("demo_source", spec, results, staged["item_matrix_entries"])
+    board, computed, _ = source_board("demo_source", spec, results, staged["item_matrix_entries"])
     scores = {r.key: (r.items, r.resolved, r.score) for r in board.rows}
     assert scores == {"A": (8, 3, 37.5), "B": (8, 1, 12.5), "C": (8, 1, 12.5)}
     assert computed is not None and computed.items == 8 and computed.missing_cells == 0

@@ -20,6 +20,7 @@ from bench_pipeline.registry.entries import SOURCE, stored_entry_models
 from bench_pipeline.scores.board_matrix import ItemResults
 from bench_pipeline.scores.card import (
     Card,
+    Matrix,
     PairStatistics,
     card,
     matrix_from_cells,
@@ -172,12 +173,12 @@ def rank_set_rows(board: str, computed: Card) -> list[dict[str, Any]]:
 def card_frames(
     conn: duckdb.DuckDBPyConnection,
     held: Collection[tuple[str, str]] | None = None,
-    extra: Sequence[tuple[str, Card]] = (),
+    extra: Sequence[tuple[str, Card, Matrix]] = (),
 ) -> dict[str, pl.DataFrame]:
     """`item_board_cards` (one row per board) and `item_board_rank_sets` (one per entry
     with per-item results): each board's reporting card (`scores.card`), from the same
     per-item results, the instances grouped by repository; and `pair_statistics`, the
-    SWE-bench cards' per-pair figures keyed by board and entry keys in both orders (the
+    cards' per-pair figures keyed by board and entry keys in both orders (the
     difference signed for the order), for `item_board_pairs`. A card whose self-check fails
     raises `CardRefused`, and the run publishes nothing. The entries `held` (board, key)
     disagree with their published score (parity before rank): they have no rank set
@@ -207,7 +208,8 @@ def card_frames(
         pairs.append(_pair_statistics(board, matrix.systems, pair_statistics(matrix.values)))
         boards.append(card_row(board, computed))
         entries += rank_set_rows(board, computed)
-    for board, computed in extra:
+    for board, computed, matrix in extra:
+        pairs.append(_pair_statistics(board, matrix.systems, pair_statistics(matrix.values)))
         boards.append(card_row(board, computed))
         entries += rank_set_rows(board, computed)
     return {
@@ -279,8 +281,12 @@ def item_board_frames(conn: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame
     boards = load_boards(conn)
     held = held_entries(boards)
     others = matrix_boards(conn)  # the per-item results source kind
-    extra = [(board.board, computed) for board, computed in others if computed is not None]
-    frames = board_frames([*boards, *(board for board, _ in others)])
+    extra = [
+        (board.board, computed, matrix)
+        for board, computed, matrix in others
+        if computed is not None and matrix is not None
+    ]
+    frames = board_frames([*boards, *(board for board, _, _ in others)])
     cards = card_frames(conn, held, extra)
     figures = cards.pop("pair_statistics")
     frames["item_board_pairs"] = frames["item_board_pairs"].join(

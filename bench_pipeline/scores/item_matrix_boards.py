@@ -29,7 +29,7 @@ import polars as pl
 
 from bench_pipeline.core.warehouse import fetch_frame
 from bench_pipeline.ingest.catalog import ItemBoardSpec, source_definitions
-from bench_pipeline.scores.card import Card, card, matrix_from_cells
+from bench_pipeline.scores.card import Card, Matrix, card, matrix_from_cells
 from bench_pipeline.scores.item_boards import (
     _PAIR_SCHEMA,
     BoardRow,
@@ -66,8 +66,9 @@ def source_board(
     spec: ItemBoardSpec,
     results: pl.DataFrame,
     stated: pl.DataFrame,
-) -> tuple[ItemBoard, Card | None]:
-    """The board of one source and its card (None when fewer than two systems are ranked).
+) -> tuple[ItemBoard, Card | None, Matrix | None]:
+    """The board of one source, its card and the matrix the card was computed from (None,
+    None when fewer than two systems are ranked).
 
     Args:
         source: The source's name (for the reasons).
@@ -108,10 +109,11 @@ def source_board(
                 break
     ranked = sorted(s for s in native if s not in held)
     cells = [(s, i, _unit(v, spec)) for s in ranked for i, v in native[s].items()]
-    computed = None
+    computed, matrix = None, None
     if len(ranked) >= 2:
         with_groups = groups if groups and all(i in groups for _, i, _ in cells) else None
-        computed = card(matrix_from_cells(cells, with_groups), with_pairs=True, command=COMMAND)
+        matrix = matrix_from_cells(cells, with_groups)
+        computed = card(matrix, with_pairs=True, command=COMMAND)
     binary = all(v in (0.0, 1.0) for _, _, v in cells)
     rows: list[BoardRow] = []
 
@@ -133,7 +135,8 @@ def source_board(
     else:  # one system: nothing to compare it with
         rows += [row(s, (1, 1, False), None) for s in ranked]
     rows += [row(s, (None, None, None), held[s]) for s in sorted(held)]
-    return ItemBoard(spec.benchmark, tuple(rows), _pairs(spec.benchmark, computed, cells)), computed
+    board = ItemBoard(spec.benchmark, tuple(rows), _pairs(spec.benchmark, computed, cells))
+    return board, computed, matrix
 
 
 def _pairs(board: str, computed: Card | None, cells: list[tuple[str, str, float]]) -> pl.DataFrame:
@@ -162,8 +165,10 @@ COMMAND = "bench run (asset scores/item_boards: scores.item_matrix_boards.source
 """What computes the per-item results kind's cards, recorded on each."""
 
 
-def matrix_boards(conn: duckdb.DuckDBPyConnection) -> list[tuple[ItemBoard, Card | None]]:
-    """Every per-item results source's board and card, from its live rows."""
+def matrix_boards(
+    conn: duckdb.DuckDBPyConnection,
+) -> list[tuple[ItemBoard, Card | None, Matrix | None]]:
+    """Every per-item results source's board, card and matrix, from its live rows."""
     found = []
     for name, definition in sorted(source_definitions().items()):
         if definition.board is None:
