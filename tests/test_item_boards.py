@@ -321,6 +321,9 @@ def test_the_page_reads_the_board_in_words_and_escapes_names() -> None:
     assert sentences[-1] == "1 entries publish only a percentage; they are listed without a rank."
     svg = intervals_svg(rows, "toy") + scatter_svg(rows, "toy")
     assert "<script>" not in svg and svg.count("<svg") == 2
+    # C is dominated by B (better and cheaper): its point alone is drawn hollow
+    hollow = re.findall(r'class="point hollow" data-label="([^"]*)"', str(scatter_svg(rows, "t")))
+    assert hollow == [r["entry"] for r in rows if r["dominated_by"]] == ["Entry C"]
     drawn = re.findall(
         r'data-label="([^"]*)" data-value="([^"]*)" data-low="([^"]*)" data-high="([^"]*)" '
         r'data-rank-best="(\d+)" data-rank-worst="(\d+)"',

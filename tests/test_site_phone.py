@@ -269,3 +269,26 @@ def test_item_board_entries_of_one_name_read_apart(served: Served, browser: Brow
         assert len(names) == len(set(names)), board.name
         twins += sum(n.startswith("Twin") for n in names)
     assert twins >= 2  # the synthetic board's two entries named "Twin"
+
+
+def test_an_item_boards_scatter_fits_a_phone_and_names_its_points(
+    served: Served, browser: Browser
+) -> None:
+    # The item board's cost-against-score chart is the site's one scatter: it fits at 390 px,
+    # names its top points in place, and every point is a named keyboard stop.
+    page = open_page(browser, 390)
+    charts = 0
+    for board in sorted((served.site / "item-boards").glob("*.html")):
+        page.goto(f"{served.url}/item-boards/{board.name}")
+        chart = page.locator(".chart-box svg.scatter")
+        if not chart.count():
+            continue
+        charts += 1
+        box = chart.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, board.name
+        spots = chart.locator("g.spot")
+        assert spots.count() >= 2 and chart.locator("g.spot.named").count() >= 1, board.name
+        for i in range(spots.count()):
+            assert spots.nth(i).get_attribute("tabindex") == "0"
+            assert spots.nth(i).get_attribute("aria-label"), board.name
+    assert charts >= 1

@@ -119,11 +119,13 @@ class Interval:
 
 @dataclass(frozen=True)
 class Point:
-    """One scatter point."""
+    """One scatter point; a `hollow` one is drawn as a ring (an item board's dominated
+    entry: another is better and cheaper)."""
 
     label: str
     x: float
     y: float
+    hollow: bool = False
 
 
 def figure(value: Any) -> float | None:
@@ -361,7 +363,8 @@ def scatter_chart(
         parts.append(
             f'<g class="spot{" named" if place else ""}" tabindex="0" role="img" '
             f'aria-label="{escape(tip)}"><title>{escape(tip)}</title>'
-            f'<circle class="point" data-label="{escape(point.label)}" data-x="{_attr(point.x)}" '
+            f'<circle class="point{" hollow" if point.hollow else ""}" '
+            f'data-label="{escape(point.label)}" data-x="{_attr(point.x)}" '
             f'data-y="{_attr(point.y)}" cx="{px:.1f}" cy="{py:.1f}" r="5"/>'
             f'<text class="tag" x="{tx:.1f}" y="{ty:.1f}" text-anchor="{anchor}">'
             f"{escape(shorten(point.label, 30))}</text></g>"

@@ -24,14 +24,13 @@ import polars as pl
 from markupsafe import Markup, escape
 
 from bench_pipeline.ingest.catalog import source_definitions
-from bench_pipeline.site.charts import shorten
+from bench_pipeline.site.charts import Point, scatter_chart, shorten
 from bench_pipeline.site.large_tables import LargeTable
-from bench_pipeline.site.markup import missing, unique_slugs, usd
+from bench_pipeline.site.markup import missing, unique_slugs
 from bench_pipeline.site.paging import CHART_ROWS, first_page
 
 Row = dict[str, Any]
 ROW_HEIGHT, LABEL_WIDTH, PANEL, GAP, PAD = 18, 300, 260, 30, 24
-SCATTER_W, SCATTER_H, S_LEFT, S_BOTTOM, S_TOP, S_RIGHT = 640, 360, 56, 40, 16, 16
 INK, MUTED, LINE, ACCENT, WEAK = "#1f2933", "#62707d", "#c7ccd1", "#1b6ec2", "#b8c4cf"
 MATRIX_ENTRIES = 30
 LABEL_CHARS = 42
@@ -196,62 +195,20 @@ def _tick_step(n: int) -> int:
 
 
 def scatter_svg(rows: list[Row], label: str, limit: int = CHART_ROWS) -> Markup:
-    """Cost per resolved instance (log scale) against score for the top `limit` entries;
-    dominated entries are hollow."""
+    """Cost per resolved instance (log scale) against score for the top `limit` entries,
+    drawn by the site's one scatter (`charts.scatter_chart`: top points named, every point a
+    keyboard stop); dominated entries are hollow."""
     points = [
-        r for r in _ranked(rows)[:limit] if not missing(r.get("cost_per_success_usd"))
-        and _float(r["cost_per_success_usd"]) > 0
-    ]  # fmt: skip
-    if not points:
-        return Markup("")
-    costs = [math.log10(_float(r["cost_per_success_usd"])) for r in points]
-    low, high = math.floor(min(costs)), math.ceil(max(costs))
-    high = high if high > low else low + 1
-    span_x = SCATTER_W - S_LEFT - S_RIGHT
-    span_y = SCATTER_H - S_TOP - S_BOTTOM
-
-    def x(cost: float) -> float:
-        return S_LEFT + span_x * (cost - low) / (high - low)
-
-    def y(score: float) -> float:
-        return S_TOP + span_y * (1 - score / 100.0)
-
-    parts = [
-        f'<svg class="chart item-scatter" viewBox="0 0 {SCATTER_W} {SCATTER_H}" role="img" '
-        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" font-size="11" '
-        f'style="max-width: {SCATTER_W}px">',
-        f"<title>{escape(label)}</title>",
-        f'<line x1="{S_LEFT}" y1="{S_TOP + span_y}" x2="{SCATTER_W - S_RIGHT}" '
-        f'y2="{S_TOP + span_y}" stroke="{LINE}"/>',
-        f'<line x1="{S_LEFT}" y1="{S_TOP}" x2="{S_LEFT}" y2="{S_TOP + span_y}" stroke="{LINE}"/>',
-        f'<text x="{S_LEFT + span_x / 2}" y="{SCATTER_H - 6}" text-anchor="middle" '
-        f'fill="{MUTED}">cost per resolved instance (USD, log scale)</text>',
-        f'<text x="12" y="{S_TOP + span_y / 2}" fill="{MUTED}" '
-        f'transform="rotate(-90 12 {S_TOP + span_y / 2})" text-anchor="middle">score</text>',
-    ]
-    parts.extend(
-        f'<text x="{x(power):.1f}" y="{S_TOP + span_y + 16}" text-anchor="middle" '
-        f'fill="{MUTED}">{escape(usd(f"{10.0**power:g}"))}</text>'
-        for power in range(low, high + 1)
-    )
-    parts.extend(
-        f'<text x="{S_LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" '
-        f'fill="{MUTED}">{tick}</text>'
-        for tick in (0, 50, 100)
-    )
-    for row, cost in zip(points, costs, strict=True):
-        dominated = not missing(row.get("dominated_by"))
-        tip = f"{row['entry']}: score {_float(row['score']):.1f}, "
-        tip += f"{usd(row['cost_per_success_usd'])} per resolved instance"
-        tip += f"; dominated by {row['dominated_by']}" if dominated else "; not dominated"
-        fill = "none" if dominated else ACCENT
-        parts.append(
-            f'<circle cx="{x(cost):.1f}" cy="{y(_float(row["score"])):.1f}" r="5" '
-            f'fill="{fill}" stroke="{ACCENT if not dominated else MUTED}" stroke-width="1.5">'
-            f"<title>{escape(tip)}</title></circle>"
+        Point(
+            str(r["entry"]),
+            _float(r["cost_per_success_usd"]),
+            _float(r["score"]),
+            hollow=not missing(r.get("dominated_by")),
         )
-    parts.append("</svg>")
-    return Markup("".join(parts))
+        for r in _ranked(rows)[:limit]
+        if not missing(r.get("cost_per_success_usd")) and _float(r["cost_per_success_usd"]) > 0
+    ]
+    return scatter_chart(points, label, "cost per resolved instance (USD)", "score")
 
 
 def pair_matrix(
