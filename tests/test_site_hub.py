@@ -9,25 +9,20 @@ rule separates it. Screenshots go to build/test-artifacts/hub/.
 
 from __future__ import annotations
 
-import functools
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
+from site_server import chromium, serving
 from synthetic import RELEASE_ID, copy_downloads, synthetic_item_boards, write_release
 from test_site_reader import reader_tables
 
 from bench_pipeline.core import settings
-from bench_pipeline.grading.browser import QUIET_ARGS
 from bench_pipeline.site import build_site
 
 pytestmark = pytest.mark.integration
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = settings.REPO_ROOT / "build" / "test-artifacts" / "hub"
 ZERO, ONE, TWO = "org0/model-0", "org1/model-1", "org2/model-2"
 ITEM_WINNER = ZERO  # set below on the better entry of a significant item-board pair
@@ -59,11 +54,6 @@ def hub_tables() -> dict[str, list[dict]]:
     return tables
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("hub")
@@ -72,31 +62,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     copy_downloads(release, root / "site")
     build_site(release, root / "site", root / "releases", workers=0)
-    handler = functools.partial(_QuietHandler, directory=str(root / "site"))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(root / "site") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: `apt-get install chromium`"
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    env = {"XDG_CONFIG_HOME": str(profile / "config"), "XDG_CACHE_HOME": str(profile / "cache")}
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--headless", *QUIET_ARGS], env=env
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium(tmp_path_factory.mktemp("chromium-profile")) as launched:
+        yield launched
 
 
 @pytest.fixture

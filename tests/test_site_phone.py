@@ -10,16 +10,14 @@ widths go to build/test-artifacts/, beside the other browser tests' screenshots.
 
 from __future__ import annotations
 
-import functools
 import re
-import threading
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import axe_playwright_python
 import pytest
 from playwright.sync_api import Browser, Page
+from site_server import serving
 from synthetic import (
     PREVIOUS_ID,
     RELEASE_ID,
@@ -32,7 +30,6 @@ from test_site_reader import (
     ARTIFACTS,
     BOARDS,
     Served,
-    _QuietHandler,
     browser,
     open_page,
     reader_diff,
@@ -64,16 +61,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     )  # fmt: skip
     copy_downloads(release, root / "site")
     build_site(release, root / "site", releases)
-    handler = functools.partial(_QuietHandler, directory=str(root / "site"))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield Served(root / "site", release, f"http://127.0.0.1:{server.server_port}")
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(root / "site") as url:
+        yield Served(root / "site", release, url)
 
 
 def _pages(served: Served) -> list[str]:

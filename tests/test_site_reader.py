@@ -9,18 +9,16 @@ Screenshots of the main pages at both widths go to build/test-artifacts/.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
+from site_server import chromium, serving
 from synthetic import (
     PREVIOUS_ID,
     RELEASE_ID,
@@ -31,13 +29,11 @@ from synthetic import (
 )
 
 from bench_pipeline.core import settings
-from bench_pipeline.grading.browser import QUIET_ARGS
 from bench_pipeline.release.published import PUBLISHED_BY_NAME
 from bench_pipeline.site import build_site
 
 pytestmark = pytest.mark.integration
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = settings.REPO_ROOT / "build" / "test-artifacts"
 WIDTHS = (1280, 390)
 BOARDS = (
@@ -118,11 +114,6 @@ class Served:
         return json.loads((self.release / "data" / f"{name}.json").read_text("utf-8"))
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("reader")
@@ -135,32 +126,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     )  # fmt: skip
     copy_downloads(release, root / "site")
     build_site(release, root / "site", releases)
-    handler = functools.partial(_QuietHandler, directory=str(root / "site"))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield Served(root / "site", release, f"http://127.0.0.1:{server.server_port}")
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(root / "site") as url:
+        yield Served(root / "site", release, url)
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: `apt-get install chromium`", pytrace=False)
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    env = {"XDG_CONFIG_HOME": str(profile / "config"), "XDG_CACHE_HOME": str(profile / "cache")}
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--headless", *QUIET_ARGS], env=env
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium(tmp_path_factory.mktemp("chromium-profile")) as launched:
+        yield launched
 
 
 def open_page(browser: Browser, width: int, height: int = 900, script: bool = True) -> Page:
