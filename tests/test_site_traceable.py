@@ -197,3 +197,10 @@ def test_swebench_entries_carry_their_logs_from_the_real_file() -> None:
         "s3://swe-bench-experiments/bash-only/20251124_mini-v1.16.0_claude-opus-4-5-20251101/logs"
     )
     assert logs[("Multimodal", "20250701_GUIRepair_o3")] is None
+    # One Verified entry states a relative path: kept as stated (the entry is not quarantined
+    # for it), and never linked
+    relative = logs[("Verified", "20250118_codeshellagent_gemini_2.0_flash_experimental")]
+    assert (
+        relative == "evaluation/verified/20250118_codeshellagent_gemini_2.0_flash_experimental/logs"
+    )
+    assert evidence_url(relative) is None

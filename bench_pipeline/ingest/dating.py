@@ -25,7 +25,7 @@ from bench_pipeline.ingest.parsers import (
     swebench,
 )
 from bench_pipeline.ingest.parsers.dates import DataDate, Stated, newest
-from bench_pipeline.ingest.payload import PayloadError, RawFile
+from bench_pipeline.ingest.payload import PayloadError, RawFile, unencodable
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,9 @@ def stated_frame(found: Sequence[Stated]) -> pl.DataFrame:
     return pl.DataFrame(
         {
             "when": [s.when for s in found],
-            "where": [s.where for s in found],
+            # a record's name may hold a lone surrogate (a hostile `\ud800`): escaped, as
+            # staging escapes its fields, so the frame can be stored
+            "where": [unencodable(s.where) or s.where for s in found],
             "table": [s.table for s in found],
             "file": [s.file for s in found],
             "record": [s.record for s in found],
