@@ -285,7 +285,8 @@ def test_item_boards_are_published_and_linked_from_home(home: Path) -> None:
     index = (site / "item-boards.html").read_text("utf-8")
     assert 'href="item-boards/bash-only.html"' in index
     page = (site / "item-boards" / "bash-only.html").read_text("utf-8")
-    assert page.count("<svg") == 2 and 'id="item-pairs"' in page
+    # the two charts (interval whiskers, cost scatter), beside the tiers' small rank-set bars
+    assert page.count('<svg class="chart') == 2 and 'id="item-pairs"' in page
     assert "statistically tied" in page
     rows = csv_records(site / "data" / "item_boards.csv")
     with_items = [r for r in rows if r["board"] == "bash-only" and r["items"]]
@@ -369,6 +370,7 @@ def test_missing_source_folder_is_a_rejected_run_not_a_failure(tmp_path: Path) -
         "arena": "rejected",
         "epoch": "rejected",
         "swebench": "rejected",
+        "inspect_popularity": "rejected",
     }
     assert "empty" in reasons["arena"] and "no snapshot folder" in reasons["epoch"]
     assert models == distinct_openrouter_models()
