@@ -110,7 +110,7 @@ def _boards(page: str) -> dict[tuple[str, str], list[tuple[str, str]]]:
     (the cell's `data-rank`; the text shows the range its intervals allow)."""
     boards = {}
     for use_case, simulated, body in re.findall(
-        r'<table class="usecase-board" data-use-case="([^"]+)" data-simulated="(\w+)">'
+        r'<table class="usecase-board"[^>]*? data-use-case="([^"]+)" data-simulated="(\w+)">'
         r"(.*?)</table>",
         page,
         re.S,
