@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -49,7 +50,7 @@ from bench_pipeline.assets.grading import grades, reviews
 from bench_pipeline.assets.scores import navigator_board_asset, pm_board
 from bench_pipeline.resources.models import ModelCallsResource
 from bench_pipeline.resources.warehouse import WarehouseResource
-from bench_pipeline.runs.batch import queue_runs, run_model_batch, store_task_bank
+from bench_pipeline.runs.batch import Queued, queue_runs, run_model_batch, store_task_bank
 from bench_pipeline.runs.plan import work_items
 from bench_pipeline.runs.rates import refresh_model_rates
 from bench_pipeline.runs.shared import SharedStore, StoreAddress, merge_into_warehouse
@@ -156,6 +157,31 @@ def _home(prepared: Path, name: str) -> Path:
     return home
 
 
+@dataclass
+class QueuedHome:
+    """A publisher home whose runs are queued in a fresh database of the store."""
+
+    env: dict[str, str]
+    publisher: Path
+    store: SharedStore
+    warehouse: WarehouseResource
+    queued: Queued
+
+
+def _queued(
+    server: Postgres, prepared: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> QueuedHome:
+    """Database `runs_<name>`, publisher home `publisher-<name>` (BENCH_HOME), and every
+    run of the test's setups queued in the store."""
+    env = _database(server, f"runs_{name}")
+    publisher = _home(prepared, f"publisher-{name}")
+    monkeypatch.setenv("BENCH_HOME", str(publisher))
+    store = SharedStore(StoreAddress.from_env(env))
+    warehouse = WarehouseResource(path=str(database_of(publisher)))
+    queued = queue_runs(_partitions(), warehouse.connection, load_bank(), load_setups(), store)
+    return QueuedHome(env, publisher, store, warehouse, queued)
+
+
 def _partitions() -> list[str]:
     return [f"{name}@api-bare" for name in MODELS]
 
@@ -250,12 +276,9 @@ def test_four_workers_store_every_run_once_and_publish_the_same_boards(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     planned = _planned()
-    env = _database(postgres_server, "runs_four")
-    publisher = _home(prepared, "publisher-four")
-    monkeypatch.setenv("BENCH_HOME", str(publisher))
-    store = SharedStore(StoreAddress.from_env(env))
-    warehouse = WarehouseResource(path=str(database_of(publisher)))
-    queued = queue_runs(_partitions(), warehouse.connection, load_bank(), load_setups(), store)
+    setup = _queued(postgres_server, prepared, "four", monkeypatch)
+    env, publisher, store, warehouse = setup.env, setup.publisher, setup.store, setup.warehouse
+    queued = setup.queued
     assert (queued.planned, queued.queued) == (len(planned), len(planned))
     before = len(loopback.requests(PATH))
 
@@ -326,12 +349,8 @@ def test_a_worker_killed_mid_batch_costs_only_its_calls_in_flight(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     planned = _planned()
-    env = _database(postgres_server, "runs_killed")
-    publisher = _home(prepared, "publisher-killed")
-    monkeypatch.setenv("BENCH_HOME", str(publisher))
-    store = SharedStore(StoreAddress.from_env(env))
-    warehouse = WarehouseResource(path=str(database_of(publisher)))
-    queue_runs(_partitions(), warehouse.connection, load_bank(), load_setups(), store)
+    setup = _queued(postgres_server, prepared, "killed", monkeypatch)
+    env, publisher, store, warehouse = setup.env, setup.publisher, setup.store, setup.warehouse
     before = len(loopback.requests(PATH))
 
     root = publisher.parent / "workers-killed"
@@ -461,12 +480,8 @@ def test_a_worker_that_loses_the_store_stops_says_why_and_loses_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     planned = _planned()
-    env = _database(postgres_server, "runs_unreachable")
-    publisher = _home(prepared, "publisher-unreachable")
-    monkeypatch.setenv("BENCH_HOME", str(publisher))
-    store = SharedStore(StoreAddress.from_env(env))
-    warehouse = WarehouseResource(path=str(database_of(publisher)))
-    queue_runs(_partitions(), warehouse.connection, load_bank(), load_setups(), store)
+    setup = _queued(postgres_server, prepared, "unreachable", monkeypatch)
+    env, publisher, store, warehouse = setup.env, setup.publisher, setup.store, setup.warehouse
     before = len(loopback.requests(PATH))
     relay = Relay(postgres_server.host, postgres_server.port)
     through = env | {"DAGSTER_PG_PORT": str(relay.port)}
