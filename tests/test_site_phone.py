@@ -17,14 +17,8 @@ from pathlib import Path
 import axe_playwright_python
 import pytest
 from playwright.sync_api import Browser, Page
-from site_server import serving
 from synthetic import (
-    PREVIOUS_ID,
-    RELEASE_ID,
-    copy_downloads,
     synthetic_item_boards,
-    synthetic_tables,
-    write_release,
 )
 from test_site_reader import (
     ARTIFACTS,
@@ -32,11 +26,10 @@ from test_site_reader import (
     Served,
     browser,
     open_page,
-    reader_diff,
     reader_tables,
+    served_release,
 )
 
-from bench_pipeline.site import build_site
 from bench_pipeline.site.boards import arena_variant
 
 __all__ = ["browser"]  # the fixture, shared with the reader's tests
@@ -51,18 +44,9 @@ PAGES = (*BOARDS, "methodology/index.html", "tasks.html", "item-boards.html")
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """The reader's release (tests/test_site_reader.py) with item boards added, served."""
-    root = tmp_path_factory.mktemp("phone")
-    releases = root / "releases"
-    write_release(releases, PREVIOUS_ID, synthetic_tables(39, 8), created_at="2025-06-01T06:00Z")
     tables = reader_tables() | synthetic_item_boards()
-    release = write_release(
-        releases, RELEASE_ID, tables, created_at="2025-06-02T06:00Z", previous=PREVIOUS_ID,
-        diff=reader_diff(tables),
-    )  # fmt: skip
-    copy_downloads(release, root / "site")
-    build_site(release, root / "site", releases)
-    with serving(root / "site") as url:
-        yield Served(root / "site", release, url)
+    with served_release(tmp_path_factory.mktemp("phone"), tables) as found:
+        yield found
 
 
 def _pages(served: Served) -> list[str]:

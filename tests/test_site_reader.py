@@ -9,6 +9,7 @@ Screenshots of the main pages at both widths go to build/test-artifacts/.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterator
@@ -114,12 +115,12 @@ class Served:
         return json.loads((self.release / "data" / f"{name}.json").read_text("utf-8"))
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    root = tmp_path_factory.mktemp("reader")
+@contextlib.contextmanager
+def served_release(root: Path, tables: dict[str, list[dict]]) -> Iterator[Served]:
+    """`tables` published as the release after a synthetic one, its site built under `root`
+    and served over loopback HTTP."""
     releases = root / "releases"
     write_release(releases, PREVIOUS_ID, synthetic_tables(39, 8), created_at="2025-06-01T06:00Z")
-    tables = reader_tables()
     release = write_release(
         releases, RELEASE_ID, tables, created_at="2025-06-02T06:00Z", previous=PREVIOUS_ID,
         diff=reader_diff(tables),
@@ -128,6 +129,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     build_site(release, root / "site", releases)
     with serving(root / "site") as url:
         yield Served(root / "site", release, url)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with served_release(tmp_path_factory.mktemp("reader"), reader_tables()) as found:
+        yield found
 
 
 @pytest.fixture(scope="module")
